@@ -1,0 +1,62 @@
+// Errors and expected outcomes (ARCHITECTURE.md, idea 7).
+//
+// Bad user input throws deep500::Error whose message names the file / node /
+// field and what was expected. Expected outcomes (an unsupported
+// configuration, a backend not built) are values: deep500::Refusal inside a
+// deep500::Expected<T>. Library code never aborts the process.
+#pragma once
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace deep500 {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what) : std::runtime_error(what) {}
+};
+
+// Builds a message from streamable parts: throw Error(cat("node '", n, "': ..."))
+template <class... Parts>
+std::string cat(const Parts&... parts) {
+  std::ostringstream s;
+  (s << ... << parts);
+  return s.str();
+}
+
+#define DEEP500_CHECK(cond, ...)                                  \
+  do {                                                            \
+    if (!(cond)) throw ::deep500::Error(::deep500::cat(__VA_ARGS__)); \
+  } while (0)
+
+// A reason why something declined to do the work (not an error).
+struct Refusal {
+  std::string reason;
+};
+
+// Either a value or a Refusal. Minimal stand-in for C++23 std::expected.
+template <class T>
+class Expected {
+ public:
+  Expected(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Expected(Refusal r) : v_(std::move(r)) {}    // NOLINT
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() {
+    if (!ok()) throw Error(refusal().reason);
+    return std::get<0>(v_);
+  }
+  T& operator*() { return value(); }
+  T* operator->() { return &value(); }
+  const Refusal& refusal() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, Refusal> v_;
+};
+
+inline Refusal refuse(std::string reason) { return Refusal{std::move(reason)}; }
+
+}  // namespace deep500

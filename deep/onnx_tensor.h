@@ -1,0 +1,23 @@
+// Conversion between ONNX TensorProto and Tensor, and reading .pb files.
+#pragma once
+
+#include <string>
+
+#include <onnx/onnx_pb.h>
+
+#include "deep/tensor.h"
+
+namespace deep500 {
+
+// Converts a TensorProto (raw_data or typed fields). `what` names the source
+// in error messages (a file, an initializer, an attribute).
+Tensor from_onnx(const onnx::TensorProto& proto, const std::string& what);
+onnx::TensorProto to_onnx(const Tensor& t, const std::string& name);
+
+// Reads a serialized TensorProto file; throws Error naming the file when it
+// is missing, truncated or not a TensorProto.
+onnx::TensorProto read_tensor_proto(const std::string& path);
+// Reads any file into a string; throws Error naming the file.
+std::string read_file(const std::string& path);
+
+}  // namespace deep500

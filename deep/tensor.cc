@@ -1,0 +1,168 @@
+#include "deep/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace deep500 {
+
+std::string to_string(const TensorDesc& d) {
+  return std::string(name_of(d.dtype)) + to_string(d.shape);
+}
+
+Tensor::Storage::Storage(DataType t, int64_t n) : dtype(t), count(n) {
+  std::size_t size = static_cast<std::size_t>(n) * size_of(t);
+  std::size_t alloc = ((size + 63) / 64) * 64;
+  if (alloc == 0) alloc = 64;
+  bytes = static_cast<unsigned char*>(std::aligned_alloc(64, alloc));
+  if (!bytes) throw std::bad_alloc();
+  if (t == DataType::String) {
+    for (int64_t i = 0; i < n; ++i) new (bytes + i * sizeof(std::string)) std::string();
+  } else {
+    std::memset(bytes, 0, alloc);
+  }
+}
+
+Tensor::Storage::~Storage() {
+  if (dtype == DataType::String) {
+    auto* s = reinterpret_cast<std::string*>(bytes);
+    for (int64_t i = 0; i < count; ++i) s[i].~basic_string();
+  }
+  std::free(bytes);
+}
+
+Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  DEEP500_CHECK(dtype != DataType::Undefined, "cannot create a tensor of undefined element type");
+  for (auto d : shape_)
+    DEEP500_CHECK(d >= 0, "negative dimension in tensor shape ", deep500::to_string(shape_));
+  numel_ = deep500::numel(shape_);
+  storage_ = std::make_shared<Storage>(dtype_, numel_);
+}
+
+void Tensor::check_type(DataType want) const {
+  DEEP500_CHECK(want == dtype_, "tensor element type is ", name_of(dtype_), ", accessed as ",
+                name_of(want));
+}
+
+double Tensor::at_as_double(int64_t i) const {
+  DEEP500_CHECK(i >= 0 && i < numel_, "element index ", i, " out of range for ", numel_,
+                " elements");
+  if (dtype_ == DataType::Bool) return static_cast<const bool*>(raw())[i] ? 1.0 : 0.0;
+  return dispatch_numeric(dtype_, [&](auto tag) -> double {
+    using T = typename decltype(tag)::type;
+    return static_cast<double>(static_cast<const T*>(raw())[i]);
+  });
+}
+
+std::vector<int64_t> Tensor::to_int64_vector() const {
+  std::vector<int64_t> v(static_cast<size_t>(numel_));
+  dispatch_integer(dtype_, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = static_cast<const T*>(raw());
+    for (int64_t i = 0; i < numel_; ++i) v[i] = static_cast<int64_t>(p[i]);
+  }, "integer tensor");
+  return v;
+}
+
+std::vector<double> Tensor::to_double_vector() const {
+  std::vector<double> v(static_cast<size_t>(numel_));
+  for (int64_t i = 0; i < numel_; ++i) v[i] = at_as_double(i);
+  return v;
+}
+
+Tensor Tensor::view(Shape new_shape) const {
+  DEEP500_CHECK(deep500::numel(new_shape) == numel_, "cannot view a tensor of shape ",
+                deep500::to_string(shape_), " as ", deep500::to_string(new_shape),
+                " (element counts differ)");
+  Tensor t = *this;
+  t.shape_ = std::move(new_shape);
+  return t;
+}
+
+Tensor Tensor::slice(int64_t begin, int64_t end) const {
+  DEEP500_CHECK(rank() >= 1 && begin >= 0 && begin <= end && end <= shape_[0],
+                "slice [", begin, ",", end, ") out of range for shape ", deep500::to_string(shape_));
+  Tensor t = *this;
+  int64_t row = shape_[0] == 0 ? 0 : numel_ / shape_[0];
+  t.shape_[0] = end - begin;
+  t.numel_ = row * (end - begin);
+  t.offset_ += static_cast<std::size_t>(begin * row) * size_of(dtype_);
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  if (!defined()) return {};
+  Tensor t(dtype_, shape_);
+  t.copy_from(*this);
+  return t;
+}
+
+void Tensor::copy_from(const Tensor& src) {
+  DEEP500_CHECK(src.dtype_ == dtype_ && src.numel_ == numel_, "copy_from: source ",
+                to_string(src.desc()), " does not match destination ", to_string(desc()));
+  if (dtype_ == DataType::String) {
+    auto* d = static_cast<std::string*>(raw());
+    const auto* s = static_cast<const std::string*>(src.raw());
+    for (int64_t i = 0; i < numel_; ++i) d[i] = s[i];
+  } else if (raw() != src.raw()) {
+    std::memmove(raw(), src.raw(), nbytes());
+  }
+}
+
+namespace {
+template <class To>
+To from_string(const std::string& s) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return !(s.empty() || s == "0" || s == "false" || s == "False");
+  } else if constexpr (std::is_integral_v<To>) {
+    return static_cast<To>(std::strtoll(s.c_str(), nullptr, 10));
+  } else {
+    return To(static_cast<float>(std::strtod(s.c_str(), nullptr)));
+  }
+}
+
+template <class From>
+std::string to_text(From v) {
+  if constexpr (std::is_same_v<From, bool>) {
+    return v ? "1" : "0";
+  } else if constexpr (std::is_integral_v<From>) {
+    return std::to_string(v);
+  } else {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(static_cast<float>(v)));
+    return buf;
+  }
+}
+}  // namespace
+
+Tensor Tensor::cast(DataType to) const {
+  Tensor out(to, shape_);
+  dispatch_all(dtype_, [&](auto from_tag) {
+    using F = typename decltype(from_tag)::type;
+    const F* s = static_cast<const F*>(raw());
+    dispatch_all(to, [&](auto to_tag) {
+      using T = typename decltype(to_tag)::type;
+      T* d = out.data<T>();
+      for (int64_t i = 0; i < numel_; ++i) {
+        if constexpr (std::is_same_v<F, std::string> && std::is_same_v<T, std::string>) {
+          d[i] = s[i];
+        } else if constexpr (std::is_same_v<F, std::string>) {
+          d[i] = from_string<T>(s[i]);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          d[i] = to_text(s[i]);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          d[i] = static_cast<double>(s[i]) != 0.0;
+        } else if constexpr (std::is_same_v<F, Half> || std::is_same_v<F, BFloat16>) {
+          d[i] = static_cast<T>(static_cast<float>(s[i]));
+        } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+          d[i] = T(static_cast<float>(s[i]));
+        } else {
+          d[i] = static_cast<T>(s[i]);
+        }
+      }
+    });
+  });
+  return out;
+}
+
+}  // namespace deep500

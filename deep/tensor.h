@@ -1,0 +1,104 @@
+// Tensor: an owning (shared), 64-byte-aligned, row-major buffer with an
+// element type and a shape. Copies share storage (like a handle); clone()
+// copies the data. view()/slice() are zero-copy views of the same storage.
+//
+// Threading: a Tensor may be read from many threads; writes need external
+// synchronisation. Strings are stored as constructed std::string objects.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "deep/dtype.h"
+#include "deep/shape.h"
+
+namespace deep500 {
+
+struct TensorDesc {
+  DataType dtype = DataType::Undefined;
+  Shape shape;
+  bool operator==(const TensorDesc&) const = default;
+};
+std::string to_string(const TensorDesc& d);  // "float32[2,3]"
+
+class Tensor {
+ public:
+  Tensor() = default;  // undefined (an absent optional input)
+  Tensor(DataType dtype, Shape shape);  // zero-initialised
+  explicit Tensor(const TensorDesc& d) : Tensor(d.dtype, d.shape) {}
+
+  template <class T>
+  static Tensor from_vector(Shape shape, const std::vector<T>& values);
+  template <class T>
+  static Tensor scalar(T value) {
+    return from_vector<T>({}, {value});
+  }
+
+  bool defined() const { return storage_ != nullptr; }
+  DataType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  TensorDesc desc() const { return {dtype_, shape_}; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t dim(int64_t i) const { return shape_.at(static_cast<size_t>(i < 0 ? i + rank() : i)); }
+  int64_t numel() const { return numel_; }
+  std::size_t nbytes() const { return static_cast<std::size_t>(numel_) * size_of(dtype_); }
+
+  void* raw() { return storage_ ? storage_->bytes + offset_ : nullptr; }
+  const void* raw() const { return storage_ ? storage_->bytes + offset_ : nullptr; }
+  // Typed access; throws Error when T does not match dtype().
+  template <class T>
+  T* data() {
+    check_type(dtype_v<T>);
+    return static_cast<T*>(raw());
+  }
+  template <class T>
+  const T* data() const {
+    check_type(dtype_v<T>);
+    return static_cast<const T*>(raw());
+  }
+  // Element i converted to double (numeric and bool only).
+  double at_as_double(int64_t i) const;
+  // Converts to int64 values (integer tensors; used for shape-like inputs).
+  std::vector<int64_t> to_int64_vector() const;
+  std::vector<double> to_double_vector() const;
+
+  Tensor view(Shape new_shape) const;      // zero-copy reshape; numel must match
+  Tensor slice(int64_t begin, int64_t end) const;  // zero-copy rows [begin,end) of dim 0
+  Tensor clone() const;                    // deep copy
+  Tensor cast(DataType to) const;          // converted copy (numeric, bool, string)
+  void copy_from(const Tensor& src);       // same dtype and numel required
+  bool shares_storage(const Tensor& o) const { return storage_ == o.storage_; }
+
+ private:
+  struct Storage {
+    Storage(DataType t, int64_t n);
+    ~Storage();
+    Storage(const Storage&) = delete;
+    Storage& operator=(const Storage&) = delete;
+    unsigned char* bytes = nullptr;
+    DataType dtype;
+    int64_t count;
+  };
+  void check_type(DataType want) const;
+
+  DataType dtype_ = DataType::Undefined;
+  Shape shape_;
+  int64_t numel_ = 0;
+  std::shared_ptr<Storage> storage_;
+  std::size_t offset_ = 0;  // bytes
+};
+
+template <class T>
+Tensor Tensor::from_vector(Shape shape, const std::vector<T>& values) {
+  Tensor t(dtype_v<T>, std::move(shape));
+  DEEP500_CHECK(static_cast<int64_t>(values.size()) == t.numel(), "Tensor::from_vector: ",
+                values.size(), " values given for shape ", to_string(t.shape()), " (expected ",
+                t.numel(), ")");
+  T* d = t.data<T>();
+  for (size_t i = 0; i < values.size(); ++i) d[i] = values[i];
+  return t;
+}
+
+}  // namespace deep500

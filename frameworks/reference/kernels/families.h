@@ -1,0 +1,11 @@
+// One registration function per operator family (one .cc file each).
+#pragma once
+
+#include "operators/registry.h"
+
+namespace deep500::reference {
+
+void register_elementwise_binary(ops::Registry& r);
+void register_activations(ops::Registry& r);
+
+}  // namespace deep500::reference

@@ -1,0 +1,228 @@
+#include "network/reference_executor.h"
+
+#include <onnx/defs/schema.h>
+
+#include "deep/onnx_tensor.h"
+#include "operators/registry.h"
+
+namespace deep500::network {
+
+namespace {
+
+std::string list(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
+  return s.empty() ? "all" : s;
+}
+
+// Checks a feed against the graph input's declared element type and static
+// dimensions; the message names the input and both shapes.
+void check_feed(const onnx::ValueInfoProto& vi, const Tensor& t, const std::string& model) {
+  if (!vi.type().has_tensor_type()) return;
+  const auto& tt = vi.type().tensor_type();
+  DEEP500_CHECK(tt.elem_type() == 0 || tt.elem_type() == static_cast<int>(t.dtype()), model,
+                ": input '", vi.name(), "' expects element type ",
+                name_of(static_cast<DataType>(tt.elem_type())), ", got ", name_of(t.dtype()));
+  if (!tt.has_shape()) return;
+  const auto& dims = tt.shape().dim();
+  Shape declared;
+  bool mismatch = dims.size() != t.rank();
+  for (int i = 0; i < dims.size(); ++i) {
+    declared.push_back(dims[i].has_dim_value() ? dims[i].dim_value() : -1);
+    if (!mismatch && dims[i].has_dim_value() && dims[i].dim_value() != t.dim(i)) mismatch = true;
+  }
+  DEEP500_CHECK(!mismatch, model, ": input '", vi.name(), "' expects shape ", to_string(declared),
+                " (-1 = any), got ", to_string(t.shape()));
+}
+
+}  // namespace
+
+const Tensor* ReferenceExecutor::Scope::lookup(const std::string& name) const {
+  for (const Scope* s = this; s; s = s->parent) {
+    auto it = s->values.find(name);
+    if (it != s->values.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+ReferenceExecutor::ReferenceExecutor(const Model& model, std::vector<std::string> backends)
+    : model_(model), backends_(std::move(backends)) {}
+
+std::map<std::string, Tensor> ReferenceExecutor::run(const std::map<std::string, Tensor>& feeds) {
+  records_.clear();
+  const auto& g = model_.graph();
+  Scope scope;
+  for (const auto& init : g.initializer())
+    scope.values[init.name()] = from_onnx(init, model_.path + ": initializer '" + init.name() + "'");
+  for (const auto& in : g.input()) {
+    auto it = feeds.find(in.name());
+    if (it != feeds.end()) {
+      check_feed(in, it->second, model_.path);
+      scope.values[in.name()] = it->second;
+    } else {
+      DEEP500_CHECK(scope.values.count(in.name()), model_.path, ": required input '", in.name(),
+                    "' was not fed");
+    }
+  }
+  for (const auto& [name, t] : feeds) {
+    bool known = false;
+    for (const auto& in : g.input()) known |= in.name() == name;
+    DEEP500_CHECK(known, model_.path, ": fed tensor '", name, "' is not an input of the graph");
+  }
+  run_nodes(g.node(), model_.opsets, scope);
+  std::map<std::string, Tensor> out;
+  for (const auto& o : g.output()) {
+    const Tensor* t = scope.lookup(o.name());
+    DEEP500_CHECK(t, model_.path, ": graph output '", o.name(), "' was never computed");
+    out[o.name()] = *t;
+  }
+  return out;
+}
+
+void ReferenceExecutor::run_nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
+                                  const std::map<std::string, int>& opsets, Scope& scope) {
+  for (const auto& node : nodes) run_node(node, opsets, scope);
+}
+
+void ReferenceExecutor::run_node(const onnx::NodeProto& node,
+                                 const std::map<std::string, int>& opsets, Scope& scope) {
+  std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+  auto os = opsets.find(domain);
+  DEEP500_CHECK(os != opsets.end(), "node '", node.name(), "' (", node.op_type(),
+                "): domain '", domain, "' is not imported by the model");
+  ops::NodeSpec spec = ops::node_from_onnx(node, os->second);
+
+  std::vector<Tensor> inputs;
+  std::vector<TensorDesc> descs;
+  for (const auto& name : spec.inputs) {
+    if (name.empty()) {
+      inputs.emplace_back();
+      descs.push_back({});
+      continue;
+    }
+    const Tensor* t = scope.lookup(name);
+    DEEP500_CHECK(t, spec.describe(), ": input '", name,
+                  "' is not defined (not a graph input, initializer or earlier output)");
+    inputs.push_back(*t);
+    descs.push_back(t->desc());
+  }
+
+  ops::OpContext ctx{spec, descs, this};
+  auto made = ops::Registry::global().create(ctx, backends_);
+  if (!made.ok()) {
+    if (expand_function(node, spec.opset, inputs, scope)) {
+      records_.push_back({spec.name, spec.op_type, "function-body"});
+      return;
+    }
+    throw Error(cat(made.refusal().reason, " [backends: ", list(backends_),
+                    "; no ONNX function body to expand]"));
+  }
+  std::vector<Tensor> outputs(spec.outputs.size());
+  Scope* saved = current_;
+  current_ = &scope;
+  try {
+    made->op->forward(inputs, outputs);
+  } catch (...) {
+    current_ = saved;
+    throw;
+  }
+  current_ = saved;
+  records_.push_back({spec.name, spec.op_type, made->implementation});
+  for (size_t i = 0; i < spec.outputs.size(); ++i)
+    if (!spec.outputs[i].empty()) scope.values[spec.outputs[i]] = outputs[i];
+}
+
+bool ReferenceExecutor::expand_function(const onnx::NodeProto& node, int opset,
+                                        std::vector<Tensor>& inputs, Scope& scope) {
+  const auto* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), opset, node.domain());
+  if (!schema) return false;
+  onnx::FunctionProto fn;
+  if (schema->HasFunction()) {
+    fn = *schema->GetFunction();
+  } else if (schema->HasContextDependentFunction()) {
+    std::vector<onnx::TypeProto> types;
+    for (const auto& t : inputs) {
+      onnx::TypeProto tp;
+      if (t.defined()) {
+        auto* tt = tp.mutable_tensor_type();
+        tt->set_elem_type(static_cast<int>(t.dtype()));
+        auto* shape = tt->mutable_shape();
+        for (auto d : t.shape()) shape->add_dim()->set_dim_value(d);
+      }
+      types.push_back(tp);
+    }
+    onnx::FunctionBodyBuildContextImpl bctx(node, types);
+    if (!schema->BuildContextDependentFunction(bctx, fn)) return false;
+  } else {
+    return false;
+  }
+  DEEP500_CHECK(++depth_ < 64, "node '", node.name(), "': function expansion nested too deeply");
+
+  std::map<std::string, int> opsets = model_.opsets;
+  for (const auto& o : fn.opset_import())
+    opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = static_cast<int>(o.version());
+
+  Scope inner;
+  for (int i = 0; i < fn.input_size() && i < static_cast<int>(inputs.size()); ++i)
+    if (inputs[i].defined()) inner.values[fn.input(i)] = inputs[i];
+
+  // Attributes referenced by the body (ref_attr_name) take the caller's value.
+  std::map<std::string, const onnx::AttributeProto*> caller;
+  for (const auto& a : node.attribute()) caller[a.name()] = &a;
+  for (auto body : fn.node()) {
+    google::protobuf::RepeatedPtrField<onnx::AttributeProto> attrs;
+    for (const auto& a : body.attribute()) {
+      if (!a.has_ref_attr_name()) {
+        *attrs.Add() = a;
+      } else if (auto it = caller.find(a.ref_attr_name()); it != caller.end()) {
+        auto* na = attrs.Add();
+        *na = *it->second;
+        na->set_name(a.name());
+      }
+    }
+    *body.mutable_attribute() = attrs;
+    if (body.name().empty()) body.set_name(node.name() + "/" + body.op_type());
+    run_node(body, opsets, inner);
+  }
+  --depth_;
+  for (int i = 0; i < node.output_size() && i < fn.output_size(); ++i) {
+    if (node.output(i).empty()) continue;
+    const Tensor* t = inner.lookup(fn.output(i));
+    DEEP500_CHECK(t, "node '", node.name(), "': function body of ", node.op_type(),
+                  " did not produce output '", fn.output(i), "'");
+    scope.values[node.output(i)] = *t;
+  }
+  return true;
+}
+
+std::vector<Tensor> ReferenceExecutor::run(const onnx::GraphProto& graph,
+                                           const std::vector<Tensor>& inputs) {
+  DEEP500_CHECK(++depth_ < 64, "subgraph '", graph.name(), "' nested too deeply");
+  Scope inner;
+  inner.parent = current_;
+  DEEP500_CHECK(static_cast<int>(inputs.size()) <= graph.input_size(), "subgraph '",
+                graph.name(), "': ", inputs.size(), " inputs given, it declares ",
+                graph.input_size());
+  for (const auto& init : graph.initializer())
+    inner.values[init.name()] = from_onnx(init, "subgraph '" + graph.name() + "' initializer");
+  for (size_t i = 0; i < inputs.size(); ++i) inner.values[graph.input(static_cast<int>(i)).name()] = inputs[i];
+  Scope* saved = current_;
+  try {
+    run_nodes(graph.node(), model_.opsets, inner);
+  } catch (...) {
+    current_ = saved;
+    --depth_;
+    throw;
+  }
+  current_ = saved;
+  --depth_;
+  std::vector<Tensor> out;
+  for (const auto& o : graph.output()) {
+    const Tensor* t = inner.lookup(o.name());
+    DEEP500_CHECK(t, "subgraph '", graph.name(), "': output '", o.name(), "' was never computed");
+    out.push_back(*t);
+  }
+  return out;
+}
+
+}  // namespace deep500::network

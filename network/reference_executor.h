@@ -1,0 +1,60 @@
+// Reference executor: runs an ONNX graph node by node through the Level 0
+// registry, in graph order. Nodes without a kernel whose ONNX schema defines
+// a function body are expanded into that body. Subgraphs (If/Loop/Scan)
+// run through the SubgraphRunner interface with lexical scoping.
+//
+// Threading: one run at a time per executor instance.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "network/model.h"
+#include "operators/operator.h"
+
+namespace deep500::network {
+
+// Which implementation ran a node (for result rows and traces).
+struct NodeRecord {
+  std::string node;
+  std::string op_type;
+  std::string implementation;  // "function-body" for expanded nodes
+};
+
+class ReferenceExecutor final : public ops::SubgraphRunner {
+ public:
+  // `backends`: preference order (empty: every registered backend, reference last).
+  ReferenceExecutor(const Model& model, std::vector<std::string> backends);
+
+  // Runs the graph with `feeds` (graph inputs by name; initializers fill the
+  // rest) and returns every graph output by name. Throws Error naming the
+  // missing input, the failing node, etc.
+  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& feeds);
+
+  const std::vector<NodeRecord>& records() const { return records_; }
+
+  std::vector<Tensor> run(const onnx::GraphProto& graph,
+                          const std::vector<Tensor>& inputs) override;
+
+ private:
+  struct Scope {
+    std::map<std::string, Tensor> values;
+    const Scope* parent = nullptr;
+    const Tensor* lookup(const std::string& name) const;
+  };
+  void run_nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
+                 const std::map<std::string, int>& opsets, Scope& scope);
+  void run_node(const onnx::NodeProto& node, const std::map<std::string, int>& opsets,
+                Scope& scope);
+  bool expand_function(const onnx::NodeProto& node, int opset, std::vector<Tensor>& inputs,
+                       Scope& scope);
+
+  const Model& model_;
+  std::vector<std::string> backends_;
+  std::vector<NodeRecord> records_;
+  Scope* current_ = nullptr;
+  int depth_ = 0;
+};
+
+}  // namespace deep500::network

@@ -1,0 +1,86 @@
+// The Level 0 operator interface (Deep500's CustomOp, done right).
+//
+// Life cycle (describe -> prepare -> execute): a backend factory receives an
+// OpContext (the node and its input descriptors), validates attributes once
+// and returns an Operator or a Refusal. The Operator then runs many times.
+//
+// Contract:
+//  * forward() reads `inputs` (an undefined Tensor marks an absent optional
+//    input) and writes one tensor per node output. An output slot that
+//    already holds a tensor of the right dtype and shape is written in place
+//    (no allocation: benchmark loops rely on it); otherwise the operator puts
+//    a new tensor into the slot (use ensure_output()).
+//  * backward() gets one gradient per output (undefined = zero), the forward
+//    inputs and outputs, and writes one gradient per input; slots of inputs
+//    that are not differentiable stay undefined.
+//  * Bad input throws deep500::Error naming the node and the expectation.
+//  * An Operator instance is used by one thread at a time.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "deep/error.h"
+#include "deep/tensor.h"
+#include "operators/node.h"
+
+namespace deep500::ops {
+
+// Analytic work of one forward call, for FLOP/s and bytes/s counters.
+struct Cost {
+  double flops = 0;
+  double bytes = 0;  // compulsory traffic: inputs read + outputs written
+};
+
+// Runs an ONNX subgraph (If/Loop/Scan bodies). Supplied by the network
+// layer; may be null when an operator is run on its own.
+class SubgraphRunner {
+ public:
+  virtual ~SubgraphRunner() = default;
+  // Runs `graph` with its formal inputs bound to `inputs` (in order); names
+  // not defined inside the graph resolve in the enclosing scope.
+  virtual std::vector<Tensor> run(const onnx::GraphProto& graph,
+                                  const std::vector<Tensor>& inputs) = 0;
+};
+
+struct OpContext {
+  const NodeSpec& node;
+  std::vector<TensorDesc> inputs;  // Undefined dtype marks an absent input
+  SubgraphRunner* subgraphs = nullptr;
+
+  size_t num_inputs() const { return inputs.size(); }
+  bool has_input(size_t i) const {
+    return i < inputs.size() && inputs[i].dtype != DataType::Undefined;
+  }
+};
+
+class Operator {
+ public:
+  virtual ~Operator() = default;
+
+  virtual void forward(std::span<const Tensor> inputs, std::span<Tensor> outputs) = 0;
+
+  virtual bool has_backward() const { return false; }
+  virtual void backward(std::span<const Tensor> grad_outputs, std::span<const Tensor> inputs,
+                        std::span<const Tensor> outputs, std::span<Tensor> grad_inputs);
+  // Which inputs backward() produces gradients for (default: none).
+  virtual std::vector<bool> differentiable_inputs(size_t num_inputs) const {
+    return std::vector<bool>(num_inputs, false);
+  }
+
+  virtual Cost cost(std::span<const TensorDesc> inputs) const;
+};
+
+// Returns outputs[i], replaced by a new zeroed tensor unless it already has
+// exactly `dtype` and `shape`.
+Tensor& ensure_output(std::span<Tensor> outputs, size_t i, DataType dtype, const Shape& shape);
+
+// Undefined inputs count as absent: returns inputs[i] if present, else null.
+inline const Tensor* optional_input(std::span<const Tensor> inputs, size_t i) {
+  return i < inputs.size() && inputs[i].defined() ? &inputs[i] : nullptr;
+}
+
+}  // namespace deep500::ops

@@ -1,0 +1,68 @@
+// deep500 onnx-test: per-operator pass/fail table plus "N passed, M failed".
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "recipes/cli/commands.h"
+#include "validation/onnx_conformance.h"
+
+namespace deep500::cli {
+
+int onnx_test(const OnnxTestOptions& o) {
+  validation::ConformanceOptions opt;
+  opt.backends = o.backends;
+  opt.timeout_seconds = o.timeout_seconds;
+  opt.isolate = o.isolate;
+
+  std::vector<validation::CaseResult> rows;
+  for (const auto& dir : o.dirs)
+    for (const auto& c : validation::find_cases(dir)) {
+      if (!o.filter.empty() && c.find(o.filter) == std::string::npos) continue;
+      rows.push_back(validation::run_case_isolated(c, opt));
+      const auto& r = rows.back();
+      if (o.verbose || r.status == validation::CaseStatus::Failed)
+        std::cout << std::left << std::setw(8) << validation::status_name(r.status) << r.name
+                  << (r.message.empty() ? "" : ": " + r.message.substr(0, 300)) << "\n";
+    }
+
+  struct Tally {
+    int passed = 0, failed = 0, skipped = 0;
+  };
+  std::map<std::string, Tally> per_op;
+  Tally total;
+  for (const auto& r : rows) {
+    Tally& t = per_op[r.op_types.empty() ? "(unknown)" : r.op_types];
+    switch (r.status) {
+      case validation::CaseStatus::Passed: ++t.passed; ++total.passed; break;
+      case validation::CaseStatus::Failed: ++t.failed; ++total.failed; break;
+      case validation::CaseStatus::Skipped: ++t.skipped; ++total.skipped; break;
+    }
+  }
+  std::cout << "\n" << std::left << std::setw(48) << "operator(s)" << std::right << std::setw(8)
+            << "passed" << std::setw(8) << "failed" << std::setw(9) << "skipped" << "\n";
+  for (const auto& [op, t] : per_op)
+    std::cout << std::left << std::setw(48) << op.substr(0, 47) << std::right << std::setw(8)
+              << t.passed << std::setw(8) << t.failed << std::setw(9) << t.skipped << "\n";
+
+  if (!o.json_path.empty()) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : rows)
+      j.push_back({{"name", r.name}, {"path", r.path}, {"op_types", r.op_types},
+                   {"status", validation::status_name(r.status)}, {"message", r.message},
+                   {"implementations", r.implementations}, {"seconds", r.seconds}});
+    std::ofstream(o.json_path) << j.dump(1) << "\n";
+  }
+  std::cout << "\nconformance: " << total.passed << " passed, " << total.failed << " failed, "
+            << total.skipped << " skipped\n";
+  if (o.min_pass >= 0 && total.passed < o.min_pass) {
+    std::cout << "FAILED: " << total.passed << " passed is below the recorded minimum "
+              << o.min_pass << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace deep500::cli

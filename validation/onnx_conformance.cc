@@ -1,0 +1,225 @@
+#include "validation/onnx_conformance.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "deep/onnx_tensor.h"
+#include "network/model.h"
+#include "network/reference_executor.h"
+#include "validation/compare.h"
+
+namespace fs = std::filesystem;
+
+namespace deep500::validation {
+
+const char* status_name(CaseStatus s) {
+  switch (s) {
+    case CaseStatus::Passed: return "passed";
+    case CaseStatus::Failed: return "failed";
+    case CaseStatus::Skipped: return "skipped";
+  }
+  return "?";
+}
+
+std::vector<std::string> find_cases(const std::string& root) {
+  std::vector<std::string> out;
+  DEEP500_CHECK(fs::is_directory(root), root, ": not a directory (expected an ONNX test folder)");
+  if (fs::exists(fs::path(root) / "model.onnx")) return {root};
+  for (const auto& e : fs::recursive_directory_iterator(root))
+    if (e.is_regular_file() && e.path().filename() == "model.onnx")
+      out.push_back(e.path().parent_path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+
+std::vector<std::string> sorted_files(const fs::path& dir, const std::string& prefix) {
+  std::vector<std::pair<int, std::string>> found;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind(prefix, 0) == 0 && n.size() > 3 && n.substr(n.size() - 3) == ".pb")
+      found.push_back({std::atoi(n.c_str() + prefix.size()), e.path().string()});
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (auto& f : found) out.push_back(f.second);
+  return out;
+}
+
+bool is_tensor_typed(const onnx::ValueInfoProto& vi) { return vi.type().has_tensor_type(); }
+
+void run_case_body(const std::string& dir, const ConformanceOptions& opt, CaseResult& r) {
+  auto model = network::load_model((fs::path(dir) / "model.onnx").string());
+  std::set<std::string> types;
+  for (const auto& n : model.graph().node()) types.insert(n.op_type());
+  for (const auto& t : types) r.op_types += (r.op_types.empty() ? "" : ",") + t;
+
+  for (const auto& vi : model.graph().input())
+    if (!is_tensor_typed(vi)) {
+      r.status = CaseStatus::Skipped;
+      r.message = "input '" + vi.name() + "' is not a tensor (sequence/optional values are not supported)";
+      return;
+    }
+  for (const auto& vi : model.graph().output())
+    if (!is_tensor_typed(vi)) {
+      r.status = CaseStatus::Skipped;
+      r.message = "output '" + vi.name() + "' is not a tensor (sequence/optional values are not supported)";
+      return;
+    }
+
+  std::vector<fs::path> sets;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+      sets.push_back(e.path());
+  std::sort(sets.begin(), sets.end());
+  DEEP500_CHECK(!sets.empty(), dir, ": no test_data_set_* folder");
+
+  network::ReferenceExecutor exec(model, opt.backends);
+  for (const auto& set : sets) {
+    auto in_files = sorted_files(set, "input_");
+    auto out_files = sorted_files(set, "output_");
+    std::map<std::string, Tensor> feeds;
+    // Inputs bind to the graph inputs that are not initializers, in order.
+    std::set<std::string> inits;
+    for (const auto& i : model.graph().initializer()) inits.insert(i.name());
+    std::vector<std::string> names;
+    for (const auto& vi : model.graph().input())
+      if (!inits.count(vi.name())) names.push_back(vi.name());
+    DEEP500_CHECK(in_files.size() <= names.size(), set.string(), ": ", in_files.size(),
+                  " input files for ", names.size(), " graph inputs");
+    for (size_t i = 0; i < in_files.size(); ++i)
+      feeds[names[i]] = from_onnx(read_tensor_proto(in_files[i]), in_files[i]);
+
+    auto outputs = exec.run(feeds);
+    std::set<std::string> impls;
+    for (const auto& rec : exec.records()) impls.insert(rec.implementation);
+    r.implementations.clear();
+    for (const auto& s : impls) r.implementations += (r.implementations.empty() ? "" : ",") + s;
+
+    DEEP500_CHECK(static_cast<int>(out_files.size()) == model.graph().output_size(), set.string(),
+                  ": ", out_files.size(), " output files for ", model.graph().output_size(),
+                  " graph outputs");
+    for (size_t i = 0; i < out_files.size(); ++i) {
+      const std::string& name = model.graph().output(static_cast<int>(i)).name();
+      Tensor expected = from_onnx(read_tensor_proto(out_files[i]), out_files[i]);
+      Comparison c = compare(outputs.at(name), expected, {opt.rtol, opt.atol});
+      DEEP500_CHECK(c.ok, "output '", name, "': ", c.message);
+    }
+  }
+  r.status = CaseStatus::Passed;
+}
+
+}  // namespace
+
+CaseResult run_case(const std::string& dir, const ConformanceOptions& opt) {
+  CaseResult r;
+  r.path = dir;
+  r.name = fs::path(dir).filename().string();
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    run_case_body(dir, opt, r);
+  } catch (const std::exception& e) {
+    r.status = CaseStatus::Failed;
+    r.message = e.what();
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+namespace {
+// Child -> parent wire format: status byte, then "op_types\0implementations\0message".
+std::string encode(const CaseResult& r) {
+  std::string s(1, static_cast<char>('0' + static_cast<int>(r.status)));
+  s += r.op_types;
+  s.push_back('\0');
+  s += r.implementations;
+  s.push_back('\0');
+  s += r.message;
+  return s;
+}
+
+void decode(const std::string& s, CaseResult& r) {
+  r.status = static_cast<CaseStatus>(s[0] - '0');
+  size_t a = s.find('\0', 1);
+  size_t b = a == std::string::npos ? a : s.find('\0', a + 1);
+  if (b == std::string::npos) {
+    r.status = CaseStatus::Failed;
+    r.message = "child process sent a malformed result";
+    return;
+  }
+  r.op_types = s.substr(1, a - 1);
+  r.implementations = s.substr(a + 1, b - a - 1);
+  r.message = s.substr(b + 1);
+}
+}  // namespace
+
+CaseResult run_case_isolated(const std::string& dir, const ConformanceOptions& opt) {
+  if (!opt.isolate) return run_case(dir, opt);
+  CaseResult r;
+  r.path = dir;
+  r.name = fs::path(dir).filename().string();
+  int fds[2];
+  DEEP500_CHECK(pipe(fds) == 0, "pipe() failed: ", std::strerror(errno));
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  DEEP500_CHECK(pid >= 0, "fork() failed: ", std::strerror(errno));
+  if (pid == 0) {
+    close(fds[0]);
+    std::string msg = encode(run_case(dir, opt));
+    size_t off = 0;
+    while (off < msg.size()) {
+      ssize_t w = write(fds[1], msg.data() + off, msg.size() - off);
+      if (w <= 0) break;
+      off += static_cast<size_t>(w);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string buf;
+  bool timed_out = false;
+  char chunk[4096];
+  for (;;) {
+    double left = opt.timeout_seconds -
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    int ready = poll(&p, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    ssize_t n = read(fds[0], chunk, sizeof chunk);
+    if (n <= 0) break;
+    buf.append(chunk, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (timed_out) {
+    r.status = CaseStatus::Failed;
+    r.message = cat("timed out after ", opt.timeout_seconds, " s");
+  } else if (WIFSIGNALED(status)) {
+    r.status = CaseStatus::Failed;
+    r.message = cat("crashed with signal ", WTERMSIG(status), " (", strsignal(WTERMSIG(status)), ")");
+  } else if (buf.empty()) {
+    r.status = CaseStatus::Failed;
+    r.message = cat("child process exited with status ", WEXITSTATUS(status), " and no result");
+  } else {
+    decode(buf, r);
+  }
+  return r;
+}
+
+}  // namespace deep500::validation
