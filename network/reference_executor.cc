@@ -17,13 +17,14 @@ std::string list(const std::vector<std::string>& v) {
 
 // Checks a feed against the graph input's declared element type and static
 // dimensions; the message names the input and both shapes.
-void check_feed(const onnx::ValueInfoProto& vi, const Tensor& t, const std::string& model) {
+void check_feed(const onnx::ValueInfoProto& vi, const Tensor& t, const std::string& model,
+                bool check_shape) {
   if (!vi.type().has_tensor_type()) return;
   const auto& tt = vi.type().tensor_type();
   DEEP500_CHECK(tt.elem_type() == 0 || tt.elem_type() == static_cast<int>(t.dtype()), model,
                 ": input '", vi.name(), "' expects element type ",
                 name_of(static_cast<DataType>(tt.elem_type())), ", got ", name_of(t.dtype()));
-  if (!tt.has_shape()) return;
+  if (!check_shape || !tt.has_shape()) return;
   const auto& dims = tt.shape().dim();
   Shape declared;
   bool mismatch = dims.size() != t.rank();
@@ -57,7 +58,7 @@ std::map<std::string, Tensor> ReferenceExecutor::run(const std::map<std::string,
   for (const auto& in : g.input()) {
     auto it = feeds.find(in.name());
     if (it != feeds.end()) {
-      check_feed(in, it->second, model_.path);
+      check_feed(in, it->second, model_.path, strict_feed_shapes_);
       scope.values[in.name()] = it->second;
     } else {
       DEEP500_CHECK(scope.values.count(in.name()), model_.path, ": required input '", in.name(),

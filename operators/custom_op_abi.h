@@ -1,0 +1,77 @@
+/* deep500 custom-operator C ABI, version 1.
+ *
+ * A custom operator is compiled separately into a shared library that
+ * includes only this header and exports one C function:
+ *
+ *   int32_t deep500_custom_ops(const deep500_custom_op_def** defs);
+ *
+ * It stores a pointer to an array of definitions in *defs and returns their
+ * count. deep500 loads the library at run time (deep500 ... --plugin lib.so),
+ * registers each definition under backend "custom", and validates and
+ * benchmarks it like any built-in operator.
+ *
+ * Rules: no C++ exceptions cross this boundary. A function that fails returns
+ * non-zero and writes a NUL-terminated message into err (capacity err_len).
+ * Tensors are dense, row-major; dtype codes are ONNX TensorProto codes
+ * (1 = float32, 11 = float64, 7 = int64, ...). Output buffers are allocated
+ * by deep500 from the shapes infer() reports. One instance (the pointer
+ * create() returns) is used by one thread at a time.
+ */
+#ifndef DEEP500_CUSTOM_OP_ABI_H
+#define DEEP500_CUSTOM_OP_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DEEP500_CUSTOM_OP_ABI_VERSION 1
+#define DEEP500_MAX_RANK 8
+
+typedef struct {
+  int32_t dtype;                     /* ONNX TensorProto data type code */
+  int32_t rank;                      /* <= DEEP500_MAX_RANK */
+  int64_t shape[DEEP500_MAX_RANK];
+  void* data;                        /* NULL in descriptors and absent inputs */
+} deep500_tensor;
+
+typedef struct {
+  const char* name;
+  const char* value;                 /* text: "3", "0.5", "1,2,3", "abc" */
+} deep500_attribute;
+
+typedef struct {
+  uint32_t abi_version;              /* DEEP500_CUSTOM_OP_ABI_VERSION */
+  const char* domain;                /* e.g. "com.example" */
+  const char* op_type;               /* e.g. "Swish" */
+  int32_t num_inputs;
+  int32_t num_outputs;
+
+  /* Validates attributes and input descriptors once; returns an instance or
+   * NULL with err set. */
+  void* (*create)(const deep500_attribute* attrs, int32_t num_attrs,
+                  const deep500_tensor* input_descs, char* err, size_t err_len);
+  /* Fills dtype/rank/shape of each output from the inputs. */
+  int (*infer)(void* self, const deep500_tensor* inputs, deep500_tensor* outputs, char* err,
+               size_t err_len);
+  int (*forward)(void* self, const deep500_tensor* inputs, deep500_tensor* outputs, char* err,
+                 size_t err_len);
+  /* Optional (NULL if absent): one gradient per input, buffers shaped like
+   * the inputs and zero-filled by deep500. */
+  int (*backward)(void* self, const deep500_tensor* grad_outputs, const deep500_tensor* inputs,
+                  const deep500_tensor* outputs, deep500_tensor* grad_inputs, char* err,
+                  size_t err_len);
+  /* Optional: floating-point operations of one forward call. */
+  double (*flops)(void* self, const deep500_tensor* inputs);
+  void (*destroy)(void* self);
+} deep500_custom_op_def;
+
+typedef int32_t (*deep500_custom_ops_fn)(const deep500_custom_op_def** defs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DEEP500_CUSTOM_OP_ABI_H */

@@ -1,0 +1,179 @@
+#include "operators/custom_op_loader.h"
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <set>
+
+#include "operators/custom_op_abi.h"
+
+namespace deep500::ops {
+namespace {
+
+deep500_tensor describe(const Tensor& t, DataType dtype, const Shape& shape, const void* data) {
+  deep500_tensor d{};
+  d.dtype = static_cast<int32_t>(dtype);
+  d.rank = static_cast<int32_t>(shape.size());
+  for (size_t i = 0; i < shape.size() && i < DEEP500_MAX_RANK; ++i) d.shape[i] = shape[i];
+  d.data = const_cast<void*>(data);
+  (void)t;
+  return d;
+}
+
+deep500_tensor describe(const Tensor& t) {
+  if (!t.defined()) return deep500_tensor{};
+  return describe(t, t.dtype(), t.shape(), t.raw());
+}
+
+std::string attribute_text(const Attribute& a) {
+  auto join = [](const auto& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ",") + cat(x);
+    return s;
+  };
+  switch (a.kind) {
+    case Attribute::Kind::Int: return std::to_string(a.i);
+    case Attribute::Kind::Float: return cat(a.f);
+    case Attribute::Kind::String: return a.s;
+    case Attribute::Kind::Ints: return join(a.ints);
+    case Attribute::Kind::Floats: return join(a.floats);
+    case Attribute::Kind::Strings: return join(a.strings);
+    default: return "";
+  }
+}
+
+class CustomOperator final : public Operator {
+ public:
+  CustomOperator(const deep500_custom_op_def* def, void* self, std::string node)
+      : def_(def), self_(self), node_(std::move(node)) {}
+  ~CustomOperator() override {
+    if (def_->destroy) def_->destroy(self_);
+  }
+
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    auto inputs = describe_all(in);
+    std::vector<deep500_tensor> outs(static_cast<size_t>(def_->num_outputs));
+    char err[512] = "";
+    DEEP500_CHECK(def_->infer(self_, inputs.data(), outs.data(), err, sizeof err) == 0, node_,
+                  ": custom infer failed: ", err);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      DEEP500_CHECK(outs[i].rank >= 0 && outs[i].rank <= DEEP500_MAX_RANK, node_,
+                    ": custom infer reported rank ", outs[i].rank, " for output ", i);
+      Shape shape(outs[i].shape, outs[i].shape + outs[i].rank);
+      Tensor& t = ensure_output(out, i, static_cast<DataType>(outs[i].dtype), shape);
+      outs[i].data = t.raw();
+    }
+    DEEP500_CHECK(def_->forward(self_, inputs.data(), outs.data(), err, sizeof err) == 0, node_,
+                  ": custom forward failed: ", err);
+  }
+
+  bool has_backward() const override { return def_->backward != nullptr; }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    return std::vector<bool>(n, def_->backward != nullptr);
+  }
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
+                std::span<const Tensor> y, std::span<Tensor> gx) override {
+    DEEP500_CHECK(def_->backward, node_, ": custom operator has no backward");
+    std::vector<Tensor> zero_grads;  // undefined output gradients become zeros
+    std::vector<deep500_tensor> g;
+    for (size_t i = 0; i < gy.size(); ++i) {
+      if (gy[i].defined()) {
+        g.push_back(describe(gy[i]));
+      } else {
+        zero_grads.emplace_back(y[i].dtype(), y[i].shape());
+        g.push_back(describe(zero_grads.back()));
+      }
+    }
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in[i].defined()) gx[i] = Tensor(in[i].dtype(), in[i].shape());
+    auto inputs = describe_all(in);
+    auto outputs = describe_all(y);
+    std::vector<deep500_tensor> grads;
+    for (size_t i = 0; i < in.size(); ++i) grads.push_back(describe(gx[i]));
+    char err[512] = "";
+    DEEP500_CHECK(def_->backward(self_, g.data(), inputs.data(), outputs.data(), grads.data(), err,
+                                 sizeof err) == 0,
+                  node_, ": custom backward failed: ", err);
+  }
+
+  Cost cost(std::span<const TensorDesc> in) const override {
+    Cost c = Operator::cost(in);
+    if (def_->flops) {
+      std::vector<deep500_tensor> d;
+      for (const auto& t : in) d.push_back(describe(Tensor(), t.dtype, t.shape, nullptr));
+      c.flops = def_->flops(self_, d.data());
+    }
+    return c;
+  }
+
+ private:
+  static std::vector<deep500_tensor> describe_all(std::span<const Tensor> ts) {
+    std::vector<deep500_tensor> d;
+    for (const auto& t : ts) d.push_back(describe(t));
+    return d;
+  }
+  const deep500_custom_op_def* def_;
+  void* self_;
+  std::string node_;
+};
+
+OpFactory factory_for(const deep500_custom_op_def* def) {
+  return [def](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
+    const std::string who = ctx.node.describe();
+    DEEP500_CHECK(static_cast<int32_t>(ctx.num_inputs()) == def->num_inputs, who, ": expected ",
+                  def->num_inputs, " inputs, got ", ctx.num_inputs());
+    std::vector<std::string> names, values;
+    for (const auto& [name, a] : ctx.node.attributes.all()) {
+      names.push_back(name);
+      values.push_back(attribute_text(a));
+    }
+    std::vector<deep500_attribute> attrs;
+    for (size_t i = 0; i < names.size(); ++i) attrs.push_back({names[i].c_str(), values[i].c_str()});
+    std::vector<deep500_tensor> descs;
+    for (const auto& d : ctx.inputs) {
+      DEEP500_CHECK(d.shape.size() <= DEEP500_MAX_RANK, who, ": rank ", d.shape.size(),
+                    " exceeds the custom-op ABI limit of ", DEEP500_MAX_RANK);
+      descs.push_back(describe(Tensor(), d.dtype, d.shape, nullptr));
+    }
+    char err[512] = "";
+    void* self = def->create(attrs.data(), static_cast<int32_t>(attrs.size()), descs.data(), err,
+                             sizeof err);
+    if (!self) throw Error(cat(who, ": ", err[0] ? err : "custom create() failed"));
+    return std::unique_ptr<Operator>(std::make_unique<CustomOperator>(def, self, who));
+  };
+}
+
+}  // namespace
+
+std::vector<std::string> load_custom_operators(const std::string& path, Registry& registry) {
+  static std::mutex mutex;
+  static std::set<std::string> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  DEEP500_CHECK(handle, path, ": cannot load custom operator library: ", dlerror());
+  auto fn = reinterpret_cast<deep500_custom_ops_fn>(dlsym(handle, "deep500_custom_ops"));
+  DEEP500_CHECK(fn, path, ": no exported function 'deep500_custom_ops' (expected a library built "
+                          "against operators/custom_op_abi.h)");
+  const deep500_custom_op_def* defs = nullptr;
+  int32_t n = fn(&defs);
+  DEEP500_CHECK(n >= 0 && (n == 0 || defs), path, ": deep500_custom_ops returned ", n,
+                " definitions");
+  std::vector<std::string> names;
+  for (int32_t i = 0; i < n; ++i) {
+    const auto* d = &defs[i];
+    DEEP500_CHECK(d->abi_version == DEEP500_CUSTOM_OP_ABI_VERSION, path, ": operator #", i,
+                  " was built for custom-op ABI version ", d->abi_version, ", expected ",
+                  DEEP500_CUSTOM_OP_ABI_VERSION);
+    DEEP500_CHECK(d->op_type && d->create && d->infer && d->forward, path, ": operator #", i,
+                  " lacks op_type, create, infer or forward");
+    std::string domain = d->domain ? d->domain : "";
+    std::string key = domain + "::" + d->op_type;
+    names.push_back(key);
+    if (!loaded.insert(key).second) continue;
+    registry.add({domain, d->op_type, 1, INT_MAX, "custom", "custom:" + std::string(d->op_type),
+                  factory_for(d)});
+  }
+  return names;
+}
+
+}  // namespace deep500::ops

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The main job (until the recipe runner lands): ONNX conformance of every
+# built backend on the ONNX 1.12 backend test suites, then an operator
+# benchmark across the built backends. Results go to results/main/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+bash scripts/bootstrap.sh
+out=results/main/$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$out"
+data=/usr/share/libonnx-testdata/data
+for suite in node pytorch-converted pytorch-operator simple; do
+  echo "== ONNX conformance: $suite (reference backend)"
+  "$BUILD_DIR"/recipes/deep500 onnx-test "$data/$suite" --backend reference \
+    --json "$out/conformance-$suite.json" | tail -1
+done
+if "$BUILD_DIR"/recipes/deep500 --help 2>/dev/null | grep -q " op "; then
+  echo "== operator benchmark across backends"
+  "$BUILD_DIR"/recipes/deep500 op bench Conv --input x:float32:1x64x56x56 \
+    --input w:float32:64x64x3x3 --attr pads=1,1,1,1 --json "$out/bench-conv.json" || true
+fi
+echo "results in $out"
