@@ -55,13 +55,13 @@ DataType parse_dtype(std::string_view text, std::string_view what) {
     DataType t;
   };
   static const Alias aliases[] = {
-      {"float", DataType::Float},     {"float32", DataType::Float},    {"f32", DataType::Float},
-      {"double", DataType::Double},   {"float64", DataType::Double},   {"f64", DataType::Double},
-      {"float16", DataType::Float16}, {"half", DataType::Float16},     {"f16", DataType::Float16},
+      {"float", DataType::Float},       {"float32", DataType::Float},  {"f32", DataType::Float},
+      {"double", DataType::Double},     {"float64", DataType::Double}, {"f64", DataType::Double},
+      {"float16", DataType::Float16},   {"half", DataType::Float16},   {"f16", DataType::Float16},
       {"bfloat16", DataType::BFloat16}, {"bf16", DataType::BFloat16},  {"int8", DataType::Int8},
-      {"int16", DataType::Int16},     {"int32", DataType::Int32},      {"int64", DataType::Int64},
-      {"uint8", DataType::UInt8},     {"uint16", DataType::UInt16},    {"uint32", DataType::UInt32},
-      {"uint64", DataType::UInt64},   {"bool", DataType::Bool},        {"string", DataType::String},
+      {"int16", DataType::Int16},       {"int32", DataType::Int32},    {"int64", DataType::Int64},
+      {"uint8", DataType::UInt8},       {"uint16", DataType::UInt16},  {"uint32", DataType::UInt32},
+      {"uint64", DataType::UInt64},     {"bool", DataType::Bool},      {"string", DataType::String},
   };
   for (const auto& a : aliases)
     if (s == a.name) return a.t;
@@ -90,8 +90,8 @@ bool is_integer(DataType t) {
 }
 
 bool is_signed(DataType t) {
-  return is_floating(t) || t == DataType::Int8 || t == DataType::Int16 ||
-         t == DataType::Int32 || t == DataType::Int64;
+  return is_floating(t) || t == DataType::Int8 || t == DataType::Int16 || t == DataType::Int32 ||
+         t == DataType::Int64;
 }
 
 }  // namespace deep500

@@ -41,9 +41,9 @@ bool is_signed(DataType t);
 // C++ type <-> DataType
 template <class T>
 struct dtype_of;
-#define DEEP500_DTYPE(T, D) \
-  template <>               \
-  struct dtype_of<T> {      \
+#define DEEP500_DTYPE(T, D)                        \
+  template <>                                      \
+  struct dtype_of<T> {                             \
     static constexpr DataType value = DataType::D; \
   };
 DEEP500_DTYPE(float, Float)
@@ -81,8 +81,7 @@ decltype(auto) dispatch_float(DataType t, F&& f, std::string_view what = "tensor
     case DataType::Double: return f(type_tag<double>{});
     case DataType::Float16: return f(type_tag<Half>{});
     case DataType::BFloat16: return f(type_tag<BFloat16>{});
-    default:
-      throw Error(cat(what, ": expected a floating-point type, got ", name_of(t)));
+    default: throw Error(cat(what, ": expected a floating-point type, got ", name_of(t)));
   }
 }
 
@@ -97,8 +96,7 @@ decltype(auto) dispatch_integer(DataType t, F&& f, std::string_view what = "tens
     case DataType::UInt16: return f(type_tag<uint16_t>{});
     case DataType::UInt32: return f(type_tag<uint32_t>{});
     case DataType::UInt64: return f(type_tag<uint64_t>{});
-    default:
-      throw Error(cat(what, ": expected an integer type, got ", name_of(t)));
+    default: throw Error(cat(what, ": expected an integer type, got ", name_of(t)));
   }
 }
 

@@ -27,8 +27,8 @@ std::string cat(const Parts&... parts) {
   return s.str();
 }
 
-#define DEEP500_CHECK(cond, ...)                                  \
-  do {                                                            \
+#define DEEP500_CHECK(cond, ...)                                      \
+  do {                                                                \
     if (!(cond)) throw ::deep500::Error(::deep500::cat(__VA_ARGS__)); \
   } while (0)
 
@@ -57,6 +57,8 @@ class Expected {
   std::variant<T, Refusal> v_;
 };
 
-inline Refusal refuse(std::string reason) { return Refusal{std::move(reason)}; }
+inline Refusal refuse(std::string reason) {
+  return Refusal{std::move(reason)};
+}
 
 }  // namespace deep500

@@ -11,7 +11,7 @@ namespace deep500 {
 struct Half {
   uint16_t bits = 0;
   Half() = default;
-  Half(float f) : bits(from_float(f)) {}  // NOLINT: implicit by design
+  Half(float f) : bits(from_float(f)) {}             // NOLINT: implicit by design
   operator float() const { return to_float(bits); }  // NOLINT
 
   static uint16_t from_float(float f);
@@ -27,7 +27,7 @@ struct BFloat16 {
   uint16_t bits = 0;
   BFloat16() = default;
   BFloat16(float f) : bits(from_float(f)) {}  // NOLINT
-  operator float() const {                     // NOLINT
+  operator float() const {                    // NOLINT
     uint32_t u = static_cast<uint32_t>(bits) << 16;
     float f;
     std::memcpy(&f, &u, 4);
@@ -78,7 +78,7 @@ inline uint16_t Half::from_float(float f) {
   std::memcpy(&u, &f, 4);
   uint32_t sign = (u >> 16) & 0x8000u;
   uint32_t abs = u & 0x7fffffffu;
-  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
+  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);   // NaN
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
   if (abs < 0x38800000u) {  // subnormal or zero in half
     if (abs < 0x33000000u) return static_cast<uint16_t>(sign);

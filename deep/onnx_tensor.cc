@@ -10,9 +10,20 @@ namespace {
 
 DataType checked_dtype(int code, const std::string& what) {
   switch (code) {
-    case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 8: case 9:
-    case 10: case 11: case 12: case 13: case 16:
-      return static_cast<DataType>(code);
+    case 1:
+    case 2:
+    case 3:
+    case 4:
+    case 5:
+    case 6:
+    case 7:
+    case 8:
+    case 9:
+    case 10:
+    case 11:
+    case 12:
+    case 13:
+    case 16: return static_cast<DataType>(code);
     default:
       throw Error(cat(what, ": unsupported tensor element type code ", code,
                       " (complex types are not supported)"));
@@ -38,9 +49,8 @@ Tensor from_onnx(const onnx::TensorProto& p, const std::string& what) {
   Tensor t(dt, shape);
   const int64_t n = t.numel();
   if (p.has_raw_data() && dt != DataType::String) {
-    DEEP500_CHECK(p.raw_data().size() == t.nbytes(), what, ": raw_data holds ",
-                  p.raw_data().size(), " bytes, expected ", t.nbytes(), " for ",
-                  to_string(t.desc()));
+    DEEP500_CHECK(p.raw_data().size() == t.nbytes(), what, ": raw_data holds ", p.raw_data().size(),
+                  " bytes, expected ", t.nbytes(), " for ", to_string(t.desc()));
     std::memcpy(t.raw(), p.raw_data().data(), t.nbytes());  // little-endian host
     return t;
   }
@@ -61,7 +71,8 @@ Tensor from_onnx(const onnx::TensorProto& p, const std::string& what) {
       DEEP500_CHECK(p.int32_data_size() == n, what, ": int32_data holds ", p.int32_data_size(),
                     " values, expected ", n);
       auto* d = static_cast<uint16_t*>(t.raw());
-      for (int64_t i = 0; i < n; ++i) d[i] = static_cast<uint16_t>(p.int32_data(static_cast<int>(i)));
+      for (int64_t i = 0; i < n; ++i)
+        d[i] = static_cast<uint16_t>(p.int32_data(static_cast<int>(i)));
       break;
     }
     case DataType::String: {

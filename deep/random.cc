@@ -11,9 +11,13 @@ uint64_t Random::next_u64() {
   return z ^ (z >> 31);
 }
 
-double Random::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+double Random::uniform() {
+  return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
+}
 
-double Random::uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
+double Random::uniform(double lo, double hi) {
+  return lo + (hi - lo) * uniform();
+}
 
 double Random::normal(double mean, double stddev) {
   double u1 = uniform();

@@ -12,8 +12,8 @@ namespace deep500 {
 class Random {
  public:
   explicit Random(uint64_t seed) : state_(seed ? seed : 0x9E3779B97F4A7C15ull) {}
-  uint64_t next_u64();                 // splitmix64
-  double uniform();                    // [0, 1)
+  uint64_t next_u64();  // splitmix64
+  double uniform();     // [0, 1)
   double uniform(double lo, double hi);
   double normal(double mean, double stddev);  // Box-Muller
   // Fills a numeric tensor with uniform values in [lo, hi) (integers: rounded).

@@ -33,9 +33,9 @@ Shape contiguous_strides(const Shape& s) {
 
 int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& what) {
   int64_t a = axis < 0 ? axis + rank : axis;
-  DEEP500_CHECK(a >= 0 && a < std::max<int64_t>(rank, 1) && (rank > 0 || a == 0), what, " = ",
-                axis, " is out of range for a tensor of rank ", rank, " (expected ", -rank,
-                " <= ", what, " < ", rank, ")");
+  DEEP500_CHECK(a >= 0 && a < std::max<int64_t>(rank, 1) && (rank > 0 || a == 0), what, " = ", axis,
+                " is out of range for a tensor of rank ", rank, " (expected ", -rank, " <= ", what,
+                " < ", rank, ")");
   return a;
 }
 

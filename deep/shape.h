@@ -10,8 +10,8 @@ namespace deep500 {
 using Shape = std::vector<int64_t>;
 
 int64_t numel(const Shape& s);
-std::string to_string(const Shape& s);         // "[2,3,4]"
-Shape contiguous_strides(const Shape& s);      // in elements, row-major
+std::string to_string(const Shape& s);     // "[2,3,4]"
+Shape contiguous_strides(const Shape& s);  // in elements, row-major
 // Normalizes a possibly negative axis into [0, rank); throws naming `what`.
 int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& what = "axis");
 

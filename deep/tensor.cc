@@ -56,11 +56,14 @@ double Tensor::at_as_double(int64_t i) const {
 
 std::vector<int64_t> Tensor::to_int64_vector() const {
   std::vector<int64_t> v(static_cast<size_t>(numel_));
-  dispatch_integer(dtype_, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = static_cast<const T*>(raw());
-    for (int64_t i = 0; i < numel_; ++i) v[i] = static_cast<int64_t>(p[i]);
-  }, "integer tensor");
+  dispatch_integer(
+      dtype_,
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* p = static_cast<const T*>(raw());
+        for (int64_t i = 0; i < numel_; ++i) v[i] = static_cast<int64_t>(p[i]);
+      },
+      "integer tensor");
   return v;
 }
 
@@ -80,8 +83,8 @@ Tensor Tensor::view(Shape new_shape) const {
 }
 
 Tensor Tensor::slice(int64_t begin, int64_t end) const {
-  DEEP500_CHECK(rank() >= 1 && begin >= 0 && begin <= end && end <= shape_[0],
-                "slice [", begin, ",", end, ") out of range for shape ", deep500::to_string(shape_));
+  DEEP500_CHECK(rank() >= 1 && begin >= 0 && begin <= end && end <= shape_[0], "slice [", begin,
+                ",", end, ") out of range for shape ", deep500::to_string(shape_));
   Tensor t = *this;
   int64_t row = shape_[0] == 0 ? 0 : numel_ / shape_[0];
   t.shape_[0] = end - begin;

@@ -25,7 +25,7 @@ std::string to_string(const TensorDesc& d);  // "float32[2,3]"
 
 class Tensor {
  public:
-  Tensor() = default;  // undefined (an absent optional input)
+  Tensor() = default;                   // undefined (an absent optional input)
   Tensor(DataType dtype, Shape shape);  // zero-initialised
   explicit Tensor(const TensorDesc& d) : Tensor(d.dtype, d.shape) {}
 
@@ -64,11 +64,11 @@ class Tensor {
   std::vector<int64_t> to_int64_vector() const;
   std::vector<double> to_double_vector() const;
 
-  Tensor view(Shape new_shape) const;      // zero-copy reshape; numel must match
+  Tensor view(Shape new_shape) const;              // zero-copy reshape; numel must match
   Tensor slice(int64_t begin, int64_t end) const;  // zero-copy rows [begin,end) of dim 0
-  Tensor clone() const;                    // deep copy
-  Tensor cast(DataType to) const;          // converted copy (numeric, bool, string)
-  void copy_from(const Tensor& src);       // same dtype and numel required
+  Tensor clone() const;                            // deep copy
+  Tensor cast(DataType to) const;                  // converted copy (numeric, bool, string)
+  void copy_from(const Tensor& src);               // same dtype and numel required
   bool shares_storage(const Tensor& o) const { return storage_ == o.storage_; }
 
  private:
@@ -93,9 +93,9 @@ class Tensor {
 template <class T>
 Tensor Tensor::from_vector(Shape shape, const std::vector<T>& values) {
   Tensor t(dtype_v<T>, std::move(shape));
-  DEEP500_CHECK(static_cast<int64_t>(values.size()) == t.numel(), "Tensor::from_vector: ",
-                values.size(), " values given for shape ", to_string(t.shape()), " (expected ",
-                t.numel(), ")");
+  DEEP500_CHECK(static_cast<int64_t>(values.size()) == t.numel(),
+                "Tensor::from_vector: ", values.size(), " values given for shape ",
+                to_string(t.shape()), " (expected ", t.numel(), ")");
   T* d = t.data<T>();
   for (size_t i = 0; i < values.size(); ++i) d[i] = values[i];
   return t;

@@ -7,7 +7,7 @@
 
 namespace deep500::frameworks {
 
-void register_all();                          // idempotent, thread-safe
-std::vector<std::string> built_backends();    // e.g. {"onednn", "reference"}
+void register_all();                        // idempotent, thread-safe
+std::vector<std::string> built_backends();  // e.g. {"onednn", "reference"}
 
 }  // namespace deep500::frameworks

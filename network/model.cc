@@ -18,9 +18,8 @@ Model parse_model(const std::string& bytes, const std::string& what) {
   Model m;
   m.path = what;
   DEEP500_CHECK(!bytes.empty(), what, ": empty file (expected a serialized onnx.ModelProto)");
-  DEEP500_CHECK(m.proto.ParseFromString(bytes), what,
-                ": not a valid serialized onnx.ModelProto (", bytes.size(),
-                " bytes; truncated or corrupt?)");
+  DEEP500_CHECK(m.proto.ParseFromString(bytes), what, ": not a valid serialized onnx.ModelProto (",
+                bytes.size(), " bytes; truncated or corrupt?)");
   DEEP500_CHECK(m.proto.has_graph(), what, ": the model has no graph");
   try {
     onnx::checker::check_model(m.proto);
@@ -34,6 +33,8 @@ Model parse_model(const std::string& bytes, const std::string& what) {
   return m;
 }
 
-Model load_model(const std::string& path) { return parse_model(read_file(path), path); }
+Model load_model(const std::string& path) {
+  return parse_model(read_file(path), path);
+}
 
 }  // namespace deep500::network

@@ -9,7 +9,7 @@
 namespace deep500::network {
 
 struct Model {
-  std::string path;                  // where it came from (for messages)
+  std::string path;  // where it came from (for messages)
   onnx::ModelProto proto;
   std::map<std::string, int> opsets;  // domain ("" = ai.onnx) -> version
 

@@ -54,7 +54,8 @@ std::map<std::string, Tensor> ReferenceExecutor::run(const std::map<std::string,
   const auto& g = model_.graph();
   Scope scope;
   for (const auto& init : g.initializer())
-    scope.values[init.name()] = from_onnx(init, model_.path + ": initializer '" + init.name() + "'");
+    scope.values[init.name()] =
+        from_onnx(init, model_.path + ": initializer '" + init.name() + "'");
   for (const auto& in : g.input()) {
     auto it = feeds.find(in.name());
     if (it != feeds.end()) {
@@ -89,8 +90,8 @@ void ReferenceExecutor::run_node(const onnx::NodeProto& node,
                                  const std::map<std::string, int>& opsets, Scope& scope) {
   std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
   auto os = opsets.find(domain);
-  DEEP500_CHECK(os != opsets.end(), "node '", node.name(), "' (", node.op_type(),
-                "): domain '", domain, "' is not imported by the model");
+  DEEP500_CHECK(os != opsets.end(), "node '", node.name(), "' (", node.op_type(), "): domain '",
+                domain, "' is not imported by the model");
   ops::NodeSpec spec = ops::node_from_onnx(node, os->second);
 
   std::vector<Tensor> inputs;
@@ -201,12 +202,12 @@ std::vector<Tensor> ReferenceExecutor::run(const onnx::GraphProto& graph,
   DEEP500_CHECK(++depth_ < 64, "subgraph '", graph.name(), "' nested too deeply");
   Scope inner;
   inner.parent = current_;
-  DEEP500_CHECK(static_cast<int>(inputs.size()) <= graph.input_size(), "subgraph '",
-                graph.name(), "': ", inputs.size(), " inputs given, it declares ",
-                graph.input_size());
+  DEEP500_CHECK(static_cast<int>(inputs.size()) <= graph.input_size(), "subgraph '", graph.name(),
+                "': ", inputs.size(), " inputs given, it declares ", graph.input_size());
   for (const auto& init : graph.initializer())
     inner.values[init.name()] = from_onnx(init, "subgraph '" + graph.name() + "' initializer");
-  for (size_t i = 0; i < inputs.size(); ++i) inner.values[graph.input(static_cast<int>(i)).name()] = inputs[i];
+  for (size_t i = 0; i < inputs.size(); ++i)
+    inner.values[graph.input(static_cast<int>(i)).name()] = inputs[i];
   Scope* saved = current_;
   try {
     run_nodes(graph.node(), model_.opsets, inner);

@@ -31,21 +31,21 @@ extern "C" {
 #define DEEP500_MAX_RANK 8
 
 typedef struct {
-  int32_t dtype;                     /* ONNX TensorProto data type code */
-  int32_t rank;                      /* <= DEEP500_MAX_RANK */
+  int32_t dtype; /* ONNX TensorProto data type code */
+  int32_t rank;  /* <= DEEP500_MAX_RANK */
   int64_t shape[DEEP500_MAX_RANK];
-  void* data;                        /* NULL in descriptors and absent inputs */
+  void* data; /* NULL in descriptors and absent inputs */
 } deep500_tensor;
 
 typedef struct {
   const char* name;
-  const char* value;                 /* text: "3", "0.5", "1,2,3", "abc" */
+  const char* value; /* text: "3", "0.5", "1,2,3", "abc" */
 } deep500_attribute;
 
 typedef struct {
-  uint32_t abi_version;              /* DEEP500_CUSTOM_OP_ABI_VERSION */
-  const char* domain;                /* e.g. "com.example" */
-  const char* op_type;               /* e.g. "Swish" */
+  uint32_t abi_version; /* DEEP500_CUSTOM_OP_ABI_VERSION */
+  const char* domain;   /* e.g. "com.example" */
+  const char* op_type;  /* e.g. "Swish" */
   int32_t num_inputs;
   int32_t num_outputs;
 

@@ -71,8 +71,8 @@ class CustomOperator final : public Operator {
   std::vector<bool> differentiable_inputs(size_t n) const override {
     return std::vector<bool>(n, def_->backward != nullptr);
   }
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor> y, std::span<Tensor> gx) override {
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor> y,
+                std::span<Tensor> gx) override {
     DEEP500_CHECK(def_->backward, node_, ": custom operator has no backward");
     std::vector<Tensor> zero_grads;  // undefined output gradients become zeros
     std::vector<deep500_tensor> g;
@@ -128,7 +128,8 @@ OpFactory factory_for(const deep500_custom_op_def* def) {
       values.push_back(attribute_text(a));
     }
     std::vector<deep500_attribute> attrs;
-    for (size_t i = 0; i < names.size(); ++i) attrs.push_back({names[i].c_str(), values[i].c_str()});
+    for (size_t i = 0; i < names.size(); ++i)
+      attrs.push_back({names[i].c_str(), values[i].c_str()});
     std::vector<deep500_tensor> descs;
     for (const auto& d : ctx.inputs) {
       DEEP500_CHECK(d.shape.size() <= DEEP500_MAX_RANK, who, ": rank ", d.shape.size(),
@@ -152,8 +153,9 @@ std::vector<std::string> load_custom_operators(const std::string& path, Registry
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   DEEP500_CHECK(handle, path, ": cannot load custom operator library: ", dlerror());
   auto fn = reinterpret_cast<deep500_custom_ops_fn>(dlsym(handle, "deep500_custom_ops"));
-  DEEP500_CHECK(fn, path, ": no exported function 'deep500_custom_ops' (expected a library built "
-                          "against operators/custom_op_abi.h)");
+  DEEP500_CHECK(fn, path,
+                ": no exported function 'deep500_custom_ops' (expected a library built "
+                "against operators/custom_op_abi.h)");
   const deep500_custom_op_def* defs = nullptr;
   int32_t n = fn(&defs);
   DEEP500_CHECK(n >= 0 && (n == 0 || defs), path, ": deep500_custom_ops returned ", n,

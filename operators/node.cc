@@ -34,8 +34,7 @@ const Attribute* Attributes::find(const std::string& name, Attribute::Kind kind)
 
 const Attribute& Attributes::require(const std::string& name, Attribute::Kind kind) const {
   const Attribute* a = find(name, kind);
-  DEEP500_CHECK(a, owner_, ": required attribute '", name, "' (", kind_name(kind),
-                ") is missing");
+  DEEP500_CHECK(a, owner_, ": required attribute '", name, "' (", kind_name(kind), ") is missing");
   return *a;
 }
 
@@ -43,7 +42,9 @@ int64_t Attributes::get_int(const std::string& n, int64_t fb) const {
   auto* a = find(n, Attribute::Kind::Int);
   return a ? a->i : fb;
 }
-int64_t Attributes::get_int(const std::string& n) const { return require(n, Attribute::Kind::Int).i; }
+int64_t Attributes::get_int(const std::string& n) const {
+  return require(n, Attribute::Kind::Int).i;
+}
 float Attributes::get_float(const std::string& n, float fb) const {
   auto* a = find(n, Attribute::Kind::Float);
   return a ? a->f : fb;
@@ -92,9 +93,18 @@ Attribute convert(const onnx::AttributeProto& a, const std::string& where) {
   Attribute r;
   using P = onnx::AttributeProto;
   switch (a.type()) {
-    case P::FLOAT: r.kind = Attribute::Kind::Float; r.f = a.f(); break;
-    case P::INT: r.kind = Attribute::Kind::Int; r.i = a.i(); break;
-    case P::STRING: r.kind = Attribute::Kind::String; r.s = a.s(); break;
+    case P::FLOAT:
+      r.kind = Attribute::Kind::Float;
+      r.f = a.f();
+      break;
+    case P::INT:
+      r.kind = Attribute::Kind::Int;
+      r.i = a.i();
+      break;
+    case P::STRING:
+      r.kind = Attribute::Kind::String;
+      r.s = a.s();
+      break;
     case P::TENSOR:
       r.kind = Attribute::Kind::Tensor;
       r.t = from_onnx(a.t(), where + " attribute '" + a.name() + "'");
@@ -146,8 +156,7 @@ NodeSpec node_from_onnx(const onnx::NodeProto& node, int opset) {
 
 void check_against_schema(const onnx::NodeProto& node, int opset) {
   std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
-  const auto* schema =
-      onnx::OpSchemaRegistry::Schema(node.op_type(), opset, domain);
+  const auto* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), opset, domain);
   std::string who = "node '" + node.name() + "' (" + node.op_type() + ")";
   DEEP500_CHECK(schema, who, ": no ONNX schema for op type '", node.op_type(), "' in domain '",
                 domain.empty() ? "ai.onnx" : domain, "' at opset ", opset);

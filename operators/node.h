@@ -16,7 +16,19 @@
 namespace deep500::ops {
 
 struct Attribute {
-  enum class Kind { Float, Int, String, Tensor, Graph, Floats, Ints, Strings, Tensors, Graphs, Other };
+  enum class Kind {
+    Float,
+    Int,
+    String,
+    Tensor,
+    Graph,
+    Floats,
+    Ints,
+    Strings,
+    Tensors,
+    Graphs,
+    Other
+  };
   Kind kind = Kind::Other;
   float f = 0;
   int64_t i = 0;
@@ -67,7 +79,7 @@ struct NodeSpec {
   std::string name;
   std::string domain;  // "" is the default ai.onnx domain
   std::string op_type;
-  int opset = 0;       // opset version of `domain` the node was written against
+  int opset = 0;  // opset version of `domain` the node was written against
   Attributes attributes;
   std::vector<std::string> inputs;   // "" marks an absent optional input
   std::vector<std::string> outputs;  // "" marks an unused optional output

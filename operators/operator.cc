@@ -2,8 +2,8 @@
 
 namespace deep500::ops {
 
-void Operator::backward(std::span<const Tensor>, std::span<const Tensor>,
-                        std::span<const Tensor>, std::span<Tensor>) {
+void Operator::backward(std::span<const Tensor>, std::span<const Tensor>, std::span<const Tensor>,
+                        std::span<Tensor>) {
   throw Error("this operator has no backward implementation");
 }
 

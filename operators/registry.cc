@@ -18,8 +18,8 @@ void Registry::add(KernelEntry e) {
   entries_[{e.domain, e.op_type}].push_back(std::move(e));
 }
 
-const KernelEntry* Registry::find(const std::string& domain, const std::string& op_type,
-                                  int opset, const std::string& backend) const {
+const KernelEntry* Registry::find(const std::string& domain, const std::string& op_type, int opset,
+                                  const std::string& backend) const {
   auto it = entries_.find({domain == "ai.onnx" ? "" : domain, op_type});
   if (it == entries_.end()) return nullptr;
   const KernelEntry* best = nullptr;

@@ -20,12 +20,12 @@ namespace deep500::ops {
 using OpFactory = std::function<Expected<std::unique_ptr<Operator>>(const OpContext&)>;
 
 struct KernelEntry {
-  std::string domain;   // "" = ai.onnx
+  std::string domain;  // "" = ai.onnx
   std::string op_type;
-  int since_version = 1;        // inclusive opset range this kernel implements
+  int since_version = 1;  // inclusive opset range this kernel implements
   int until_version = INT_MAX;
-  std::string backend;          // "reference", "onednn", ...
-  std::string implementation;   // e.g. "onednn:conv:jit" (recorded in results)
+  std::string backend;         // "reference", "onednn", ...
+  std::string implementation;  // e.g. "onednn:conv:jit" (recorded in results)
   OpFactory factory;
 };
 

@@ -22,13 +22,13 @@ Comparison compare(const Tensor& actual, const Tensor& expected, Tolerance tol) 
     return c;
   }
   if (actual.dtype() != expected.dtype()) {
-    c.message = cat("element type ", name_of(actual.dtype()), ", expected ",
-                    name_of(expected.dtype()));
+    c.message =
+        cat("element type ", name_of(actual.dtype()), ", expected ", name_of(expected.dtype()));
     return c;
   }
   if (actual.shape() != expected.shape()) {
-    c.message = cat("shape ", to_string(actual.shape()), ", expected ",
-                    to_string(expected.shape()));
+    c.message =
+        cat("shape ", to_string(actual.shape()), ", expected ", to_string(expected.shape()));
     return c;
   }
   const int64_t n = actual.numel();
@@ -74,10 +74,10 @@ Comparison compare(const Tensor& actual, const Tensor& expected, Tolerance tol) 
   }
   c.ok = mismatches == 0;
   if (!c.ok)
-    c.message = cat(mismatches, " of ", n, " elements differ; worst at index ", c.worst_index,
-                    ": got ", actual.at_as_double(c.worst_index), ", expected ",
-                    expected.at_as_double(c.worst_index), " (rtol ", tol.rtol, ", atol ",
-                    tol.atol, ")");
+    c.message =
+        cat(mismatches, " of ", n, " elements differ; worst at index ", c.worst_index, ": got ",
+            actual.at_as_double(c.worst_index), ", expected ", expected.at_as_double(c.worst_index),
+            " (rtol ", tol.rtol, ", atol ", tol.atol, ")");
   return c;
 }
 

@@ -55,7 +55,9 @@ std::vector<std::string> sorted_files(const fs::path& dir, const std::string& pr
   return out;
 }
 
-bool is_tensor_typed(const onnx::ValueInfoProto& vi) { return vi.type().has_tensor_type(); }
+bool is_tensor_typed(const onnx::ValueInfoProto& vi) {
+  return vi.type().has_tensor_type();
+}
 
 // ONNX 1.12's test data stores bfloat16 tensors as uint16 bit patterns; read
 // them as the type the graph declares.
@@ -78,13 +80,15 @@ void run_case_body(const std::string& dir, const ConformanceOptions& opt, CaseRe
   for (const auto& vi : model.graph().input())
     if (!is_tensor_typed(vi)) {
       r.status = CaseStatus::Skipped;
-      r.message = "input '" + vi.name() + "' is not a tensor (sequence/optional values are not supported)";
+      r.message =
+          "input '" + vi.name() + "' is not a tensor (sequence/optional values are not supported)";
       return;
     }
   for (const auto& vi : model.graph().output())
     if (!is_tensor_typed(vi)) {
       r.status = CaseStatus::Skipped;
-      r.message = "output '" + vi.name() + "' is not a tensor (sequence/optional values are not supported)";
+      r.message =
+          "output '" + vi.name() + "' is not a tensor (sequence/optional values are not supported)";
       return;
     }
 
@@ -227,7 +231,8 @@ CaseResult run_case_isolated(const std::string& dir, const ConformanceOptions& o
     r.message = cat("timed out after ", opt.timeout_seconds, " s");
   } else if (WIFSIGNALED(status)) {
     r.status = CaseStatus::Failed;
-    r.message = cat("crashed with signal ", WTERMSIG(status), " (", strsignal(WTERMSIG(status)), ")");
+    r.message =
+        cat("crashed with signal ", WTERMSIG(status), " (", strsignal(WTERMSIG(status)), ")");
   } else if (buf.empty()) {
     r.status = CaseStatus::Failed;
     r.message = cat("child process exited with status ", WEXITSTATUS(status), " and no result");

@@ -14,11 +14,11 @@ enum class CaseStatus { Passed, Failed, Skipped };
 const char* status_name(CaseStatus s);
 
 struct CaseResult {
-  std::string name;      // folder name, e.g. test_conv_with_strides_padding
+  std::string name;  // folder name, e.g. test_conv_with_strides_padding
   std::string path;
   std::string op_types;  // distinct op types of the model's graph, comma separated
   CaseStatus status = CaseStatus::Failed;
-  std::string message;   // why it failed or was skipped
+  std::string message;          // why it failed or was skipped
   std::string implementations;  // which kernels ran, e.g. "reference:Conv"
   double seconds = 0;
 };

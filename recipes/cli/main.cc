@@ -16,8 +16,7 @@ int main(int argc, char** argv) {
 
   cli::OnnxTestOptions ot;
   auto* onnx_test = app.add_subcommand("onnx-test", "run ONNX backend test folders");
-  onnx_test->add_option("dirs", ot.dirs, "test folders (model.onnx + test_data_set_*)")
-      ->required();
+  onnx_test->add_option("dirs", ot.dirs, "test folders (model.onnx + test_data_set_*)")->required();
   onnx_test->add_option("--backend", ot.backends, "backend preference, e.g. onednn,reference")
       ->delimiter(',');
   onnx_test->add_option("--filter", ot.filter, "only cases whose name contains this");

@@ -36,13 +36,24 @@ int onnx_test(const OnnxTestOptions& o) {
   for (const auto& r : rows) {
     Tally& t = per_op[r.op_types.empty() ? "(unknown)" : r.op_types];
     switch (r.status) {
-      case validation::CaseStatus::Passed: ++t.passed; ++total.passed; break;
-      case validation::CaseStatus::Failed: ++t.failed; ++total.failed; break;
-      case validation::CaseStatus::Skipped: ++t.skipped; ++total.skipped; break;
+      case validation::CaseStatus::Passed:
+        ++t.passed;
+        ++total.passed;
+        break;
+      case validation::CaseStatus::Failed:
+        ++t.failed;
+        ++total.failed;
+        break;
+      case validation::CaseStatus::Skipped:
+        ++t.skipped;
+        ++total.skipped;
+        break;
     }
   }
-  std::cout << "\n" << std::left << std::setw(48) << "operator(s)" << std::right << std::setw(8)
-            << "passed" << std::setw(8) << "failed" << std::setw(9) << "skipped" << "\n";
+  std::cout << "\n"
+            << std::left << std::setw(48) << "operator(s)" << std::right << std::setw(8) << "passed"
+            << std::setw(8) << "failed" << std::setw(9) << "skipped"
+            << "\n";
   for (const auto& [op, t] : per_op)
     std::cout << std::left << std::setw(48) << op.substr(0, 47) << std::right << std::setw(8)
               << t.passed << std::setw(8) << t.failed << std::setw(9) << t.skipped << "\n";
@@ -50,9 +61,13 @@ int onnx_test(const OnnxTestOptions& o) {
   if (!o.json_path.empty()) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& r : rows)
-      j.push_back({{"name", r.name}, {"path", r.path}, {"op_types", r.op_types},
-                   {"status", validation::status_name(r.status)}, {"message", r.message},
-                   {"implementations", r.implementations}, {"seconds", r.seconds}});
+      j.push_back({{"name", r.name},
+                   {"path", r.path},
+                   {"op_types", r.op_types},
+                   {"status", validation::status_name(r.status)},
+                   {"message", r.message},
+                   {"implementations", r.implementations},
+                   {"seconds", r.seconds}});
     std::ofstream(o.json_path) << j.dump(1) << "\n";
   }
   std::cout << "\nconformance: " << total.passed << " passed, " << total.failed << " failed, "

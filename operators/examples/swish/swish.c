@@ -18,8 +18,8 @@ static int64_t count(const deep500_tensor* t) {
   return n;
 }
 
-static void* create(const deep500_attribute* attrs, int32_t num_attrs,
-                    const deep500_tensor* inputs, char* err, size_t err_len) {
+static void* create(const deep500_attribute* attrs, int32_t num_attrs, const deep500_tensor* inputs,
+                    char* err, size_t err_len) {
   if (inputs[0].dtype != 1 && inputs[0].dtype != 11) {
     snprintf(err, err_len, "input X has dtype code %d, expected float32 (1) or float64 (11)",
              inputs[0].dtype);
@@ -49,10 +49,10 @@ static int infer(void* self, const deep500_tensor* in, deep500_tensor* out, char
   return 0;
 }
 
-#define SWISH_LOOP(T)                                                           \
-  {                                                                             \
-    const T* x = in[0].data;                                                    \
-    T* y = out[0].data;                                                         \
+#define SWISH_LOOP(T)                                                                \
+  {                                                                                  \
+    const T* x = in[0].data;                                                         \
+    T* y = out[0].data;                                                              \
     for (int64_t i = 0; i < n; ++i) y[i] = (T)(x[i] / (1.0 + exp(-s->beta * x[i]))); \
   }
 
@@ -61,19 +61,18 @@ static int forward(void* self, const deep500_tensor* in, deep500_tensor* out, ch
   (void)err, (void)err_len;
   const swish* s = self;
   int64_t n = count(&in[0]);
-  if (s->dtype == 1) SWISH_LOOP(float) else SWISH_LOOP(double)
-  return 0;
+  if (s->dtype == 1) SWISH_LOOP(float) else SWISH_LOOP(double) return 0;
 }
 
-#define SWISH_GRAD(T)                                                    \
-  {                                                                      \
-    const T* x = in[0].data;                                             \
-    const T* g = gy[0].data;                                             \
-    T* d = gx[0].data;                                                   \
-    for (int64_t i = 0; i < n; ++i) {                                    \
-      double sg = 1.0 / (1.0 + exp(-s->beta * x[i]));                    \
-      d[i] = (T)(g[i] * (sg + s->beta * x[i] * sg * (1.0 - sg)));        \
-    }                                                                    \
+#define SWISH_GRAD(T)                                             \
+  {                                                               \
+    const T* x = in[0].data;                                      \
+    const T* g = gy[0].data;                                      \
+    T* d = gx[0].data;                                            \
+    for (int64_t i = 0; i < n; ++i) {                             \
+      double sg = 1.0 / (1.0 + exp(-s->beta * x[i]));             \
+      d[i] = (T)(g[i] * (sg + s->beta * x[i] * sg * (1.0 - sg))); \
+    }                                                             \
   }
 
 static int backward(void* self, const deep500_tensor* gy, const deep500_tensor* in,
@@ -81,8 +80,7 @@ static int backward(void* self, const deep500_tensor* gy, const deep500_tensor* 
   (void)out, (void)err, (void)err_len;
   const swish* s = self;
   int64_t n = count(&in[0]);
-  if (s->dtype == 1) SWISH_GRAD(float) else SWISH_GRAD(double)
-  return 0;
+  if (s->dtype == 1) SWISH_GRAD(float) else SWISH_GRAD(double) return 0;
 }
 
 static double flops(void* self, const deep500_tensor* in) {
@@ -90,11 +88,13 @@ static double flops(void* self, const deep500_tensor* in) {
   return 4.0 * (double)count(&in[0]);
 }
 
-static void destroy(void* self) { free(self); }
+static void destroy(void* self) {
+  free(self);
+}
 
-static const deep500_custom_op_def defs[] = {{DEEP500_CUSTOM_OP_ABI_VERSION, "com.example",
-                                              "Swish", 1, 1, create, infer, forward, backward,
-                                              flops, destroy}};
+static const deep500_custom_op_def defs[] = {{DEEP500_CUSTOM_OP_ABI_VERSION, "com.example", "Swish",
+                                              1, 1, create, infer, forward, backward, flops,
+                                              destroy}};
 
 __attribute__((visibility("default"))) int32_t deep500_custom_ops(
     const deep500_custom_op_def** out) {
