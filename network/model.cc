@@ -7,6 +7,39 @@
 
 namespace deep500::network {
 
+namespace {
+
+std::string first_line(std::string msg) {
+  if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
+  return msg;
+}
+
+// The checker's messages often leave out which node failed; re-check node by
+// node to name it (index, name and op type).
+std::string locate_failure(const Model& m, const std::string& whole) {
+  onnx::checker::CheckerContext ctx;
+  ctx.set_ir_version(static_cast<int>(m.proto.ir_version()));
+  std::unordered_map<std::string, int> opsets(m.opsets.begin(), m.opsets.end());
+  ctx.set_opset_imports(opsets);
+  onnx::checker::LexicalScopeContext lex;
+  for (const auto& in : m.graph().input()) lex.add(in.name());
+  for (const auto& init : m.graph().initializer()) lex.add(init.name());
+  int index = 0;
+  for (const auto& node : m.graph().node()) {
+    try {
+      onnx::checker::check_node(node, ctx, lex);
+    } catch (const std::exception& e) {
+      return cat("node #", index, " '", node.name(), "' (", node.op_type(),
+                 "): ", first_line(e.what()));
+    }
+    for (const auto& o : node.output()) lex.add(o);
+    ++index;
+  }
+  return first_line(whole);
+}
+
+}  // namespace
+
 int Model::opset(const std::string& domain) const {
   auto it = opsets.find(domain == "ai.onnx" ? "" : domain);
   DEEP500_CHECK(it != opsets.end(), path, ": the model does not import an opset for domain '",
@@ -21,15 +54,13 @@ Model parse_model(const std::string& bytes, const std::string& what) {
   DEEP500_CHECK(m.proto.ParseFromString(bytes), what, ": not a valid serialized onnx.ModelProto (",
                 bytes.size(), " bytes; truncated or corrupt?)");
   DEEP500_CHECK(m.proto.has_graph(), what, ": the model has no graph");
+  for (const auto& op : m.proto.opset_import())
+    m.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = static_cast<int>(op.version());
   try {
     onnx::checker::check_model(m.proto);
   } catch (const std::exception& e) {
-    std::string msg = e.what();
-    if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
-    throw Error(cat(what, ": ONNX checker rejected the model: ", msg));
+    throw Error(cat(what, ": ONNX checker rejected the model: ", locate_failure(m, e.what())));
   }
-  for (const auto& op : m.proto.opset_import())
-    m.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = static_cast<int>(op.version());
   return m;
 }
 

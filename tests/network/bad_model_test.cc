@@ -1,0 +1,96 @@
+// Bad input at Level 1 gives one clear error naming the file/node/field.
+#include <gtest/gtest.h>
+
+#include <onnx/defs/parser.h>
+
+#include "frameworks/register_all.h"
+#include "network/model.h"
+#include "network/reference_executor.h"
+
+using namespace deep500;
+
+namespace {
+
+std::string serialize(const char* text) {
+  onnx::ModelProto m;
+  auto status = onnx::OnnxParser::Parse(m, text);
+  EXPECT_TRUE(status.IsOK()) << status.ErrorMessage();
+  return m.SerializeAsString();
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* kRelu = R"(<ir_version: 8, opset_import: ["" : 13]>
+agraph (float[2,3] X) => (float[2,3] Y) { Y = Relu(X) })";
+
+}  // namespace
+
+TEST(BadModel, TruncatedFileNamesTheFile) {
+  std::string bytes = serialize(kRelu);
+  auto msg = error_of([&] { network::parse_model(bytes.substr(0, bytes.size() / 2), "cut.onnx"); });
+  EXPECT_NE(msg.find("cut.onnx"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("ModelProto"), std::string::npos) << msg;
+}
+
+TEST(BadModel, UnknownAttributeNamesNodeAndAttribute) {
+  std::string bytes = serialize(R"(<ir_version: 8, opset_import: ["" : 13]>
+agraph (float[2,3] X) => (float[2,3] Y) { Y = Relu<bogus = 1>(X) })");
+  auto msg = error_of([&] { network::parse_model(bytes, "bad.onnx"); });
+  EXPECT_NE(msg.find("bad.onnx"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("bogus"), std::string::npos) << msg;
+}
+
+TEST(BadModel, WrongInputCountNamesTheOp) {
+  std::string bytes = serialize(R"(<ir_version: 8, opset_import: ["" : 13]>
+agraph (float[2,3] X) => (float[2,3] Y) { Y = Add(X) })");
+  auto msg = error_of([&] { network::parse_model(bytes, "bad.onnx"); });
+  EXPECT_NE(msg.find("Add"), std::string::npos) << msg;
+}
+
+TEST(BadModel, MisShapedFeedNamesInputAndBothShapes) {
+  frameworks::register_all();
+  auto model = network::parse_model(serialize(kRelu), "relu.onnx");
+  network::ReferenceExecutor exec(model, {"reference"});
+  auto msg = error_of([&] { exec.run({{"X", Tensor(DataType::Float, {3, 2})}}); });
+  EXPECT_NE(msg.find("'X'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[2,3]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[3,2]"), std::string::npos) << msg;
+  msg = error_of([&] { exec.run({{"X", Tensor(DataType::Int64, {2, 3})}}); });
+  EXPECT_NE(msg.find("int64"), std::string::npos) << msg;
+  msg = error_of([&] { exec.run({}); });
+  EXPECT_NE(msg.find("required input 'X'"), std::string::npos) << msg;
+}
+
+TEST(BadModel, MissingKernelNamesOpOpsetAndNode) {
+  frameworks::register_all();
+  auto model = network::parse_model(serialize(R"(<ir_version: 8, opset_import: ["" : 13]>
+agraph (float[2,3] X) => (float[2,3] Y) { Y = Relu(X) })"),
+                                    "relu.onnx");
+  network::ReferenceExecutor exec(model, {"no-such-backend"});
+  auto msg = error_of([&] { exec.run({{"X", Tensor(DataType::Float, {2, 3})}}); });
+  EXPECT_NE(msg.find("Relu"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("opset 13"), std::string::npos) << msg;
+}
+
+TEST(ReferenceExecutor, RunsAGraphAndRecordsImplementations) {
+  frameworks::register_all();
+  auto model = network::parse_model(serialize(R"(<ir_version: 8, opset_import: ["" : 13]>
+agraph (float[3] X, float[3] B) => (float[3] Y) { T = Sub(X, B) Y = Relu(T) })"),
+                                    "g.onnx");
+  network::ReferenceExecutor exec(model, {"reference"});
+  auto out = exec.run({{"X", Tensor::from_vector<float>({3}, {1, -2, 3})},
+                       {"B", Tensor::from_vector<float>({3}, {2, -4, 1})}});
+  const float* y = out.at("Y").data<float>();
+  EXPECT_EQ(y[0], 0.0f);  // relu(1-2)
+  EXPECT_EQ(y[1], 2.0f);  // relu(-2+4)
+  EXPECT_EQ(y[2], 2.0f);
+  ASSERT_EQ(exec.records().size(), 2u);
+  EXPECT_EQ(exec.records()[1].implementation, "reference:Relu");
+}

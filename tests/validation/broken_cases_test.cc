@@ -1,0 +1,76 @@
+// The conformance runner turns broken test folders into failed rows naming
+// the broken file, and survives crashes and hangs of a case.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "frameworks/register_all.h"
+#include "validation/onnx_conformance.h"
+
+namespace fs = std::filesystem;
+using namespace deep500::validation;
+
+namespace {
+
+const fs::path kAdd = fs::path(DEEP500_ONNX_TESTDATA) / "node" / "test_add";
+
+fs::path fresh_copy(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("deep500_broken_" + name);
+  fs::remove_all(dir);
+  fs::copy(kAdd, dir, fs::copy_options::recursive);
+  return dir;
+}
+
+void truncate_file(const fs::path& p) {
+  auto size = fs::file_size(p);
+  fs::resize_file(p, size / 2);
+}
+
+}  // namespace
+
+TEST(BrokenCases, IntactCasePasses) {
+  deep500::frameworks::register_all();
+  auto r = run_case_isolated(fresh_copy("intact").string(), {});
+  EXPECT_EQ(r.status, CaseStatus::Passed) << r.message;
+}
+
+TEST(BrokenCases, TruncatedModelIsAFailedRowNamingTheFile) {
+  auto dir = fresh_copy("model");
+  truncate_file(dir / "model.onnx");
+  auto r = run_case_isolated(dir.string(), {});
+  EXPECT_EQ(r.status, CaseStatus::Failed);
+  EXPECT_NE(r.message.find("model.onnx"), std::string::npos) << r.message;
+}
+
+TEST(BrokenCases, CorruptPbIsAFailedRowNamingTheFile) {
+  auto dir = fresh_copy("pb");
+  std::ofstream(dir / "test_data_set_0" / "input_0.pb", std::ios::trunc) << "\x0a\xff\xff garbage";
+  auto r = run_case_isolated(dir.string(), {});
+  EXPECT_EQ(r.status, CaseStatus::Failed);
+  EXPECT_NE(r.message.find("input_0.pb"), std::string::npos) << r.message;
+}
+
+TEST(BrokenCases, WrongExpectedOutputFailsWithTheWorstIndex) {
+  auto dir = fresh_copy("output");
+  // Replace the expected output with the first input: same shape, other values.
+  fs::copy_file(dir / "test_data_set_0" / "input_0.pb", dir / "test_data_set_0" / "output_0.pb",
+                fs::copy_options::overwrite_existing);
+  auto r = run_case_isolated(dir.string(), {});
+  EXPECT_EQ(r.status, CaseStatus::Failed);
+  EXPECT_NE(r.message.find("worst at index"), std::string::npos) << r.message;
+}
+
+TEST(BrokenCases, HangBecomesATimeoutRow) {
+  ConformanceOptions opt;
+  opt.timeout_seconds = 0.5;
+  auto dir = fresh_copy("hang");
+  // A FIFO with no writer blocks the child forever when it opens the file.
+  fs::remove(dir / "test_data_set_0" / "input_0.pb");
+  ASSERT_EQ(mkfifo((dir / "test_data_set_0" / "input_0.pb").c_str(), 0600), 0);
+  auto r = run_case_isolated(dir.string(), opt);
+  EXPECT_EQ(r.status, CaseStatus::Failed);
+  EXPECT_NE(r.message.find("timed out"), std::string::npos) << r.message;
+}
