@@ -131,7 +131,8 @@ Tensor f64(Shape s, std::vector<double> v) { return Tensor::from_vector<double>(
 }  // namespace
 
 TEST(ReduceNormGradient, ReduceSumAxesInput) {
-  check_gradient(Node("ReduceSum", 13, 2).i("keepdims", 0), {random({2, 3, 4}, 1), i64({2}, {0, 2})});
+  check_gradient(Node("ReduceSum", 13, 2).i("keepdims", 0),
+                 {random({2, 3, 4}, 1), i64({2}, {0, 2})});
 }
 
 TEST(ReduceNormGradient, ReduceMeanKeepdims) {

@@ -476,7 +476,8 @@ class LrnOp final : public Operator {
     return std::vector<bool>(n, true);
   }
 
-  // dx_j = g_j d_j^-beta - 2 beta alpha / size * x_j * sum_{i: j in window(i)} g_i x_i d_i^(-beta-1)
+  // dx_j = g_j d_j^-beta
+  //        - 2 beta alpha / size * x_j * sum_{i: j in window(i)} g_i x_i d_i^(-beta-1)
   void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
                 std::span<Tensor> gx) override {
     if (!gy[0].defined()) return;
