@@ -7,6 +7,11 @@ namespace deep500::reference {
 void register_kernels(ops::Registry& r) {
   register_elementwise_binary(r);
   register_activations(r);
+  register_reduce(r);
+  register_softmax(r);
+  register_normalization(r);
+  register_losses(r);
+  register_einsum_det(r);
 }
 
 }  // namespace deep500::reference

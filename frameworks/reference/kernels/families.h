@@ -7,5 +7,10 @@ namespace deep500::reference {
 
 void register_elementwise_binary(ops::Registry& r);
 void register_activations(ops::Registry& r);
+void register_reduce(ops::Registry& r);
+void register_softmax(ops::Registry& r);
+void register_normalization(ops::Registry& r);
+void register_losses(ops::Registry& r);
+void register_einsum_det(ops::Registry& r);
 
 }  // namespace deep500::reference
