@@ -7,6 +7,12 @@ namespace deep500::reference {
 void register_kernels(ops::Registry& r) {
   register_elementwise_binary(r);
   register_activations(r);
+  register_shape_ops(r);
+  register_constant(r);
+  register_cast(r);
+  register_transpose_concat(r);
+  register_slice_pad(r);
+  register_trilu_dropout(r);
 }
 
 }  // namespace deep500::reference

@@ -7,5 +7,11 @@ namespace deep500::reference {
 
 void register_elementwise_binary(ops::Registry& r);
 void register_activations(ops::Registry& r);
+void register_shape_ops(ops::Registry& r);
+void register_constant(ops::Registry& r);
+void register_cast(ops::Registry& r);
+void register_transpose_concat(ops::Registry& r);
+void register_slice_pad(ops::Registry& r);
+void register_trilu_dropout(ops::Registry& r);
 
 }  // namespace deep500::reference
