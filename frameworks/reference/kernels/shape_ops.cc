@@ -193,7 +193,7 @@ class SqueezeOp final : public ViewLikeOp {
       return;
     }
     std::set<int64_t> drop;
-    if (has_axes_) {
+    if (has_axes_ && !axes.empty()) {  // empty axes: squeeze all, as without axes
       for (int64_t a : axes) {
         int64_t n = normalize_axis(a, x.rank(), cat(node_, ": axes"));
         DEEP500_CHECK(x.dim(n) == 1, node_, ": cannot squeeze axis ", a, " of input shape ",

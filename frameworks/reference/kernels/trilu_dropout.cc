@@ -1,5 +1,6 @@
 // Masking ops: Trilu (triangular part of matrices) and Dropout (+ backward).
-#include "deep/random.h"
+#include <random>
+
 #include "frameworks/reference/kernels/common.h"
 #include "frameworks/reference/kernels/families.h"
 
@@ -74,7 +75,7 @@ class DropoutOp final : public Operator {
  public:
   explicit DropoutOp(const OpContext& ctx)
       : node_(ctx.node.describe()), opset_(ctx.node.opset),
-        rng_(static_cast<uint64_t>(ctx.node.attributes.get_int("seed", 0))) {
+        rng_(static_cast<uint32_t>(ctx.node.attributes.get_int("seed", 0))) {
     const auto& a = ctx.node.attributes;
     if (opset_ < 12) {
       DEEP500_CHECK(ctx.num_inputs() == 1 && ctx.has_input(0), node_, ": expected 1 input, got ",
@@ -113,7 +114,7 @@ class DropoutOp final : public Operator {
     bool* m = mask_.data<bool>();
     Tensor& y = ops::ensure_output(out, 0, x.dtype(), x.shape());
     const bool drop = training_ && ratio_ > 0.0f;
-    for (int64_t i = 0; i < x.numel(); ++i) m[i] = !drop || rng_.uniform() >= ratio_;
+    for (int64_t i = 0; i < x.numel(); ++i) m[i] = !drop || uniform() >= ratio_;
     const double scale = drop ? 1.0 / (1.0 - ratio_) : 1.0;
     dispatch_float(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -154,9 +155,16 @@ class DropoutOp final : public Operator {
   }
 
  private:
+  // NumPy's legacy random_sample(): 53 bits from two MT19937 draws. With
+  // std::mt19937 seeded like np.random.seed(seed) this reproduces the masks of
+  // the ONNX reference implementation on the first call.
+  double uniform() {
+    const uint32_t a = rng_() >> 5, b = rng_() >> 6;
+    return (a * 67108864.0 + b) / 9007199254740992.0;
+  }
   std::string node_;
   int opset_;
-  Random rng_;
+  std::mt19937 rng_;
   float ratio_ = 0.5f;
   bool training_ = false;
   Tensor mask_;
