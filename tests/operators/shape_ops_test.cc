@@ -234,3 +234,23 @@ TEST(ShapeOpsForward, CastStringRoundTripsShortest) {
   auto back = Node("Cast", 17, 1).integer("to", 11).run({s})[0];
   EXPECT_EQ(back.data<double>()[0], 0.1);  // parsed as double, not via float
 }
+
+TEST(ShapeOpsGradient, DropoutBackwardUsesMaskAndScale) {
+  Tensor x = random_double({200}, 11);
+  Node n = Node("Dropout", 13, 3, 2).integer("seed", 3);
+  std::vector<Tensor> in{x, Tensor::scalar<double>(0.5), Tensor::scalar<bool>(true)};
+  auto op = n.make(in);
+  std::vector<Tensor> out(2);
+  op->forward(in, out);
+  Tensor gy = random_double({200}, 12);
+  std::vector<Tensor> gx(3);
+  std::vector<Tensor> gys{gy, Tensor()};
+  op->backward(gys, in, out, gx);
+  ASSERT_TRUE(gx[0].defined());
+  for (int i = 0; i < 200; ++i) {
+    const bool m = out[1].data<bool>()[i];
+    EXPECT_DOUBLE_EQ(gx[0].data<double>()[i], m ? 2.0 * gy.data<double>()[i] : 0.0);
+    // y is linear in x with the same factor, so y = x * dy/dx
+    EXPECT_DOUBLE_EQ(out[0].data<double>()[i], m ? 2.0 * x.data<double>()[i] : 0.0);
+  }
+}
