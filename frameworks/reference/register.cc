@@ -12,6 +12,12 @@ void register_kernels(ops::Registry& r) {
   register_normalization(r);
   register_losses(r);
   register_einsum_det(r);
+  register_shape_ops(r);
+  register_constant(r);
+  register_cast(r);
+  register_transpose_concat(r);
+  register_slice_pad(r);
+  register_trilu_dropout(r);
 }
 
 }  // namespace deep500::reference

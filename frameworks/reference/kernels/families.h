@@ -12,5 +12,11 @@ void register_softmax(ops::Registry& r);
 void register_normalization(ops::Registry& r);
 void register_losses(ops::Registry& r);
 void register_einsum_det(ops::Registry& r);
+void register_shape_ops(ops::Registry& r);
+void register_constant(ops::Registry& r);
+void register_cast(ops::Registry& r);
+void register_transpose_concat(ops::Registry& r);
+void register_slice_pad(ops::Registry& r);
+void register_trilu_dropout(ops::Registry& r);
 
 }  // namespace deep500::reference
