@@ -7,5 +7,10 @@ namespace deep500::reference {
 
 void register_elementwise_binary(ops::Registry& r);
 void register_activations(ops::Registry& r);
+void register_gather_scatter(ops::Registry& r);
+void register_select(ops::Registry& r);
+void register_cumsum_reverse(ops::Registry& r);
+void register_resize(ops::Registry& r);
+void register_grid_roi(ops::Registry& r);
 
 }  // namespace deep500::reference
