@@ -176,7 +176,8 @@ TEST(Indexing, OutOfRangeScatterAndGatherNDIndicesThrow) {
   Built s = make("ScatterElements", 13, sc);
   std::vector<Tensor> out(1);
   EXPECT_THROW(s.op->forward(sc, out), Error);
-  std::vector<Tensor> nd = {random_tensor({2, 2}, 16), Tensor::from_vector<int64_t>({1, 2}, {0, -3})};
+  std::vector<Tensor> nd = {random_tensor({2, 2}, 16),
+                            Tensor::from_vector<int64_t>({1, 2}, {0, -3})};
   Built g = make("GatherND", 13, nd);
   EXPECT_THROW(g.op->forward(nd, out), Error);
 }

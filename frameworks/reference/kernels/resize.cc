@@ -39,8 +39,8 @@ double cubic_weight(double t, double a) {  // Keys cubic convolution kernel, |t|
 
 class ResizeOp final : public Operator {
  public:
-  ResizeOp(const OpContext& ctx, bool upsample) : node_(ctx.node.describe()), opset_(ctx.node.opset),
-                                                   upsample_(upsample) {
+  ResizeOp(const OpContext& ctx, bool upsample)
+      : node_(ctx.node.describe()), opset_(ctx.node.opset), upsample_(upsample) {
     const auto& a = ctx.node.attributes;
     std::string mode = a.get_string("mode", "nearest");
     if (mode == "nearest") mode_ = Mode::Nearest;
@@ -183,15 +183,16 @@ class ResizeOp final : public Operator {
         break;
       case Coord::Asymmetric: xo = x / scale; break;
       case Coord::TfHalfPixelForNN: xo = (x + 0.5) / scale; break;
-      case Coord::TfCropAndResize:
-        xo = out_len == 1 ? (roi_end - roi_start) * static_cast<double>(len - 1) / 2
-                          : x * (roi_end - roi_start) * static_cast<double>(len - 1) / (out_len - 1);
+      case Coord::TfCropAndResize: {
+        const double span = (roi_end - roi_start) * static_cast<double>(len - 1);
+        xo = out_len == 1 ? span / 2 : x * span / (out_len - 1);
         xo += roi_start * static_cast<double>(len - 1);
         if (xo < 0 || xo > static_cast<double>(len - 1)) {
           at.outside = true;
           return at;
         }
         break;
+      }
     }
     auto clamp = [&](int64_t i) { return std::min<int64_t>(std::max<int64_t>(i, 0), len - 1); };
     const double fl = std::floor(xo);
