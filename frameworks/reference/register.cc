@@ -18,6 +18,11 @@ void register_kernels(ops::Registry& r) {
   register_transpose_concat(r);
   register_slice_pad(r);
   register_trilu_dropout(r);
+  register_gather_scatter(r);
+  register_select(r);
+  register_cumsum_reverse(r);
+  register_resize(r);
+  register_grid_roi(r);
 }
 
 }  // namespace deep500::reference

@@ -18,5 +18,10 @@ void register_cast(ops::Registry& r);
 void register_transpose_concat(ops::Registry& r);
 void register_slice_pad(ops::Registry& r);
 void register_trilu_dropout(ops::Registry& r);
+void register_gather_scatter(ops::Registry& r);
+void register_select(ops::Registry& r);
+void register_cumsum_reverse(ops::Registry& r);
+void register_resize(ops::Registry& r);
+void register_grid_roi(ops::Registry& r);
 
 }  // namespace deep500::reference

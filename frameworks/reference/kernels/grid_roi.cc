@@ -1,0 +1,341 @@
+// Spatial sampling: GridSample (opset 16), RoiAlign (opsets 10, 16),
+// MaxUnpool (opsets 9, 11). Forward only, NCHW layouts.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "frameworks/reference/kernels/common.h"
+#include "frameworks/reference/kernels/families.h"
+
+namespace deep500::reference {
+namespace {
+
+// ---------------------------------------------------------------- GridSample
+enum class GridMode { Bilinear, Nearest, Bicubic };
+enum class Padding { Zeros, Border, Reflection };
+
+class GridSampleOp final : public Operator {
+ public:
+  explicit GridSampleOp(const OpContext& ctx) : node_(ctx.node.describe()) {
+    DEEP500_CHECK(ctx.num_inputs() == 2, node_, ": expected 2 inputs (X, grid), got ",
+                  ctx.num_inputs());
+    const auto& a = ctx.node.attributes;
+    align_ = a.get_int("align_corners", 0) != 0;
+    std::string m = a.get_string("mode", "bilinear");
+    if (m == "bilinear") mode_ = GridMode::Bilinear;
+    else if (m == "nearest") mode_ = GridMode::Nearest;
+    else if (m == "bicubic") mode_ = GridMode::Bicubic;
+    else throw Error(cat(node_, ": mode must be bilinear, nearest or bicubic, got '", m, "'"));
+    std::string p = a.get_string("padding_mode", "zeros");
+    if (p == "zeros") pad_ = Padding::Zeros;
+    else if (p == "border") pad_ = Padding::Border;
+    else if (p == "reflection") pad_ = Padding::Reflection;
+    else throw Error(cat(node_, ": padding_mode must be zeros, border or reflection, got '", p,
+                         "'"));
+  }
+
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    const Tensor &x = in[0], &grid = in[1];
+    DEEP500_CHECK(x.rank() == 4 && grid.rank() == 4 && grid.dim(3) == 2 &&
+                      grid.dim(0) == x.dim(0),
+                  node_, ": expected X [N,C,H,W] and grid [N,Hout,Wout,2], got ",
+                  to_string(x.shape()), " and ", to_string(grid.shape()));
+    const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
+    const int64_t oh = grid.dim(1), ow = grid.dim(2);
+    Tensor& y = ops::ensure_output(out, 0, x.dtype(), {n, c, oh, ow});
+    std::vector<double> g = grid.to_double_vector();
+    dispatch_float(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* px = x.data<T>();
+      T* py = y.data<T>();
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t ch = 0; ch < c; ++ch) {
+          const T* plane = px + (b * c + ch) * h * w;
+          // Pixel (iy, ix) of the plane, zero outside.
+          auto at = [&](int64_t iy, int64_t ix) -> double {
+            return iy >= 0 && iy < h && ix >= 0 && ix < w ? static_cast<double>(plane[iy * w + ix])
+                                                          : 0.0;
+          };
+          for (int64_t i = 0; i < oh * ow; ++i) {
+            const double gx = g[(b * oh * ow + i) * 2], gy = g[(b * oh * ow + i) * 2 + 1];
+            const double v = sample(at, gx, gy, h, w);
+            T& o = py[(b * c + ch) * oh * ow + i];
+            if constexpr (std::is_same_v<T, double>) o = v;
+            else o = T(static_cast<float>(v));
+          }
+        }
+    }, node_);
+  }
+
+  Cost cost(std::span<const TensorDesc> in) const override {
+    Cost c = Operator::cost(in);
+    if (in[0].shape.size() != 4 || in[1].shape.size() != 4) return c;
+    const double outputs =
+        static_cast<double>(in[0].shape[0] * in[0].shape[1] * in[1].shape[1] * in[1].shape[2]);
+    const double taps = mode_ == GridMode::Bicubic ? 16 : mode_ == GridMode::Bilinear ? 4 : 1;
+    c.flops = outputs * taps * 2;
+    c.bytes += outputs * static_cast<double>(size_of(in[0].dtype));
+    return c;
+  }
+
+ private:
+  double unnormalize(double v, int64_t size) const {
+    return align_ ? (v + 1) / 2 * static_cast<double>(size - 1)
+                  : ((v + 1) * static_cast<double>(size) - 1) / 2;
+  }
+  // Reflects v into [lo2/2, hi2/2] (bounds given doubled, as integers).
+  static double reflect(double v, double lo2, double hi2) {
+    if (lo2 == hi2) return 0;
+    const double lo = lo2 / 2, span = (hi2 - lo2) / 2;
+    v = std::fabs(v - lo);
+    const double extra = std::fmod(v, span);
+    const auto flips = static_cast<int64_t>(std::floor(v / span));
+    return flips % 2 == 0 ? extra + lo : span - extra + lo;
+  }
+  // Applies the padding mode to a pixel coordinate.
+  double pad(double v, int64_t size) const {
+    const double hi = static_cast<double>(size - 1);
+    if (pad_ == Padding::Border) return std::clamp(v, 0.0, hi);
+    if (pad_ == Padding::Reflection) {
+      v = align_ ? reflect(v, 0, 2 * hi) : reflect(v, -1, 2 * static_cast<double>(size) - 1);
+      return std::clamp(v, 0.0, hi);
+    }
+    return v;
+  }
+  static double cubic(double t) {  // Keys kernel, a = -0.75 (as PyTorch)
+    const double a = -0.75;
+    t = std::fabs(t);
+    if (t <= 1) return ((a + 2) * t - (a + 3)) * t * t + 1;
+    if (t < 2) return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+    return 0;
+  }
+  template <class At>
+  double sample(const At& at, double gx, double gy, int64_t h, int64_t w) const {
+    if (mode_ == GridMode::Bicubic) {
+      // Taps are padded one by one (the un-padded coordinate sets the weights).
+      const double ix = unnormalize(gx, w), iy = unnormalize(gy, h);
+      const double fx = std::floor(ix), fy = std::floor(iy);
+      double s = 0;
+      for (int dy = -1; dy <= 2; ++dy)
+        for (int dx = -1; dx <= 2; ++dx) {
+          const double wgt = cubic(iy - (fy + dy)) * cubic(ix - (fx + dx));
+          const double px = pad(fx + dx, w), py = pad(fy + dy, h);
+          s += wgt * at(static_cast<int64_t>(py), static_cast<int64_t>(px));
+        }
+      return s;
+    }
+    const double ix = pad(unnormalize(gx, w), w), iy = pad(unnormalize(gy, h), h);
+    if (mode_ == GridMode::Nearest)
+      return at(static_cast<int64_t>(std::nearbyint(iy)), static_cast<int64_t>(std::nearbyint(ix)));
+    const double fx = std::floor(ix), fy = std::floor(iy);
+    const double lx = ix - fx, ly = iy - fy;
+    const auto x0 = static_cast<int64_t>(fx), y0 = static_cast<int64_t>(fy);
+    return at(y0, x0) * (1 - ly) * (1 - lx) + at(y0, x0 + 1) * (1 - ly) * lx +
+           at(y0 + 1, x0) * ly * (1 - lx) + at(y0 + 1, x0 + 1) * ly * lx;
+  }
+
+  std::string node_;
+  bool align_;
+  GridMode mode_;
+  Padding pad_;
+};
+
+// ------------------------------------------------------------------ RoiAlign
+class RoiAlignOp final : public Operator {
+ public:
+  explicit RoiAlignOp(const OpContext& ctx) : node_(ctx.node.describe()) {
+    DEEP500_CHECK(ctx.num_inputs() == 3, node_,
+                  ": expected 3 inputs (X, rois, batch_indices), got ", ctx.num_inputs());
+    const auto& a = ctx.node.attributes;
+    std::string mode = a.get_string("mode", "avg");
+    DEEP500_CHECK(mode == "avg" || mode == "max", node_, ": mode must be avg or max, got '", mode,
+                  "'");
+    max_ = mode == "max";
+    std::string c = a.get_string("coordinate_transformation_mode",
+                                 ctx.node.opset >= 16 ? "half_pixel" : "output_half_pixel");
+    DEEP500_CHECK(c == "half_pixel" || c == "output_half_pixel", node_,
+                  ": coordinate_transformation_mode must be half_pixel or output_half_pixel, got '",
+                  c, "'");
+    half_pixel_ = c == "half_pixel";
+    out_h_ = a.get_int("output_height", 1);
+    out_w_ = a.get_int("output_width", 1);
+    sampling_ = a.get_int("sampling_ratio", 0);
+    scale_ = a.get_float("spatial_scale", 1.0f);
+    DEEP500_CHECK(out_h_ >= 1 && out_w_ >= 1 && sampling_ >= 0, node_,
+                  ": output_height/width must be >= 1 and sampling_ratio >= 0");
+  }
+
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    const Tensor &x = in[0], &rois = in[1], &bidx_t = in[2];
+    DEEP500_CHECK(x.rank() == 4, node_, ": X must be 4-D NCHW, got ", to_string(x.shape()));
+    DEEP500_CHECK(rois.rank() == 2 && rois.dim(1) == 4, node_,
+                  ": rois must have shape [num_rois, 4], got ", to_string(rois.shape()));
+    const int64_t nr = rois.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
+    DEEP500_CHECK(bidx_t.rank() == 1 && bidx_t.numel() == nr, node_,
+                  ": batch_indices must have shape [", nr, "], got ", to_string(bidx_t.shape()));
+    std::vector<double> r = rois.to_double_vector();
+    std::vector<int64_t> bidx = bidx_t.to_int64_vector();
+    Tensor& y = ops::ensure_output(out, 0, x.dtype(), {nr, c, out_h_, out_w_});
+    dispatch_float(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* px = x.data<T>();
+      T* py = y.data<T>();
+      for (int64_t k = 0; k < nr; ++k) {
+        DEEP500_CHECK(bidx[k] >= 0 && bidx[k] < x.dim(0), node_, ": batch_indices[", k, "] = ",
+                      bidx[k], " is out of range [0, ", x.dim(0) - 1, "]");
+        const double off = half_pixel_ ? 0.5 : 0.0;
+        const double x0 = r[k * 4] * scale_ - off, y0 = r[k * 4 + 1] * scale_ - off;
+        double rw = r[k * 4 + 2] * scale_ - off - x0, rh = r[k * 4 + 3] * scale_ - off - y0;
+        if (!half_pixel_) {  // legacy: force boxes to be at least one pixel
+          rw = std::max(rw, 1.0);
+          rh = std::max(rh, 1.0);
+        }
+        const double bh = rh / static_cast<double>(out_h_), bw = rw / static_cast<double>(out_w_);
+        const int64_t gh = sampling_ > 0 ? sampling_ : static_cast<int64_t>(std::ceil(bh));
+        const int64_t gw = sampling_ > 0 ? sampling_ : static_cast<int64_t>(std::ceil(bw));
+        const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
+        for (int64_t ch = 0; ch < c; ++ch) {
+          const T* plane = px + (bidx[k] * c + ch) * h * w;
+          for (int64_t ph = 0; ph < out_h_; ++ph)
+            for (int64_t pw = 0; pw < out_w_; ++pw) {
+              double acc = 0;
+              bool first = true;
+              for (int64_t iy = 0; iy < gh; ++iy)
+                for (int64_t ix = 0; ix < gw; ++ix) {
+                  const double sy = y0 + ph * bh + (iy + 0.5) * bh / static_cast<double>(gh);
+                  const double sx = x0 + pw * bw + (ix + 0.5) * bw / static_cast<double>(gw);
+                  const double v = bilinear(plane, h, w, sy, sx, max_);
+                  if (!max_) acc += v;
+                  else acc = first ? v : std::max(acc, v);
+                  first = false;
+                }
+              const double v = max_ ? acc : acc / count;
+              T& o = py[((k * c + ch) * out_h_ + ph) * out_w_ + pw];
+              if constexpr (std::is_same_v<T, double>) o = v;
+              else o = T(static_cast<float>(v));
+            }
+        }
+      }
+    }, node_);
+  }
+
+  Cost cost(std::span<const TensorDesc> in) const override {
+    Cost c = Operator::cost(in);
+    if (in[0].shape.size() != 4 || in[1].shape.size() != 2) return c;
+    const double outputs = static_cast<double>(in[1].shape[0] * in[0].shape[1] * out_h_ * out_w_);
+    // With adaptive sampling the grid size depends on the boxes: assume 2x2.
+    const double samples = sampling_ > 0 ? static_cast<double>(sampling_ * sampling_) : 4.0;
+    c.flops = outputs * samples * 8;
+    c.bytes += outputs * static_cast<double>(size_of(in[0].dtype));
+    return c;
+  }
+
+ private:
+  // Bilinear sample with the Caffe2/ONNX Runtime border rules. In max mode
+  // the result is the largest weighted corner (the ONNX Runtime definition).
+  template <class T>
+  static double bilinear(const T* p, int64_t h, int64_t w, double y, double x, bool max_mode) {
+    if (y < -1.0 || y > static_cast<double>(h) || x < -1.0 || x > static_cast<double>(w)) return 0;
+    y = std::max(y, 0.0);
+    x = std::max(x, 0.0);
+    auto yl = static_cast<int64_t>(y), xl = static_cast<int64_t>(x);
+    int64_t yh, xh;
+    if (yl >= h - 1) {
+      yh = yl = h - 1;
+      y = static_cast<double>(yl);
+    } else {
+      yh = yl + 1;
+    }
+    if (xl >= w - 1) {
+      xh = xl = w - 1;
+      x = static_cast<double>(xl);
+    } else {
+      xh = xl + 1;
+    }
+    const double ly = y - static_cast<double>(yl), lx = x - static_cast<double>(xl);
+    const double hy = 1 - ly, hx = 1 - lx;
+    const double v1 = hy * hx * static_cast<double>(p[yl * w + xl]);
+    const double v2 = hy * lx * static_cast<double>(p[yl * w + xh]);
+    const double v3 = ly * hx * static_cast<double>(p[yh * w + xl]);
+    const double v4 = ly * lx * static_cast<double>(p[yh * w + xh]);
+    if (max_mode) return std::max(std::max(v1, v2), std::max(v3, v4));
+    return v1 + v2 + v3 + v4;
+  }
+
+  std::string node_;
+  bool max_ = false, half_pixel_ = true;
+  int64_t out_h_, out_w_, sampling_;
+  double scale_;
+};
+
+// ----------------------------------------------------------------- MaxUnpool
+class MaxUnpoolOp final : public Operator {
+ public:
+  explicit MaxUnpoolOp(const OpContext& ctx) : node_(ctx.node.describe()) {
+    DEEP500_CHECK(ctx.num_inputs() == 2 || ctx.num_inputs() == 3, node_,
+                  ": expected 2 or 3 inputs (X, I, output_shape), got ", ctx.num_inputs());
+    const auto& a = ctx.node.attributes;
+    kernel_ = a.get_ints("kernel_shape");
+    strides_ = a.get_ints("strides", std::vector<int64_t>(kernel_.size(), 1));
+    pads_ = a.get_ints("pads", std::vector<int64_t>(2 * kernel_.size(), 0));
+    DEEP500_CHECK(strides_.size() == kernel_.size() && pads_.size() == 2 * kernel_.size(), node_,
+                  ": kernel_shape, strides and pads lengths disagree");
+  }
+
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    const Tensor &x = in[0], &ind = in[1];
+    const auto k = static_cast<int64_t>(kernel_.size());
+    DEEP500_CHECK(x.rank() == k + 2, node_, ": X must have rank ", k + 2, " for a ", k,
+                  "-D kernel, got ", to_string(x.shape()));
+    DEEP500_CHECK(ind.shape() == x.shape() && ind.dtype() == DataType::Int64, node_,
+                  ": I must be int64 with the shape of X, got ", to_string(ind.desc()));
+    Shape inferred = {x.dim(0), x.dim(1)};
+    for (int64_t d = 0; d < k; ++d)
+      inferred.push_back((x.dim(d + 2) - 1) * strides_[d] + kernel_[d] - pads_[d] - pads_[d + k]);
+    Shape ys = inferred;
+    if (const Tensor* os = ops::optional_input(in, 2)) {
+      ys = os->to_int64_vector();
+      DEEP500_CHECK(static_cast<int64_t>(ys.size()) == x.rank(), node_, ": output_shape ",
+                    to_string(ys), " must have rank ", x.rank());
+      for (size_t d = 0; d < ys.size(); ++d)
+        DEEP500_CHECK(ys[d] >= inferred[d], node_, ": output_shape ", to_string(ys),
+                      " is smaller than the inferred shape ", to_string(inferred));
+    }
+    // Indices address the inferred (unpadded) output; a larger output_shape
+    // adds padding at the end of each axis (as the ONNX test data expects).
+    const int64_t total = numel(inferred);
+    Shape istr = contiguous_strides(inferred), ostr = contiguous_strides(ys);
+    std::vector<int64_t> idx = ind.to_int64_vector();
+    Tensor& y = ops::ensure_output(out, 0, x.dtype(), ys);
+    dispatch_numeric(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* px = x.data<T>();
+      T* py = y.data<T>();
+      for (int64_t i = 0; i < y.numel(); ++i) py[i] = T(0);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        DEEP500_CHECK(idx[i] >= 0 && idx[i] < total, node_, ": index ", idx[i],
+                      " is out of range [0, ", total - 1, "] for the unpooled shape ",
+                      to_string(inferred));
+        int64_t off = 0;
+        for (size_t d = 0; d < inferred.size(); ++d)
+          off += (idx[i] / istr[d]) % inferred[d] * ostr[d];
+        py[off] = px[i];
+      }
+    }, node_);
+  }
+
+ private:
+  std::string node_;
+  std::vector<int64_t> kernel_, strides_, pads_;
+};
+
+}  // namespace
+
+void register_grid_roi(Registry& r) {
+  add_kernel<GridSampleOp>(r, "GridSample", 16);
+  add_kernel<RoiAlignOp>(r, "RoiAlign", 10);
+  add_kernel<MaxUnpoolOp>(r, "MaxUnpool", 9);
+}
+
+}  // namespace deep500::reference
