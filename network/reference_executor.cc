@@ -180,6 +180,12 @@ bool ReferenceExecutor::expand_function(const onnx::NodeProto& node, int opset,
         auto* na = attrs.Add();
         *na = *it->second;
         na->set_name(a.name());
+      } else if (auto def = schema->attributes().find(a.ref_attr_name());
+                 def != schema->attributes().end() && def->second.default_value.type() != 0) {
+        // Omitted by the caller: the schema's default applies.
+        auto* na = attrs.Add();
+        *na = def->second.default_value;
+        na->set_name(a.name());
       }
     }
     *body.mutable_attribute() = attrs;
