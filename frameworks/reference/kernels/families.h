@@ -7,5 +7,8 @@ namespace deep500::reference {
 
 void register_elementwise_binary(ops::Registry& r);
 void register_activations(ops::Registry& r);
+void register_unary_math(ops::Registry& r);
+void register_logical(ops::Registry& r);
+void register_variadic(ops::Registry& r);
 
 }  // namespace deep500::reference
