@@ -163,6 +163,14 @@ TEST(ElementwiseGrad, PReluBroadcastSlope) {
   check_gradients("PRelu", {random_tensor({2, 3, 4}, -2, 2, rng), vec({3, 1}, {0.1, 0.2, 0.3})});
 }
 
+TEST(ElementwiseForward, PReluBeforeOpset7IsPerChannel) {
+  // X [1, 2, 2]: a slope of size 2 applies along dimension 1 (not the last).
+  Tensor y = run("PRelu", {vec({1, 2, 2}, {-1, -2, -1, 3}), vec({2}, {0.1, 0.5})}, 6);
+  EXPECT_EQ(y.to_double_vector(), (std::vector<double>{-0.1, -0.2, -0.5, 3}));
+  std::mt19937 rng(6);
+  check_gradients("PRelu", {random_tensor({2, 3, 2}, -2, 2, rng), vec({3}, {0.1, 0.2, 0.3})}, 6);
+}
+
 TEST(ElementwiseGrad, ClipWithBoundInputs) {
   Tensor x = vec({2, 3}, {-2.0, -0.4, 0.1, 0.6, 1.5, 3.0});
   check_gradients("Clip", {x, Tensor::scalar(-0.5), Tensor::scalar(1.0)}, 13);

@@ -239,21 +239,23 @@ class ActivationOp final : public Operator {
 // PRelu: y = x < 0 ? slope * x : x, slope broadcast (unidirectionally) to x.
 class PReluOp final : public Operator {
  public:
-  explicit PReluOp(const OpContext& ctx) : node_(ctx.node.describe()) {
+  explicit PReluOp(const OpContext& ctx)
+      : node_(ctx.node.describe()), legacy_(ctx.node.opset < 7) {
     DEEP500_CHECK(ctx.num_inputs() == 2, node_, ": expected 2 inputs (X, slope), got ",
                   ctx.num_inputs());
     DEEP500_CHECK(ctx.inputs[0].dtype == ctx.inputs[1].dtype, node_,
                   ": X and slope must have the same element type, got ",
                   name_of(ctx.inputs[0].dtype), " and ", name_of(ctx.inputs[1].dtype));
-    check_slope(ctx.inputs[0].shape, ctx.inputs[1].shape);
+    check_slope(ctx.inputs[0].shape, slope_shape(ctx.inputs[0].shape, ctx.inputs[1].shape));
   }
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
-    check_slope(in[0].shape(), in[1].shape());
+    Tensor slope = in[1].view(slope_shape(in[0].shape(), in[1].shape()));
+    check_slope(in[0].shape(), slope.shape());
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), in[0].shape());
     dispatch_numeric(in[0].dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      broadcast_binary<T, T, T>(in[0], in[1], y,
+      broadcast_binary<T, T, T>(in[0], slope, y,
                                 [](T x, T s) -> T { return x < T(0) ? T(s * x) : x; });
     }, node_);
   }
@@ -271,22 +273,32 @@ class PReluOp final : public Operator {
       using T = typename decltype(tag)::type;
       const Tensor& g = gy[0];
       Tensor dslope(g.dtype(), g.shape());
+      Tensor slope = in[1].view(slope_shape(in[0].shape(), in[1].shape()));
       const T* px = in[0].data<T>();
-      const T* ps = in[1].data<T>();
+      const T* ps = slope.data<T>();
       const T* pg = g.data<T>();
       T* dx = gx[0].data<T>();
       T* ds = dslope.data<T>();
-      MultiIndex it(g.shape(), {broadcast_strides(in[1].shape(), g.shape())});
+      MultiIndex it(g.shape(), {broadcast_strides(slope.shape(), g.shape())});
       for (int64_t i = 0; !it.done(); it.next(), ++i) {
         bool neg = px[i] < T(0);
         dx[i] = neg ? T(pg[i] * ps[it.offset(0)]) : pg[i];
         ds[i] = neg ? T(pg[i] * px[i]) : T(0);
       }
-      gx[1] = reduce_to_shape<T>(dslope, in[1].shape());
+      gx[1] = reduce_to_shape<T>(dslope, slope.shape()).view(in[1].shape());
     }, node_);
   }
 
  private:
+  // Before opset 7 a 1-D slope of size C is per channel (dimension 1), as
+  // exported by PyTorch / Caffe2; from opset 7 it broadcasts NumPy-style.
+  Shape slope_shape(const Shape& x, const Shape& slope) const {
+    if (!legacy_ || slope.size() != 1 || x.size() < 2 || slope[0] == 1 || slope[0] != x[1])
+      return slope;
+    Shape s(x.size() - 1, 1);
+    s[0] = slope[0];
+    return s;
+  }
   void check_slope(const Shape& x, const Shape& slope) const {
     bool ok = slope.size() <= x.size();
     for (size_t i = 0; ok && i < slope.size(); ++i) {
@@ -297,6 +309,7 @@ class PReluOp final : public Operator {
                   " is not unidirectionally broadcastable to X shape ", to_string(x));
   }
   std::string node_;
+  bool legacy_;
 };
 
 // Clip: y = min(max(x, lo), hi). Gradient goes to x where lo <= x <= hi, to
