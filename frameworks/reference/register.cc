@@ -23,6 +23,9 @@ void register_kernels(ops::Registry& r) {
   register_cumsum_reverse(r);
   register_resize(r);
   register_grid_roi(r);
+  register_unary_math(r);
+  register_logical(r);
+  register_variadic(r);
 }
 
 }  // namespace deep500::reference

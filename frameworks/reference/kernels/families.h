@@ -23,5 +23,8 @@ void register_select(ops::Registry& r);
 void register_cumsum_reverse(ops::Registry& r);
 void register_resize(ops::Registry& r);
 void register_grid_roi(ops::Registry& r);
+void register_unary_math(ops::Registry& r);
+void register_logical(ops::Registry& r);
+void register_variadic(ops::Registry& r);
 
 }  // namespace deep500::reference
