@@ -150,7 +150,8 @@ TEST(NnGradient, Conv1dAndConv3dSameUpper) {
   std::vector<Tensor> in1{random({1, 3, 9}, 4), random({2, 3, 4}, 5)};
   EXPECT_EQ(run(c1, in1)[0].shape(), (Shape{1, 2, 5}));
   check_gradients(c1, in1);
-  auto c3 = node("Conv", 3, 1, {{"pads", ints({1, 0, 1, 0, 1, 1})}, {"dilations", ints({1, 2, 1})}});
+  auto c3 =
+      node("Conv", 3, 1, {{"pads", ints({1, 0, 1, 0, 1, 1})}, {"dilations", ints({1, 2, 1})}});
   std::vector<Tensor> in3{random({1, 2, 3, 5, 4}, 6), random({3, 2, 2, 2, 3}, 7), random({3}, 8)};
   EXPECT_EQ(run(c3, in3)[0].shape(), (Shape{1, 3, 3, 4, 4}));
   check_gradients(c3, in3);

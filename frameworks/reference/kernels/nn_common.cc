@@ -14,7 +14,8 @@ WindowAttrs parse_window_attrs(const ops::NodeSpec& node) {
   a.ceil_mode = at.get_int("ceil_mode", 0) != 0;
   DEEP500_CHECK(a.auto_pad == "NOTSET" || a.auto_pad == "VALID" || a.auto_pad == "SAME_UPPER" ||
                     a.auto_pad == "SAME_LOWER",
-                node.describe(), ": auto_pad must be NOTSET, VALID, SAME_UPPER or SAME_LOWER, got '",
+                node.describe(),
+                ": auto_pad must be NOTSET, VALID, SAME_UPPER or SAME_LOWER, got '",
                 a.auto_pad, "'");
   return a;
 }

@@ -160,7 +160,8 @@ class PoolOp final : public Operator {
         for_each_output(planes, w, [&](int64_t p, int64_t yi, int64_t od, int64_t oh, int64_t ow) {
           int64_t inside = 0;
           const int64_t padded = visit_window(w, od, oh, ow, [&](int64_t) { ++inside; });
-          const Acc share = g[p * osz + yi] / static_cast<Acc>(count_include_pad_ ? padded : inside);
+          const int64_t divisor = count_include_pad_ ? padded : inside;
+          const Acc share = g[p * osz + yi] / static_cast<Acc>(divisor);
           visit_window(w, od, oh, ow, [&](int64_t i) { dx[p * isz + i] += share; });
         });
       }
