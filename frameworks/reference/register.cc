@@ -26,6 +26,11 @@ void register_kernels(ops::Registry& r) {
   register_unary_math(r);
   register_logical(r);
   register_variadic(r);
+  register_conv(r);
+  register_conv_transpose(r);
+  register_pool(r);
+  register_gemm(r);
+  register_quantized(r);
 }
 
 }  // namespace deep500::reference

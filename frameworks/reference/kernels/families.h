@@ -26,5 +26,10 @@ void register_grid_roi(ops::Registry& r);
 void register_unary_math(ops::Registry& r);
 void register_logical(ops::Registry& r);
 void register_variadic(ops::Registry& r);
+void register_conv(ops::Registry& r);
+void register_conv_transpose(ops::Registry& r);
+void register_pool(ops::Registry& r);
+void register_gemm(ops::Registry& r);
+void register_quantized(ops::Registry& r);
 
 }  // namespace deep500::reference
