@@ -303,3 +303,29 @@ TEST(RnnMisc, MomentumFirstStepUsesUnitGradientCoefficient) {
   EXPECT_NEAR(out[1].at_as_double(0), 4.0, 1e-6);
   EXPECT_NEAR(out[0].at_as_double(0), 0.6, 1e-6);
 }
+
+TEST(RnnMisc, BatchMajorReverseVariantsBackward) {
+  ops::Attribute acts, clip;
+  acts.kind = ops::Attribute::Kind::Strings;
+  acts.strings = {"HardSigmoid", "Softsign"};
+  clip.kind = ops::Attribute::Kind::Float;
+  clip.f = 0.4f;  // some pre-activations exceed it: their gradient is cut
+  Random rng(7);
+  std::vector<Tensor> gru_in = {random_tensor(rng, {B, S, I}), random_tensor(rng, {1, 3 * H, I}),
+                                random_tensor(rng, {1, 3 * H, H}), random_tensor(rng, {1, 6 * H}),
+                                Tensor(), random_tensor(rng, {B, 1, H})};
+  auto gru = make_op("GRU", {{"hidden_size", int_attr(H)}, {"layout", int_attr(1)},
+                             {"direction", string_attr("reverse")}, {"activations", acts},
+                             {"clip", clip}, {"linear_before_reset", int_attr(1)}},
+                     gru_in, 2, 14);
+  check_gradients(*gru->op, gru_in, 2, 15);
+
+  std::vector<Tensor> lstm_in = {random_tensor(rng, {B, S, I}), random_tensor(rng, {1, 4 * H, I}),
+                                 random_tensor(rng, {1, 4 * H, H}), random_tensor(rng, {1, 8 * H}),
+                                 Tensor(), random_tensor(rng, {B, 1, H}),
+                                 random_tensor(rng, {B, 1, H}), random_tensor(rng, {1, 3 * H})};
+  auto lstm = make_op("LSTM", {{"hidden_size", int_attr(H)}, {"layout", int_attr(1)},
+                               {"direction", string_attr("reverse")}, {"input_forget", int_attr(1)}},
+                      lstm_in, 3, 14);
+  check_gradients(*lstm->op, lstm_in, 3, 16);
+}
