@@ -36,7 +36,8 @@ ops::Attribute string_attr(const std::string& v) {
   return a;
 }
 
-std::unique_ptr<OpUnderTest> make_op(const std::string& type, std::map<std::string, ops::Attribute> attrs,
+std::unique_ptr<OpUnderTest> make_op(const std::string& type,
+                                     std::map<std::string, ops::Attribute> attrs,
                                      const std::vector<Tensor>& inputs, size_t outputs,
                                      int opset = 17, const std::string& domain = "") {
   frameworks::register_all();
@@ -156,7 +157,8 @@ TEST(RnnMisc, BidirectionalLstmWithSequenceLensBackward) {
                             random_tensor(rng, {2, 4 * H, H}), random_tensor(rng, {2, 8 * H}),
                             Tensor::from_vector<int32_t>({B}, {3, 2}),
                             random_tensor(rng, {2, B, H}), random_tensor(rng, {2, B, H})};
-  auto t = make_op("LSTM", {{"hidden_size", int_attr(H)}, {"direction", string_attr("bidirectional")}},
+  auto t = make_op("LSTM",
+                   {{"hidden_size", int_attr(H)}, {"direction", string_attr("bidirectional")}},
                    in, 3, 14);
   check_gradients(*t->op, in, 3, 14);
   // Steps past a row's length produce zeros in Y.
@@ -211,7 +213,8 @@ TEST(RnnMisc, DftOfDeltaIsFlatAndInverseRoundTrips) {
   auto z = Tensor::from_vector<double>({1, 4, 2}, {1, 2, -1, 0.5, 3, 0, 0.25, -2});
   auto fwd = run(*make_op("DFT", {}, {z}, 1)->op, {z}, 1)[0];
   auto back = run(*make_op("DFT", {{"inverse", int_attr(1)}}, {fwd}, 1)->op, {fwd}, 1)[0];
-  for (int64_t i = 0; i < z.numel(); ++i) EXPECT_NEAR(back.at_as_double(i), z.at_as_double(i), 1e-12);
+  for (int64_t i = 0; i < z.numel(); ++i)
+    EXPECT_NEAR(back.at_as_double(i), z.at_as_double(i), 1e-12);
 }
 
 TEST(RnnMisc, LoopRunsBodyWithCarriedAndScanOutputs) {
@@ -220,7 +223,8 @@ TEST(RnnMisc, LoopRunsBodyWithCarriedAndScanOutputs) {
   auto status = onnx::OnnxParser::Parse(proto, R"(
     <ir_version: 8, opset_import: ["" : 13]>
     agraph (int64 M, bool cond, float[2] x0, float[2] w) => (float[2] xf, float[3, 2] ys) {
-      xf, ys = Loop(M, cond, x0) <body = loop_body (int64 i, bool c, float[2] x) => (bool c, float[2] x_out, float[2] y) {
+      xf, ys = Loop(M, cond, x0) <body = loop_body (int64 i, bool c, float[2] x)
+          => (bool c, float[2] x_out, float[2] y) {
         x_out = Add(x, x)
         y = Mul(x, w)
       }>
@@ -293,7 +297,8 @@ TEST(RnnMisc, MomentumFirstStepUsesUnitGradientCoefficient) {
   alpha.f = 0.5f;
   beta.f = 0.25f;
   std::vector<Tensor> in = {Tensor::scalar<float>(0.1f), Tensor::scalar<int64_t>(0),
-                            Tensor::from_vector<float>({1}, {1}), Tensor::from_vector<float>({1}, {2}),
+                            Tensor::from_vector<float>({1}, {1}),
+                            Tensor::from_vector<float>({1}, {2}),
                             Tensor::from_vector<float>({1}, {4})};
   auto t = make_op("Momentum",
                    {{"alpha", alpha}, {"beta", beta}, {"mode", string_attr("standard")}}, in, 2, 1,
@@ -325,7 +330,8 @@ TEST(RnnMisc, BatchMajorReverseVariantsBackward) {
                                  Tensor(), random_tensor(rng, {B, 1, H}),
                                  random_tensor(rng, {B, 1, H}), random_tensor(rng, {1, 3 * H})};
   auto lstm = make_op("LSTM", {{"hidden_size", int_attr(H)}, {"layout", int_attr(1)},
-                               {"direction", string_attr("reverse")}, {"input_forget", int_attr(1)}},
+                               {"direction", string_attr("reverse")},
+                               {"input_forget", int_attr(1)}},
                       lstm_in, 3, 14);
   check_gradients(*lstm->op, lstm_in, 3, 16);
 }

@@ -122,7 +122,8 @@ class TfIdfVectorizerOp final : public Operator {
     for (auto i : indexes) out_dim_ = std::max(out_dim_, i + 1);
     DEEP500_CHECK(weights_.empty() || weights_.size() == indexes.size(), node_,
                   ": weights must match ngram_indexes");
-    for (size_t k = 0; k < indexes.size(); ++k) weight_of_[indexes[k]] = weights_.empty() ? 1.0f : weights_[k];
+    for (size_t k = 0; k < indexes.size(); ++k)
+      weight_of_[indexes[k]] = weights_.empty() ? 1.0f : weights_[k];
   }
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     const Tensor& x = in[0];

@@ -77,20 +77,23 @@ std::vector<Activation> parse_activations(const ops::NodeSpec& node, size_t per_
   std::vector<Activation> out;
   for (auto name : names) {
     std::transform(name.begin(), name.end(), name.begin(), ::tolower);
-    Activation a;
+    // name, kind, alpha default, beta default (NaN: the activation takes none)
     using K = Activation;
-    if (name == "relu") a.kind = K::Relu;
-    else if (name == "tanh") a.kind = K::Tanh;
-    else if (name == "sigmoid") a.kind = K::Sigmoid;
-    else if (name == "affine") { a.kind = K::Affine; a.alpha = take(alphas, ai, 1); a.beta = take(betas, bi, 0); }
-    else if (name == "leakyrelu") { a.kind = K::LeakyRelu; a.alpha = take(alphas, ai, 0.01); }
-    else if (name == "thresholdedrelu") { a.kind = K::ThresholdedRelu; a.alpha = take(alphas, ai, 1); }
-    else if (name == "scaledtanh") { a.kind = K::ScaledTanh; a.alpha = take(alphas, ai, 1); a.beta = take(betas, bi, 1); }
-    else if (name == "hardsigmoid") { a.kind = K::HardSigmoid; a.alpha = take(alphas, ai, 0.2); a.beta = take(betas, bi, 0.5); }
-    else if (name == "elu") { a.kind = K::Elu; a.alpha = take(alphas, ai, 1); }
-    else if (name == "softsign") a.kind = K::Softsign;
-    else if (name == "softplus") a.kind = K::Softplus;
-    else throw Error(cat(node.describe(), ": unknown activation '", name, "'"));
+    const double no = std::nan("");
+    const struct { const char* name; K::Kind kind; double alpha, beta; } table[] = {
+        {"relu", K::Relu, no, no},           {"tanh", K::Tanh, no, no},
+        {"sigmoid", K::Sigmoid, no, no},     {"affine", K::Affine, 1, 0},
+        {"leakyrelu", K::LeakyRelu, 0.01, no}, {"thresholdedrelu", K::ThresholdedRelu, 1, no},
+        {"scaledtanh", K::ScaledTanh, 1, 1}, {"hardsigmoid", K::HardSigmoid, 0.2, 0.5},
+        {"elu", K::Elu, 1, no},              {"softsign", K::Softsign, no, no},
+        {"softplus", K::Softplus, no, no}};
+    const auto* e = std::find_if(std::begin(table), std::end(table),
+                                 [&](const auto& row) { return name == row.name; });
+    DEEP500_CHECK(e != std::end(table), node.describe(), ": unknown activation '", name, "'");
+    Activation a;
+    a.kind = e->kind;
+    if (!std::isnan(e->alpha)) a.alpha = take(alphas, ai, e->alpha);
+    if (!std::isnan(e->beta)) a.beta = take(betas, bi, e->beta);
     out.push_back(a);
   }
   return out;

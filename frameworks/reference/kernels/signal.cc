@@ -59,13 +59,14 @@ class WindowOp final : public Operator {
 
 // out[k] = sum_j in[j] * exp(sign * 2*pi*i*j*k/n), for complex `in` of length
 // `n_in` zero-padded/truncated to n; returns the first `n_out` bins.
-void dft_1d(const double* re, const double* im, int64_t stride, int64_t n_in, int64_t n, bool inverse,
-            int64_t n_out, double* out_re, double* out_im, int64_t out_stride) {
+void dft_1d(const double* re, const double* im, int64_t stride, int64_t n_in, int64_t n,
+            bool inverse, int64_t n_out, double* out_re, double* out_im, int64_t out_stride) {
   const double sign = inverse ? 1.0 : -1.0;
   for (int64_t k = 0; k < n_out; ++k) {
     double sr = 0, si = 0;
     for (int64_t j = 0; j < std::min(n_in, n); ++j) {
-      const double ang = sign * 2 * M_PI * static_cast<double>((j * k) % n) / static_cast<double>(n);
+      const double ang =
+          sign * 2 * M_PI * static_cast<double>((j * k) % n) / static_cast<double>(n);
       const double c = std::cos(ang), s = std::sin(ang);
       const double xr = re[j * stride], xi = im ? im[j * stride] : 0.0;
       sr += xr * c - xi * s;
