@@ -31,5 +31,11 @@ void register_conv_transpose(ops::Registry& r);
 void register_pool(ops::Registry& r);
 void register_gemm(ops::Registry& r);
 void register_quantized(ops::Registry& r);
+void register_rnn(ops::Registry& r);
+void register_control_flow(ops::Registry& r);
+void register_random(ops::Registry& r);
+void register_signal(ops::Registry& r);
+void register_misc(ops::Registry& r);
+void register_training_ops(ops::Registry& r);
 
 }  // namespace deep500::reference
