@@ -75,7 +75,10 @@ void parse_cpuinfo(const std::string& text, Context& c) {
                                        "avx512_fp16", "amx_tile",    "amx_bf16",   "amx_int8"};
   c.isa.clear();
   for (const char* f : kInteresting)
-    if (have.count(f)) c.isa += (c.isa.empty() ? "" : " ") + std::string(f);
+    if (have.count(f)) {
+      if (!c.isa.empty()) c.isa += ' ';
+      c.isa += f;
+    }
   if (c.isa.empty()) c.isa = flags.empty() ? "unknown" : "none of sse4_2/avx/avx2/avx512/amx";
 }
 
