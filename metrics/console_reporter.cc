@@ -40,8 +40,8 @@ class ConsoleReporter final : public Reporter {
     for (size_t c = 0; c < keys.size(); ++c)
       out_ << std::left << std::setw(static_cast<int>(width[c])) << keys[c];
     out_ << std::right << std::setw(6) << "reps" << std::setw(11) << "median" << std::setw(26)
-         << "95% CI" << std::setw(8) << "CV" << std::setw(10) << "GFLOP/s" << std::setw(9)
-         << "GB/s" << "\n";
+         << "95% CI" << std::setw(8) << "CV" << std::setw(10) << "GFLOP/s" << std::setw(9) << "GB/s"
+         << "\n";
     std::string warnings;
     for (const auto& r : results) {
       const Summary& s = r.summary;
@@ -75,9 +75,16 @@ std::string format_seconds(double s) {
   const char* unit = "s";
   double v = s;
   if (a == 0) return "0 s";
-  if (a < 1e-6) { unit = "ns"; v = s * 1e9; }
-  else if (a < 1e-3) { unit = "us"; v = s * 1e6; }
-  else if (a < 1) { unit = "ms"; v = s * 1e3; }
+  if (a < 1e-6) {
+    unit = "ns";
+    v = s * 1e9;
+  } else if (a < 1e-3) {
+    unit = "us";
+    v = s * 1e6;
+  } else if (a < 1) {
+    unit = "ms";
+    v = s * 1e3;
+  }
   std::ostringstream o;
   o << std::setprecision(3) << v << " " << unit;
   return o.str();

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include <google/protobuf/stubs/common.h>
-#include <nlohmann/json.hpp>
 #include <onnx/common/version.h>
+#include <nlohmann/json.hpp>
 
 #include "deep/error.h"
 
@@ -70,9 +70,9 @@ void parse_cpuinfo(const std::string& text, Context& c) {
   std::istringstream fs(flags);
   for (std::string f; fs >> f;) have.insert(f);
   // The flags that decide which kernels a CPU backend can use.
-  static const char* kInteresting[] = {"sse4_2",      "avx",         "avx2",       "fma",
-                                       "avx512f",     "avx512bw",    "avx512_vnni", "avx512_bf16",
-                                       "avx512_fp16", "amx_tile",    "amx_bf16",   "amx_int8"};
+  static const char* kInteresting[] = {"sse4_2",      "avx",      "avx2",        "fma",
+                                       "avx512f",     "avx512bw", "avx512_vnni", "avx512_bf16",
+                                       "avx512_fp16", "amx_tile", "amx_bf16",    "amx_int8"};
   c.isa.clear();
   for (const char* f : kInteresting)
     if (have.count(f)) {
@@ -100,13 +100,13 @@ Context collect_context() {
 
   c.compiler = compiler();
   c.build_type = DEEP500_BUILD_TYPE;
-  c.libraries.emplace_back("protobuf", cat(GOOGLE_PROTOBUF_VERSION / 1000000, ".",
-                                           GOOGLE_PROTOBUF_VERSION / 1000 % 1000, ".",
-                                           GOOGLE_PROTOBUF_VERSION % 1000));
+  c.libraries.emplace_back(
+      "protobuf", cat(GOOGLE_PROTOBUF_VERSION / 1000000, ".", GOOGLE_PROTOBUF_VERSION / 1000 % 1000,
+                      ".", GOOGLE_PROTOBUF_VERSION % 1000));
   c.libraries.emplace_back("onnx", onnx::LAST_RELEASE_VERSION);
-  c.libraries.emplace_back("nlohmann_json", cat(NLOHMANN_JSON_VERSION_MAJOR, ".",
-                                                NLOHMANN_JSON_VERSION_MINOR, ".",
-                                                NLOHMANN_JSON_VERSION_PATCH));
+  c.libraries.emplace_back("nlohmann_json",
+                           cat(NLOHMANN_JSON_VERSION_MAJOR, ".", NLOHMANN_JSON_VERSION_MINOR, ".",
+                               NLOHMANN_JSON_VERSION_PATCH));
 #ifdef DEEP500_ONEDNN_VERSION
   c.libraries.emplace_back("onednn", DEEP500_ONEDNN_VERSION);
 #endif

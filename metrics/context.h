@@ -10,17 +10,17 @@
 namespace deep500::metrics {
 
 struct Context {
-  std::string cpu_model;        // /proc/cpuinfo "model name" ("unknown" elsewhere)
-  std::string isa;              // present flags among sse4_2 avx avx2 fma avx512* amx*
-  int logical_cpus = 0;         // std::thread::hardware_concurrency()
-  int affinity_cpus = 0;        // CPUs this process may run on (sched_getaffinity)
-  std::vector<std::pair<std::string, std::string>> threads;  // OMP_NUM_THREADS etc. ("unset")
-  std::string compiler;         // e.g. "gcc 12.2.0"
-  std::string build_type;       // CMAKE_BUILD_TYPE at configure time
+  std::string cpu_model;  // /proc/cpuinfo "model name" ("unknown" elsewhere)
+  std::string isa;        // present flags among sse4_2 avx avx2 fma avx512* amx*
+  int logical_cpus = 0;   // std::thread::hardware_concurrency()
+  int affinity_cpus = 0;  // CPUs this process may run on (sched_getaffinity)
+  std::vector<std::pair<std::string, std::string>> threads;    // OMP_NUM_THREADS etc. ("unset")
+  std::string compiler;                                        // e.g. "gcc 12.2.0"
+  std::string build_type;                                      // CMAKE_BUILD_TYPE at configure time
   std::vector<std::pair<std::string, std::string>> libraries;  // name -> version
-  std::string git_revision;     // `git rev-parse --short HEAD` at configure time, or "unknown"
+  std::string git_revision;  // `git rev-parse --short HEAD` at configure time, or "unknown"
   std::string hostname;
-  std::string timestamp_utc;    // ISO 8601, when collect_context() ran
+  std::string timestamp_utc;  // ISO 8601, when collect_context() ran
 };
 
 // Collects the context now (reads /proc/cpuinfo and the environment).

@@ -39,9 +39,9 @@ class CsvReporter final : public Reporter {
            << num(s.p99) << ',' << num(r.counters.flops) << ',' << num(r.counters.bytes) << ','
            << num(r.counters.items) << ',' << num(r.rates.flops_per_second) << ','
            << num(r.rates.bytes_per_second) << ',' << num(r.rates.items_per_second) << ','
-           << (s.wide_spread ? "true" : "false") << ',' << field(s.warning) << ','
-           << field(r.note) << ',' << field(c.git_revision) << ',' << field(c.hostname) << ','
-           << field(c.cpu_model) << ',' << field(c.timestamp_utc) << "\n";
+           << (s.wide_spread ? "true" : "false") << ',' << field(s.warning) << ',' << field(r.note)
+           << ',' << field(c.git_revision) << ',' << field(c.hostname) << ',' << field(c.cpu_model)
+           << ',' << field(c.timestamp_utc) << "\n";
     }
   }
 

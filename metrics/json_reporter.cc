@@ -29,11 +29,11 @@ class JsonReporter final : public Reporter {
 }  // namespace
 
 nlohmann::json to_json(const Context& c) {
-  return {{"cpu_model", c.cpu_model},         {"isa", c.isa},
-          {"logical_cpus", c.logical_cpus},   {"affinity_cpus", c.affinity_cpus},
-          {"threads", pairs(c.threads)},      {"compiler", c.compiler},
-          {"build_type", c.build_type},       {"libraries", pairs(c.libraries)},
-          {"git_revision", c.git_revision},   {"hostname", c.hostname},
+  return {{"cpu_model", c.cpu_model},        {"isa", c.isa},
+          {"logical_cpus", c.logical_cpus},  {"affinity_cpus", c.affinity_cpus},
+          {"threads", pairs(c.threads)},     {"compiler", c.compiler},
+          {"build_type", c.build_type},      {"libraries", pairs(c.libraries)},
+          {"git_revision", c.git_revision},  {"hostname", c.hostname},
           {"timestamp_utc", c.timestamp_utc}};
 }
 
@@ -72,11 +72,12 @@ nlohmann::json to_json(const Result& r) {
   return {{"name", r.name},
           {"labels", pairs(r.labels)},
           {"settings", to_json(r.settings)},
-          {"counters", {{"flops", r.counters.flops}, {"bytes", r.counters.bytes},
-                        {"items", r.counters.items}}},
-          {"rates", {{"flops_per_second", r.rates.flops_per_second},
-                     {"bytes_per_second", r.rates.bytes_per_second},
-                     {"items_per_second", r.rates.items_per_second}}},
+          {"counters",
+           {{"flops", r.counters.flops}, {"bytes", r.counters.bytes}, {"items", r.counters.items}}},
+          {"rates",
+           {{"flops_per_second", r.rates.flops_per_second},
+            {"bytes_per_second", r.rates.bytes_per_second},
+            {"items_per_second", r.rates.items_per_second}}},
           {"statistics", to_json(r.summary)},
           {"unit", "seconds"},
           {"seconds", r.seconds},

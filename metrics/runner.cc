@@ -29,7 +29,9 @@ std::string Result::label(const std::string& key) const {
   return "";
 }
 
-Runner::Runner(RunnerSettings settings) : settings_(std::move(settings)) { settings_.validate(); }
+Runner::Runner(RunnerSettings settings) : settings_(std::move(settings)) {
+  settings_.validate();
+}
 
 Result Runner::run(Workload& w) const {
   using Clock = std::chrono::steady_clock;

@@ -22,7 +22,7 @@
 namespace deep500::metrics {
 
 struct RunnerSettings {
-  int warmup = 3;                 // untimed repetitions before measuring
+  int warmup = 3;  // untimed repetitions before measuring
   int min_repetitions = 10;
   int max_repetitions = 10000;
   double min_time_seconds = 0.2;  // of timed repetitions (warm-up excluded)
@@ -38,13 +38,13 @@ struct Result {
   std::string name;
   std::vector<std::pair<std::string, std::string>> labels;  // e.g. backend, implementation
   RunnerSettings settings;
-  Counters counters;              // per repetition (per run() call)
-  std::vector<double> seconds;    // per timed repetition, per run() call
-  Summary summary;                // of `seconds`
-  Rates rates;                    // counters / median
+  Counters counters;            // per repetition (per run() call)
+  std::vector<double> seconds;  // per timed repetition, per run() call
+  Summary summary;              // of `seconds`
+  Rates rates;                  // counters / median
   int warmup_repetitions = 0;
-  double total_seconds = 0;       // wall time of the timed loop
-  std::string note;               // e.g. stopped by max_time before min_repetitions
+  double total_seconds = 0;  // wall time of the timed loop
+  std::string note;          // e.g. stopped by max_time before min_repetitions
 
   // The label's value, or "" when absent.
   std::string label(const std::string& key) const;

@@ -26,7 +26,9 @@ double binomial_half_pmf(int64_t n, int64_t i) {
 
 }  // namespace
 
-double median(std::vector<double> samples) { return percentile(std::move(samples), 50); }
+double median(std::vector<double> samples) {
+  return percentile(std::move(samples), 50);
+}
 
 double percentile(std::vector<double> samples, double p) {
   DEEP500_CHECK(!samples.empty(), "percentile: no samples");
@@ -36,8 +38,8 @@ double percentile(std::vector<double> samples, double p) {
 }
 
 std::pair<int64_t, int64_t> median_ci_ranks(int64_t n, double confidence) {
-  DEEP500_CHECK(confidence > 0 && confidence < 1, "median_ci_ranks: confidence must be in (0, 1), got ",
-                confidence);
+  DEEP500_CHECK(confidence > 0 && confidence < 1,
+                "median_ci_ranks: confidence must be in (0, 1), got ", confidence);
   const double tail = (1 - confidence) / 2;
   // Largest j with P(B <= j - 1) <= tail; the interval is symmetric: k = n + 1 - j.
   double cdf = 0;

@@ -12,16 +12,16 @@
 namespace deep500::metrics {
 
 struct StatisticsOptions {
-  double confidence = 0.95;            // of the median's interval
-  double max_ci_half_width = 0.05;     // relative to the median; wider -> wide_spread
-  double max_cv = 0.10;                // larger coefficient of variation -> wide_spread
+  double confidence = 0.95;         // of the median's interval
+  double max_ci_half_width = 0.05;  // relative to the median; wider -> wide_spread
+  double max_cv = 0.10;             // larger coefficient of variation -> wide_spread
 };
 
 struct Summary {
   int64_t n = 0;
   double median = 0, mean = 0, stddev = 0;  // stddev: sample (n - 1) estimator
   double min = 0, max = 0;
-  double cv = 0;  // stddev / mean
+  double cv = 0;                     // stddev / mean
   double p50 = 0, p90 = 0, p99 = 0;  // linear interpolation between order statistics
   // Nonparametric confidence interval of the median: [ci_low, ci_high] are
   // order statistics. ci_valid is false when n is too small for the

@@ -39,15 +39,15 @@ struct OutputCheck {
 
 struct ForwardCheckResult {
   std::string backend;
-  std::string implementation;            // which kernel ran, e.g. "onednn:conv:jit"
+  std::string implementation;  // which kernel ran, e.g. "onednn:conv:jit"
   std::string reference_implementation;
   CheckStatus status = CheckStatus::Failed;
-  std::string message;                   // why it failed or was skipped
+  std::string message;  // why it failed or was skipped
   std::vector<OutputCheck> outputs;
-  double max_abs_error = 0;              // over all outputs
+  double max_abs_error = 0;  // over all outputs
   double max_rel_error = 0;
-  int worst_output = -1;                 // output holding the worst element
-  int64_t worst_index = -1;              // flat index in that output
+  int worst_output = -1;     // output holding the worst element
+  int64_t worst_index = -1;  // flat index in that output
 };
 
 ForwardCheckResult check_forward(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,

@@ -12,8 +12,10 @@ namespace {
 void set_element(Tensor& t, int64_t i, double v) {
   dispatch_float(t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, double>) t.data<T>()[i] = v;
-    else t.data<T>()[i] = T(static_cast<float>(v));
+    if constexpr (std::is_same_v<T, double>)
+      t.data<T>()[i] = v;
+    else
+      t.data<T>()[i] = T(static_cast<float>(v));
   });
 }
 
@@ -114,8 +116,8 @@ GradientCheckResult check_gradient(ops::Operator& op, std::span<const Tensor> in
       const Tensor& g = grads[i];
       if (g.defined() && g.shape() != x.shape()) {
         c.status = GradientStatus::Failed;
-        c.message = cat("gradient has shape ", to_string(g.shape()), ", expected ",
-                        to_string(x.shape()));
+        c.message =
+            cat("gradient has shape ", to_string(g.shape()), ", expected ", to_string(x.shape()));
         ++failed;
         r.inputs.push_back(c);
         continue;
@@ -221,8 +223,9 @@ GradientCheckResult check_gradient(const ops::NodeSpec& node, const std::vector<
   r = check_gradient(*made->op, inputs, node.outputs.size(), o, node.inputs);
   r.backend = backend;
   r.implementation = made->implementation;
-  if (!note.empty()) r.message += (r.message.empty() ? "computed in " : "; computed in ") +
-                                  std::string(name_of(r.computed_in)) + note;
+  if (!note.empty())
+    r.message += (r.message.empty() ? "computed in " : "; computed in ") +
+                 std::string(name_of(r.computed_in)) + note;
   return r;
 }
 

@@ -22,11 +22,11 @@
 namespace deep500::validation {
 
 struct GradientCheckOptions {
-  uint64_t seed = 7;                     // of the loss weights and the element sample
-  double epsilon = 1e-6;                 // step h = epsilon * max(1, |x_j|) (float64)
-  double rtol = 1e-4;                    // |analytic - numeric| <= atol + rtol * max(|a|, |n|)
+  uint64_t seed = 7;      // of the loss weights and the element sample
+  double epsilon = 1e-6;  // step h = epsilon * max(1, |x_j|) (float64)
+  double rtol = 1e-4;     // |analytic - numeric| <= atol + rtol * max(|a|, |n|)
   double atol = 1e-6;
-  int64_t max_elements_per_input = 2048; // larger inputs: a seeded random sample
+  int64_t max_elements_per_input = 2048;  // larger inputs: a seeded random sample
   // Run the operator on float64 copies of floating inputs (the registry
   // overload). When the backend refuses float64, it runs in the original
   // type with epsilon, rtol and atol below instead, and the result says so.
@@ -44,8 +44,8 @@ struct InputGradientCheck {
   std::string name;
   GradientStatus status = GradientStatus::Failed;
   double max_abs_error = 0;
-  double max_rel_error = 0;     // |a - n| / max(|a|, |n|)
-  int64_t worst_index = -1;     // flat index of the worst element
+  double max_rel_error = 0;  // |a - n| / max(|a|, |n|)
+  int64_t worst_index = -1;  // flat index of the worst element
   int64_t checked_elements = 0;
   std::string message;
 };

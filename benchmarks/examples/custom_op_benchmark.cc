@@ -29,8 +29,8 @@ static void BM_Saxpy(benchmark::State& state) {
   Saxpy w(state.range(0));
   w.setup();
   for (auto _ : state) w.run();
-  state.counters["FLOP/s"] = benchmark::Counter(w.counters().flops,
-                                                benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["FLOP/s"] =
+      benchmark::Counter(w.counters().flops, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_Saxpy)->Arg(1 << 16);
 

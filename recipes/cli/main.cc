@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
 
   // deep500 op check|bench OPTYPE (recipes/cli/op_command.cc)
   cli::OpOptions oo;
-  auto* op = app.add_subcommand("op", "check or benchmark one ONNX operator")->require_subcommand(1);
+  auto* op = app.add_subcommand("op", "check or benchmark one ONNX operator");
+  op->require_subcommand(1);
   for (const char* mode : {"check", "bench"}) {
     auto* c = op->add_subcommand(mode, std::string(mode) == "check"
                                            ? "compare backends with the reference (and gradients)"

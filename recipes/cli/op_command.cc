@@ -115,15 +115,14 @@ AttributeProto parse_attr(const std::string& spec, const onnx::OpSchema& schema)
       a.set_i(i);
       break;
     case AttributeProto::FLOAT:
-      DEEP500_CHECK(parse_float(value, f), where, ": '", key, "' is a float, e.g. ", key,
-                    "=0.5");
+      DEEP500_CHECK(parse_float(value, f), where, ": '", key, "' is a float, e.g. ", key, "=0.5");
       a.set_f(static_cast<float>(f));
       break;
     case AttributeProto::STRING: a.set_s(value); break;
     case AttributeProto::INTS:
       for (const auto& v : value.empty() ? std::vector<std::string>{} : split(value, ',')) {
-        DEEP500_CHECK(parse_int(v, i), where, ": '", key,
-                      "' is a list of integers, e.g. ", key, "=1,2,3");
+        DEEP500_CHECK(parse_int(v, i), where, ": '", key, "' is a list of integers, e.g. ", key,
+                      "=1,2,3");
         a.add_ints(i);
       }
       break;
@@ -138,7 +137,8 @@ AttributeProto parse_attr(const std::string& spec, const onnx::OpSchema& schema)
       for (const auto& v : split(value, ',')) a.add_strings(v);
       break;
     default:
-      throw Error(cat(where, ": '", key, "' is a tensor or graph attribute, which cannot be "
+      throw Error(cat(where, ": '", key,
+                      "' is a tensor or graph attribute, which cannot be "
                       "given on the command line"));
   }
   return a;
@@ -169,27 +169,27 @@ std::map<std::string, int64_t> parse_descriptor(const std::string& line, const s
     DEEP500_CHECK(static_cast<size_t>(it->position()) == pos, where, ": unexpected text at '",
                   line.substr(pos), "' (expected key/number pairs such as mb1ic64ih56)");
     const std::string key = (*it)[1];
-    DEEP500_CHECK(keys.count(key), where, ": unknown key '", key, "' (expected one of: ",
-                  [&] {
-                    std::string k;
-                    for (const auto& s : keys) k += (k.empty() ? "" : " ") + s;
-                    return k;
-                  }(),
-                  ")");
+    DEEP500_CHECK(
+        keys.count(key), where, ": unknown key '", key, "' (expected one of: ",
+        [&] {
+          std::string k;
+          for (const auto& s : keys) k += (k.empty() ? "" : " ") + s;
+          return k;
+        }(),
+        ")");
     v[key] = std::stoll((*it)[2]);
     pos += static_cast<size_t>(it->length());
   }
-  DEEP500_CHECK(pos == line.size() && !v.empty(), where, ": unexpected text at '",
-                line.substr(pos), "' (expected key/number pairs such as mb1ic64ih56)");
+  DEEP500_CHECK(pos == line.size() && !v.empty(), where, ": unexpected text at '", line.substr(pos),
+                "' (expected key/number pairs such as mb1ic64ih56)");
   return v;
 }
 
 Problem conv_problem(const std::string& line, const std::string& where, DataType dt) {
-  auto v = parse_descriptor(line, where, {"g", "mb", "ic", "ih", "iw", "oc", "oh", "ow", "kh",
-                                          "kw", "sh", "sw", "ph", "pw", "dh", "dw"});
-  auto get = [&](const std::string& k, int64_t fallback) {
-    return v.count(k) ? v[k] : fallback;
-  };
+  auto v = parse_descriptor(line, where,
+                            {"g", "mb", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw",
+                             "ph", "pw", "dh", "dw"});
+  auto get = [&](const std::string& k, int64_t fallback) { return v.count(k) ? v[k] : fallback; };
   for (const char* k : {"ic", "oc", "ih", "kh"})
     DEEP500_CHECK(v.count(k), where, ": Conv descriptor needs '", k, "'");
   const int64_t g = get("g", 1), mb = get("mb", 2), ic = v["ic"], oc = v["oc"];
@@ -218,10 +218,10 @@ Problem conv_problem(const std::string& line, const std::string& where, DataType
   return p;
 }
 
-Problem matmul_problem(const std::string& line, const std::string& where, DataType dt,
-                       bool gemm) {
-  auto v = parse_descriptor(line, where, gemm ? std::set<std::string>{"m", "n", "k"}
-                                              : std::set<std::string>{"mb", "m", "n", "k"});
+Problem matmul_problem(const std::string& line, const std::string& where, DataType dt, bool gemm) {
+  auto v = parse_descriptor(
+      line, where,
+      gemm ? std::set<std::string>{"m", "n", "k"} : std::set<std::string>{"mb", "m", "n", "k"});
   for (const char* k : {"m", "n", "k"})
     DEEP500_CHECK(v.count(k), where, ": descriptor needs '", k, "', e.g. m128n256k512");
   Shape a = {v["m"], v["k"]}, b = {v["k"], v["n"]};
@@ -317,9 +317,10 @@ int run_check(const OpOptions& o, const ops::NodeSpec& node, const Problem& p) {
   auto inputs = validation::random_inputs(descs(p), o.seed, o.range[0], o.range[1]);
   std::cout << "op check " << o.op_type << " (opset " << o.opset << ") " << p.label << ", seed "
             << o.seed << "\n";
-  std::cout << std::left << std::setw(12) << "backend" << std::setw(16) << "check"
-            << std::setw(20) << "status" << std::setw(12) << "max abs err" << std::setw(12)
-            << "max rel err" << std::setw(14) << "worst" << "implementation / reason\n";
+  std::cout << std::left << std::setw(12) << "backend" << std::setw(16) << "check" << std::setw(20)
+            << "status" << std::setw(12) << "max abs err" << std::setw(12) << "max rel err"
+            << std::setw(14) << "worst"
+            << "implementation / reason\n";
   int passed = 0, failed = 0;
   auto row = [](const std::string& b, const std::string& check, const std::string& status,
                 const std::string& abs, const std::string& rel, const std::string& worst,
@@ -330,10 +331,10 @@ int run_check(const OpOptions& o, const ops::NodeSpec& node, const Problem& p) {
   };
   for (const auto& b : backend_list(o)) {
     auto f = validation::check_forward(node, inputs, b);
-    std::string worst = f.worst_output >= 0 && f.worst_index >= 0 && f.max_abs_error > 0
-                            ? cat(node.outputs[static_cast<size_t>(f.worst_output)], "[",
-                                  f.worst_index, "]")
-                            : "-";
+    std::string worst =
+        f.worst_output >= 0 && f.worst_index >= 0 && f.max_abs_error > 0
+            ? cat(node.outputs[static_cast<size_t>(f.worst_output)], "[", f.worst_index, "]")
+            : "-";
     row(b, "forward", validation::check_status_name(f.status), sci(f.max_abs_error),
         sci(f.max_rel_error), worst, f.message.empty() ? f.implementation : f.message);
     passed += f.status == validation::CheckStatus::Passed;
@@ -424,8 +425,8 @@ int run_bench(const OpOptions& o, const onnx::OpSchema& schema, const std::vecto
         ++errors;
         continue;
       }
-      results.back().labels = {{"backend", b}, {"implementation", impl},
-                               {"problem", probs[i].label}};
+      results.back().labels = {
+          {"backend", b}, {"implementation", impl}, {"problem", probs[i].label}};
     }
   }
   const metrics::Context context = metrics::collect_context();

@@ -102,8 +102,7 @@ TEST(MetricsContext, ParsesCpuinfo) {
 
 TEST(MetricsContext, CollectsMachineAndBuild) {
   Context c = collect_context();
-  EXPECT_TRUE(std::regex_match(c.timestamp_utc,
-                               std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")))
+  EXPECT_TRUE(std::regex_match(c.timestamp_utc, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")))
       << c.timestamp_utc;
   EXPECT_GE(c.logical_cpus, 1);
   EXPECT_GE(c.affinity_cpus, 1);

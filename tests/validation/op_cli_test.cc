@@ -3,9 +3,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -65,8 +65,7 @@ TEST_F(OpCli, CheckPassesForwardAndGradient) {
 }
 
 TEST_F(OpCli, CheckFailsWhenNothingRuns) {
-  CliRun r =
-      run("op check Add --input a:float32:2 --input b:float32:2 --backend no-such-backend");
+  CliRun r = run("op check Add --input a:float32:2 --input b:float32:2 --backend no-such-backend");
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_NE(r.out.find("skipped"), std::string::npos) << r.out;
 }
@@ -94,8 +93,10 @@ TEST_F(OpCli, BadInputExitsTwoNamingTheField) {
 
 TEST_F(OpCli, BenchWritesJsonWithContext) {
   fs::path json = dir_ / "out.json", csv = dir_ / "out.csv";
-  CliRun r = run("op bench Relu --input x:float32:64x64 --min-reps 7 --max-reps 7 --min-time 0 "
-              "--warmup 1 --json " + json.string() + " --csv " + csv.string());
+  CliRun r =
+      run("op bench Relu --input x:float32:64x64 --min-reps 7 --max-reps 7 --min-time 0 "
+          "--warmup 1 --json " +
+          json.string() + " --csv " + csv.string());
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("95% CI"), std::string::npos);
   std::ifstream in(json);
@@ -117,7 +118,7 @@ TEST_F(OpCli, BenchReadsAShapeFile) {
   fs::path shapes = write("add.txt", "# comment\n4x8:8\n\n16:16  # trailing comment\n");
   fs::path json = dir_ / "out.json";
   CliRun r = run("op bench Add --shapes " + shapes.string() +
-              " --min-reps 6 --max-reps 6 --min-time 0 --json " + json.string());
+                 " --min-reps 6 --max-reps 6 --min-time 0 --json " + json.string());
   ASSERT_EQ(r.rc, 0) << r.out;
   std::ifstream in(json);
   nlohmann::json j = nlohmann::json::parse(in);
