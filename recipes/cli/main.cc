@@ -26,6 +26,41 @@ int main(int argc, char** argv) {
   onnx_test->add_option("--json", ot.json_path, "write every row to this JSON file");
   onnx_test->add_option("--min-pass", ot.min_pass, "exit 1 when fewer cases pass");
 
+  // deep500 op check|bench OPTYPE (recipes/cli/op_command.cc)
+  cli::OpOptions oo;
+  auto* op = app.add_subcommand("op", "check or benchmark one ONNX operator");
+  op->require_subcommand(1);
+  for (const char* mode : {"check", "bench"}) {
+    auto* c = op->add_subcommand(mode, std::string(mode) == "check"
+                                           ? "compare backends with the reference (and gradients)"
+                                           : "time backends with median, 95% CI, CV, GFLOP/s");
+    c->callback([&oo, mode] { oo.mode = mode; });
+    c->add_option("optype", oo.op_type, "ONNX op type, e.g. Conv")->required();
+    c->add_option("--input", oo.inputs, "NAME:dtype:shape, e.g. x:float32:1x3x224x224");
+    c->add_option("--attr", oo.attrs, "key=value (ints 1,2,3; floats; strings)");
+    c->add_option("--opset", oo.opset, "opset version (default 17)");
+    c->add_option("--domain", oo.domain, "operator domain (default ai.onnx)");
+    c->add_option("--outputs", oo.outputs, "number of node outputs (default: schema minimum)");
+    c->add_option("--backend", oo.backends, "backends, e.g. reference,onednn or all")
+        ->delimiter(',');
+    c->add_option("--seed", oo.seed, "seed of the random inputs");
+    c->add_option("--range", oo.range, "uniform input range LOW,HIGH (default -1,1)")
+        ->delimiter(',')->expected(2);
+    c->add_option("--shapes", oo.shapes_path, "benchdnn-style problem file");
+    c->add_option("--dtype", oo.dtype, "element type of --shapes problems (default float32)");
+    if (std::string(mode) == "check") {
+      c->add_flag("--grad", oo.grad, "also check backward() with finite differences");
+      continue;
+    }
+    c->add_option("--json", oo.json_path, "write results with context to this JSON file");
+    c->add_option("--csv", oo.csv_path, "write results to this CSV file");
+    c->add_option("--warmup", oo.warmup, "untimed repetitions (default 3)");
+    c->add_option("--min-reps", oo.min_repetitions, "minimum repetitions (default 10)");
+    c->add_option("--max-reps", oo.max_repetitions, "maximum repetitions (default 10000)");
+    c->add_option("--min-time", oo.min_time_seconds, "minimum seconds measured (default 0.2)");
+    c->add_option("--max-time", oo.max_time_seconds, "maximum seconds measured (default 10)");
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -34,6 +69,7 @@ int main(int argc, char** argv) {
   try {
     frameworks::register_all();
     if (*onnx_test) return cli::onnx_test(ot);
+    if (*op) return cli::op_command(oo);
   } catch (const Error& e) {
     std::cerr << "deep500: error: " << e.what() << "\n";
     return 2;

@@ -1,0 +1,33 @@
+// Machine and build context carried by every result (ARCHITECTURE.md idea 5):
+// a number without the machine, the build and the revision it came from
+// cannot be compared or reproduced.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace deep500::metrics {
+
+struct Context {
+  std::string cpu_model;  // /proc/cpuinfo "model name" ("unknown" elsewhere)
+  std::string isa;        // present flags among sse4_2 avx avx2 fma avx512* amx*
+  int logical_cpus = 0;   // std::thread::hardware_concurrency()
+  int affinity_cpus = 0;  // CPUs this process may run on (sched_getaffinity)
+  std::vector<std::pair<std::string, std::string>> threads;    // OMP_NUM_THREADS etc. ("unset")
+  std::string compiler;                                        // e.g. "gcc 12.2.0"
+  std::string build_type;                                      // CMAKE_BUILD_TYPE at configure time
+  std::vector<std::pair<std::string, std::string>> libraries;  // name -> version
+  std::string git_revision;  // `git rev-parse --short HEAD` at configure time, or "unknown"
+  std::string hostname;
+  std::string timestamp_utc;  // ISO 8601, when collect_context() ran
+};
+
+// Collects the context now (reads /proc/cpuinfo and the environment).
+Context collect_context();
+
+// Parses /proc/cpuinfo-formatted text into cpu_model and isa (for tests and
+// for hosts where the file lives elsewhere).
+void parse_cpuinfo(const std::string& text, Context& c);
+
+}  // namespace deep500::metrics

@@ -1,0 +1,93 @@
+#include "metrics/json_reporter.h"
+
+#include "metrics/reporter.h"
+
+namespace deep500::metrics {
+namespace {
+
+nlohmann::json pairs(const std::vector<std::pair<std::string, std::string>>& kv) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : kv) j[k] = v;
+  return j;
+}
+
+class JsonReporter final : public Reporter {
+ public:
+  explicit JsonReporter(std::ostream& out) : out_(out) {}
+  void report(const Context& context, const std::vector<Result>& results) override {
+    nlohmann::json j;
+    j["context"] = to_json(context);
+    j["results"] = nlohmann::json::array();
+    for (const auto& r : results) j["results"].push_back(to_json(r));
+    out_ << j.dump(1) << "\n";
+  }
+
+ private:
+  std::ostream& out_;
+};
+
+}  // namespace
+
+nlohmann::json to_json(const Context& c) {
+  return {{"cpu_model", c.cpu_model},        {"isa", c.isa},
+          {"logical_cpus", c.logical_cpus},  {"affinity_cpus", c.affinity_cpus},
+          {"threads", pairs(c.threads)},     {"compiler", c.compiler},
+          {"build_type", c.build_type},      {"libraries", pairs(c.libraries)},
+          {"git_revision", c.git_revision},  {"hostname", c.hostname},
+          {"timestamp_utc", c.timestamp_utc}};
+}
+
+nlohmann::json to_json(const RunnerSettings& s) {
+  return {{"warmup", s.warmup},
+          {"min_repetitions", s.min_repetitions},
+          {"max_repetitions", s.max_repetitions},
+          {"min_time_seconds", s.min_time_seconds},
+          {"max_time_seconds", s.max_time_seconds},
+          {"batch", s.batch},
+          {"confidence", s.statistics.confidence},
+          {"max_ci_half_width", s.statistics.max_ci_half_width},
+          {"max_cv", s.statistics.max_cv}};
+}
+
+nlohmann::json to_json(const Summary& s) {
+  return {{"n", s.n},
+          {"median", s.median},
+          {"mean", s.mean},
+          {"stddev", s.stddev},
+          {"min", s.min},
+          {"max", s.max},
+          {"cv", s.cv},
+          {"p50", s.p50},
+          {"p90", s.p90},
+          {"p99", s.p99},
+          {"ci_low", s.ci_low},
+          {"ci_high", s.ci_high},
+          {"ci_confidence", s.ci_confidence},
+          {"ci_valid", s.ci_valid},
+          {"wide_spread", s.wide_spread},
+          {"warning", s.warning}};
+}
+
+nlohmann::json to_json(const Result& r) {
+  return {{"name", r.name},
+          {"labels", pairs(r.labels)},
+          {"settings", to_json(r.settings)},
+          {"counters",
+           {{"flops", r.counters.flops}, {"bytes", r.counters.bytes}, {"items", r.counters.items}}},
+          {"rates",
+           {{"flops_per_second", r.rates.flops_per_second},
+            {"bytes_per_second", r.rates.bytes_per_second},
+            {"items_per_second", r.rates.items_per_second}}},
+          {"statistics", to_json(r.summary)},
+          {"unit", "seconds"},
+          {"seconds", r.seconds},
+          {"warmup_repetitions", r.warmup_repetitions},
+          {"total_seconds", r.total_seconds},
+          {"note", r.note}};
+}
+
+std::unique_ptr<Reporter> make_json_reporter(std::ostream& out) {
+  return std::make_unique<JsonReporter>(out);
+}
+
+}  // namespace deep500::metrics

@@ -1,0 +1,34 @@
+// Reporters: one file per format (console_reporter.cc, json_reporter.cc,
+// csv_reporter.cc). A reporter writes one session's results, each carrying
+// its settings, together with the machine/build context.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "metrics/context.h"
+#include "metrics/runner.h"
+
+namespace deep500::metrics {
+
+class Reporter {
+ public:
+  virtual ~Reporter() = default;
+  // Writes `results` to the stream given at construction (which must outlive
+  // the reporter). Call once per session.
+  virtual void report(const Context& context, const std::vector<Result>& results) = 0;
+};
+
+// Human-readable table: median, 95% CI, CV, GFLOP/s, GB/s, warnings.
+std::unique_ptr<Reporter> make_console_reporter(std::ostream& out);
+// {"context": {...}, "results": [{..., "settings": {...}, "seconds": [...]}]}
+std::unique_ptr<Reporter> make_json_reporter(std::ostream& out);
+// One header row, one row per result; context columns repeated on each row.
+std::unique_ptr<Reporter> make_csv_reporter(std::ostream& out);
+
+// "12.3 us", "4.56 ms": three significant digits in a unit that fits.
+std::string format_seconds(double seconds);
+
+}  // namespace deep500::metrics

@@ -1,0 +1,52 @@
+// Statistics of repeated measurements after Hoefler & Belli, "Scientific
+// benchmarking of parallel computing systems" (SC'15): report the median with
+// a nonparametric confidence interval, the CV, and warn when the spread is
+// too wide to draw conclusions (ARCHITECTURE.md idea 5).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace deep500::metrics {
+
+struct StatisticsOptions {
+  double confidence = 0.95;         // of the median's interval
+  double max_ci_half_width = 0.05;  // relative to the median; wider -> wide_spread
+  double max_cv = 0.10;             // larger coefficient of variation -> wide_spread
+};
+
+struct Summary {
+  int64_t n = 0;
+  double median = 0, mean = 0, stddev = 0;  // stddev: sample (n - 1) estimator
+  double min = 0, max = 0;
+  double cv = 0;                     // stddev / mean
+  double p50 = 0, p90 = 0, p99 = 0;  // linear interpolation between order statistics
+  // Nonparametric confidence interval of the median: [ci_low, ci_high] are
+  // order statistics. ci_valid is false when n is too small for the
+  // requested confidence (n < 6 at 95%); the interval is then [min, max].
+  double ci_low = 0, ci_high = 0;
+  double ci_confidence = 0;  // the achieved (exact binomial) coverage, >= requested
+  bool ci_valid = false;
+  bool wide_spread = false;  // CI half-width or CV above the thresholds, or no valid CI
+  std::string warning;       // why wide_spread is set; empty otherwise
+};
+
+Summary summarize(std::vector<double> samples, const StatisticsOptions& options = {});
+
+double median(std::vector<double> samples);
+// Percentile p in [0, 100] with linear interpolation (NumPy's default).
+double percentile(std::vector<double> samples, double p);
+
+// 1-based ranks (j, k) of the order statistics X_(j) <= X_(k) that bound a
+// confidence interval of the median of n samples: the symmetric choice with
+// P(X_(j) <= median <= X_(k)) >= confidence for a continuous distribution,
+// from the Binomial(n, 1/2) distribution of the number of samples below the
+// median (Le Boudec, "Performance Evaluation of Computer and Communication
+// Systems", 2010, Thm. 2.1). Returns {0, 0} when no such pair exists.
+std::pair<int64_t, int64_t> median_ci_ranks(int64_t n, double confidence = 0.95);
+// The exact coverage of the ranks above: P(j <= B < k), B ~ Binomial(n, 1/2).
+double median_ci_coverage(int64_t n, int64_t j, int64_t k);
+
+}  // namespace deep500::metrics

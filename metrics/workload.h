@@ -1,0 +1,32 @@
+// Workload: anything measurable (an operator, a network inference, a training
+// step, a collective), seen by the one timing loop (metrics/runner.h) as
+// setup / run / teardown (ARCHITECTURE.md idea 4).
+//
+// Contract:
+//  * The Runner calls setup() once, then run() for every warm-up and timed
+//    repetition, then teardown() once (also when run() throws).
+//  * run() performs exactly one repetition and does all the work that should
+//    be timed; allocation and data preparation belong in setup().
+//  * counters() describes one repetition; it is read after setup().
+//  * A Workload is driven by one thread at a time; run() may use many
+//    threads internally.
+//  * Errors are deep500::Error exceptions; the Runner propagates them.
+#pragma once
+
+#include <string>
+
+#include "metrics/counters.h"
+
+namespace deep500::metrics {
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual void setup() {}
+  virtual void run() = 0;  // one repetition
+  virtual void teardown() {}
+  virtual Counters counters() const { return {}; }
+  virtual std::string name() const { return "workload"; }
+};
+
+}  // namespace deep500::metrics

@@ -1,0 +1,482 @@
+// deep500 op check|bench OPTYPE: one ONNX operator from the command line.
+//   check: forward check of each backend against the reference (+ gradient
+//          check with --grad); exit 1 on a mismatch or when nothing ran.
+//   bench: every (problem, backend) through metrics::Runner; console table,
+//          optional JSON/CSV. Problems come from --input or a --shapes file
+//          (format in docs/benchmarking.md).
+// Bad input throws deep500::Error naming the option and what was expected
+// (main prints it on one line and exits 2).
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <onnx/defs/schema.h>
+
+#include "metrics/reporter.h"
+#include "metrics/runner.h"
+#include "operators/registry.h"
+#include "recipes/cli/commands.h"
+#include "validation/forward_check.h"
+#include "validation/gradient_check.h"
+
+namespace deep500::cli {
+namespace {
+
+using onnx::AttributeProto;
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t p = s.find(sep, start);
+    out.push_back(s.substr(start, p - start));
+    if (p == std::string::npos) return out;
+    start = p + 1;
+  }
+}
+
+bool parse_int(const std::string& s, int64_t& v) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return !s.empty() && ec == std::errc() && p == s.data() + s.size();
+}
+
+bool parse_float(const std::string& s, double& v) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  v = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+
+// "1x3x224x224"; "" or "scalar" is rank 0.
+Shape parse_shape(const std::string& text, const std::string& where) {
+  if (text.empty() || text == "scalar") return {};
+  Shape shape;
+  for (const auto& d : split(text, 'x')) {
+    int64_t v;
+    DEEP500_CHECK(parse_int(d, v) && v >= 0, where, ": shape '", text,
+                  "' must be non-negative integers separated by 'x', e.g. 1x3x224x224");
+    shape.push_back(v);
+  }
+  return shape;
+}
+
+struct Input {
+  std::string name;
+  TensorDesc desc;
+};
+
+Input parse_input(const std::string& spec) {
+  const std::string where = "--input '" + spec + "'";
+  auto parts = split(spec, ':');
+  DEEP500_CHECK(parts.size() == 3 && !parts[0].empty(), where,
+                ": expected NAME:dtype:shape, e.g. x:float32:1x3x224x224");
+  return {parts[0], {parse_dtype(parts[1], where + " dtype"), parse_shape(parts[2], where)}};
+}
+
+const onnx::OpSchema& find_schema(const OpOptions& o) {
+  const auto* s = onnx::OpSchemaRegistry::Schema(o.op_type, o.opset, o.domain);
+  DEEP500_CHECK(s, "OPTYPE: unknown operator '", o.op_type, "' in domain '",
+                o.domain.empty() ? "ai.onnx" : o.domain, "' at opset ", o.opset,
+                " (expected an ONNX op type such as Add, Conv, MatMul)");
+  return *s;
+}
+
+// key=value, typed by the schema: INT 3, FLOAT 0.5, STRING text, INTS 1,2,3,
+// FLOATS 0.5,1, STRINGS a,b.
+AttributeProto parse_attr(const std::string& spec, const onnx::OpSchema& schema) {
+  const std::string where = "--attr '" + spec + "'";
+  const auto eq = spec.find('=');
+  DEEP500_CHECK(eq != std::string::npos && eq > 0, where, ": expected key=value, e.g. axis=1");
+  const std::string key = spec.substr(0, eq), value = spec.substr(eq + 1);
+  const auto& attrs = schema.attributes();
+  auto it = attrs.find(key);
+  if (it == attrs.end()) {
+    std::string names;
+    for (const auto& [n, a] : attrs) names += (names.empty() ? "" : ", ") + n;
+    throw Error(cat(where, ": ", schema.Name(), " has no attribute '", key, "' (expected ",
+                    names.empty() ? "none" : "one of: " + names, ")"));
+  }
+  AttributeProto a;
+  a.set_name(key);
+  a.set_type(it->second.type);
+  int64_t i;
+  double f;
+  switch (it->second.type) {
+    case AttributeProto::INT:
+      DEEP500_CHECK(parse_int(value, i), where, ": '", key, "' is an integer, e.g. ", key, "=1");
+      a.set_i(i);
+      break;
+    case AttributeProto::FLOAT:
+      DEEP500_CHECK(parse_float(value, f), where, ": '", key, "' is a float, e.g. ", key, "=0.5");
+      a.set_f(static_cast<float>(f));
+      break;
+    case AttributeProto::STRING: a.set_s(value); break;
+    case AttributeProto::INTS:
+      for (const auto& v : value.empty() ? std::vector<std::string>{} : split(value, ',')) {
+        DEEP500_CHECK(parse_int(v, i), where, ": '", key, "' is a list of integers, e.g. ", key,
+                      "=1,2,3");
+        a.add_ints(i);
+      }
+      break;
+    case AttributeProto::FLOATS:
+      for (const auto& v : value.empty() ? std::vector<std::string>{} : split(value, ',')) {
+        DEEP500_CHECK(parse_float(v, f), where, ": '", key, "' is a list of floats, e.g. ", key,
+                      "=0.5,1");
+        a.add_floats(static_cast<float>(f));
+      }
+      break;
+    case AttributeProto::STRINGS:
+      for (const auto& v : split(value, ',')) a.add_strings(v);
+      break;
+    default:
+      throw Error(cat(where, ": '", key,
+                      "' is a tensor or graph attribute, which cannot be "
+                      "given on the command line"));
+  }
+  return a;
+}
+
+// One benchmark/check problem: named inputs plus attributes it implies.
+struct Problem {
+  std::string label;  // the shape-file line, or the --input list
+  std::vector<Input> inputs;
+  std::vector<AttributeProto> attrs;
+};
+
+AttributeProto ints_attr(const std::string& name, std::vector<int64_t> v) {
+  AttributeProto a;
+  a.set_name(name);
+  a.set_type(AttributeProto::INTS);
+  for (auto x : v) a.add_ints(x);
+  return a;
+}
+
+// benchdnn descriptors: letters followed by a number, e.g. mb1ic64ih56oc64oh56kh3ph1.
+std::map<std::string, int64_t> parse_descriptor(const std::string& line, const std::string& where,
+                                                const std::set<std::string>& keys) {
+  static const std::regex token("([a-z]+)([0-9]+)");
+  std::map<std::string, int64_t> v;
+  size_t pos = 0;
+  for (std::sregex_iterator it(line.begin(), line.end(), token), end; it != end; ++it) {
+    DEEP500_CHECK(static_cast<size_t>(it->position()) == pos, where, ": unexpected text at '",
+                  line.substr(pos), "' (expected key/number pairs such as mb1ic64ih56)");
+    const std::string key = (*it)[1];
+    DEEP500_CHECK(
+        keys.count(key), where, ": unknown key '", key, "' (expected one of: ",
+        [&] {
+          std::string k;
+          for (const auto& s : keys) k += (k.empty() ? "" : " ") + s;
+          return k;
+        }(),
+        ")");
+    v[key] = std::stoll((*it)[2]);
+    pos += static_cast<size_t>(it->length());
+  }
+  DEEP500_CHECK(pos == line.size() && !v.empty(), where, ": unexpected text at '", line.substr(pos),
+                "' (expected key/number pairs such as mb1ic64ih56)");
+  return v;
+}
+
+Problem conv_problem(const std::string& line, const std::string& where, DataType dt) {
+  auto v = parse_descriptor(line, where,
+                            {"g", "mb", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw",
+                             "ph", "pw", "dh", "dw"});
+  auto get = [&](const std::string& k, int64_t fallback) { return v.count(k) ? v[k] : fallback; };
+  for (const char* k : {"ic", "oc", "ih", "kh"})
+    DEEP500_CHECK(v.count(k), where, ": Conv descriptor needs '", k, "'");
+  const int64_t g = get("g", 1), mb = get("mb", 2), ic = v["ic"], oc = v["oc"];
+  const int64_t ih = v["ih"], iw = get("iw", ih), kh = v["kh"], kw = get("kw", kh);
+  const int64_t sh = get("sh", 1), sw = get("sw", sh), ph = get("ph", 0), pw = get("pw", ph);
+  const int64_t dh = get("dh", 0), dw = get("dw", dh);
+  DEEP500_CHECK(g >= 1 && ic % g == 0 && oc % g == 0, where, ": ic (", ic, ") and oc (", oc,
+                ") must be multiples of g (", g, ")");
+  DEEP500_CHECK(sh >= 1 && sw >= 1, where, ": strides sh/sw must be >= 1");
+  // benchdnn dilation 0 means none; ONNX counts it from 1.
+  const int64_t oh = (ih + 2 * ph - ((kh - 1) * (dh + 1) + 1)) / sh + 1;
+  const int64_t ow = (iw + 2 * pw - ((kw - 1) * (dw + 1) + 1)) / sw + 1;
+  DEEP500_CHECK(oh >= 1 && ow >= 1, where, ": the kernel does not fit the padded input");
+  DEEP500_CHECK(get("oh", oh) == oh && get("ow", ow) == ow, where, ": oh/ow given as ",
+                get("oh", oh), "/", get("ow", ow), " but the other sizes give ", oh, "/", ow);
+  Problem p;
+  p.label = line;
+  p.inputs = {{"X", {dt, {mb, ic, ih, iw}}}, {"W", {dt, {oc, ic / g, kh, kw}}}, {"B", {dt, {oc}}}};
+  p.attrs = {ints_attr("kernel_shape", {kh, kw}), ints_attr("strides", {sh, sw}),
+             ints_attr("pads", {ph, pw, ph, pw}), ints_attr("dilations", {dh + 1, dw + 1})};
+  AttributeProto group;
+  group.set_name("group");
+  group.set_type(AttributeProto::INT);
+  group.set_i(g);
+  p.attrs.push_back(group);
+  return p;
+}
+
+Problem matmul_problem(const std::string& line, const std::string& where, DataType dt, bool gemm) {
+  auto v = parse_descriptor(
+      line, where,
+      gemm ? std::set<std::string>{"m", "n", "k"} : std::set<std::string>{"mb", "m", "n", "k"});
+  for (const char* k : {"m", "n", "k"})
+    DEEP500_CHECK(v.count(k), where, ": descriptor needs '", k, "', e.g. m128n256k512");
+  Shape a = {v["m"], v["k"]}, b = {v["k"], v["n"]};
+  if (v.count("mb")) {
+    a.insert(a.begin(), v["mb"]);
+    b.insert(b.begin(), v["mb"]);
+  }
+  return {line, {{"A", {dt, a}}, {"B", {dt, b}}}, {}};
+}
+
+// Generic line: one shape per input separated by ':' (benchdnn binary style).
+Problem shapes_problem(const std::string& line, const std::string& where, DataType dt,
+                       const std::vector<Input>& named) {
+  Problem p;
+  p.label = line;
+  auto shapes = split(line, ':');
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    std::string name = shapes.size() == named.size() ? named[i].name : cat("x", i);
+    p.inputs.push_back({name, {dt, parse_shape(shapes[i], where)}});
+  }
+  return p;
+}
+
+std::vector<Problem> read_shapes(const OpOptions& o, const std::vector<Input>& named) {
+  std::ifstream in(o.shapes_path);
+  DEEP500_CHECK(in, "--shapes '", o.shapes_path, "': cannot open the file");
+  const DataType dt = parse_dtype(o.dtype, "--dtype");
+  std::vector<Problem> out;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    line = line.substr(0, line.find('#'));
+    line.erase(std::remove_if(line.begin(), line.end(), ::isspace), line.end());
+    if (line.empty()) continue;
+    const std::string where = cat(o.shapes_path, ":", n);
+    const bool descriptor = std::isalpha(static_cast<unsigned char>(line[0]));
+    if (!descriptor)
+      out.push_back(shapes_problem(line, where, dt, named));
+    else if (o.op_type == "Conv")
+      out.push_back(conv_problem(line, where, dt));
+    else if (o.op_type == "Gemm" || o.op_type == "MatMul")
+      out.push_back(matmul_problem(line, where, dt, o.op_type == "Gemm"));
+    else
+      throw Error(cat(where, ": '", line, "': descriptors are for Conv, Gemm and MatMul; for ",
+                      o.op_type, " give one shape per input, e.g. 1x64x56x56:1x64x56x56"));
+  }
+  DEEP500_CHECK(!out.empty(), "--shapes '", o.shapes_path, "': no problems in the file");
+  return out;
+}
+
+// Builds and validates the node for `p` (schema check: input count, attributes).
+ops::NodeSpec make_node(const OpOptions& o, const onnx::OpSchema& schema, const Problem& p,
+                        const std::vector<AttributeProto>& user_attrs) {
+  onnx::NodeProto node;
+  node.set_name(o.op_type);
+  node.set_op_type(o.op_type);
+  node.set_domain(o.domain);
+  for (const auto& in : p.inputs) node.add_input(in.name);
+  const int outputs = o.outputs >= 0 ? o.outputs : std::max(1, schema.min_output());
+  for (int i = 0; i < outputs; ++i) node.add_output(outputs == 1 ? "y" : cat("y", i));
+  std::set<std::string> set_by_problem;
+  for (const auto& a : p.attrs) {
+    *node.add_attribute() = a;
+    set_by_problem.insert(a.name());
+  }
+  for (const auto& a : user_attrs) {
+    DEEP500_CHECK(!set_by_problem.count(a.name()), "--attr '", a.name(),
+                  "': already set by the shape file line '", p.label, "'");
+    *node.add_attribute() = a;
+  }
+  ops::check_against_schema(node, o.opset);
+  return ops::node_from_onnx(node, o.opset);
+}
+
+std::vector<std::string> backend_list(const OpOptions& o) {
+  if (o.backends.empty()) return {"reference"};
+  if (o.backends.size() == 1 && o.backends[0] == "all") return ops::Registry::global().backends();
+  return o.backends;
+}
+
+std::string sci(double v) {
+  std::ostringstream s;
+  s << std::setprecision(3) << v;
+  return s.str();
+}
+
+std::vector<TensorDesc> descs(const Problem& p) {
+  std::vector<TensorDesc> d;
+  for (const auto& in : p.inputs) d.push_back(in.desc);
+  return d;
+}
+
+int run_check(const OpOptions& o, const ops::NodeSpec& node, const Problem& p) {
+  auto inputs = validation::random_inputs(descs(p), o.seed, o.range[0], o.range[1]);
+  std::cout << "op check " << o.op_type << " (opset " << o.opset << ") " << p.label << ", seed "
+            << o.seed << "\n";
+  std::cout << std::left << std::setw(12) << "backend" << std::setw(16) << "check" << std::setw(20)
+            << "status" << std::setw(12) << "max abs err" << std::setw(12) << "max rel err"
+            << std::setw(14) << "worst"
+            << "implementation / reason\n";
+  int passed = 0, failed = 0;
+  auto row = [](const std::string& b, const std::string& check, const std::string& status,
+                const std::string& abs, const std::string& rel, const std::string& worst,
+                const std::string& tail) {
+    std::cout << std::left << std::setw(12) << b << std::setw(16) << check << std::setw(20)
+              << status << std::setw(12) << abs << std::setw(12) << rel << std::setw(14) << worst
+              << tail << "\n";
+  };
+  for (const auto& b : backend_list(o)) {
+    auto f = validation::check_forward(node, inputs, b);
+    std::string worst =
+        f.worst_output >= 0 && f.worst_index >= 0 && f.max_abs_error > 0
+            ? cat(node.outputs[static_cast<size_t>(f.worst_output)], "[", f.worst_index, "]")
+            : "-";
+    row(b, "forward", validation::check_status_name(f.status), sci(f.max_abs_error),
+        sci(f.max_rel_error), worst, f.message.empty() ? f.implementation : f.message);
+    passed += f.status == validation::CheckStatus::Passed;
+    failed += f.status == validation::CheckStatus::Failed;
+    if (!o.grad) continue;
+    auto g = validation::check_gradient(node, inputs, b);
+    if (g.inputs.empty())
+      row(b, "gradient", validation::check_status_name(g.status), "-", "-", "-", g.message);
+    for (const auto& c : g.inputs) {
+      const bool measured = c.checked_elements > 0;
+      row(b, "gradient " + c.name, validation::gradient_status_name(c.status),
+          measured ? sci(c.max_abs_error) : "-", measured ? sci(c.max_rel_error) : "-",
+          c.worst_index >= 0 ? cat(c.name, "[", c.worst_index, "]") : "-",
+          c.message.empty() ? cat(g.implementation, " in ", name_of(g.computed_in), ", ",
+                                  c.checked_elements, " elements")
+                            : c.message);
+    }
+    passed += g.status == validation::CheckStatus::Passed;
+    failed += g.status == validation::CheckStatus::Failed;
+  }
+  if (failed > 0) {
+    std::cout << "FAILED: " << failed << " check(s) failed\n";
+    return 1;
+  }
+  if (passed == 0) {
+    std::cout << "FAILED: nothing was checked (every backend skipped)\n";
+    return 1;
+  }
+  std::cout << "passed: " << passed << " check(s)\n";
+  return 0;
+}
+
+// An operator as a metrics::Workload: inputs and outputs are allocated in
+// setup() so that run() times forward() alone.
+class OpWorkload final : public metrics::Workload {
+ public:
+  OpWorkload(ops::CreatedOp op, std::vector<Tensor> inputs, size_t outputs, std::string name)
+      : op_(std::move(op)), inputs_(std::move(inputs)), outputs_(outputs), name_(std::move(name)) {}
+  void setup() override { op_.op->forward(inputs_, outputs_); }
+  void run() override { op_.op->forward(inputs_, outputs_); }
+  metrics::Counters counters() const override {
+    std::vector<TensorDesc> d;
+    for (const auto& t : inputs_) d.push_back(t.defined() ? t.desc() : TensorDesc{});
+    ops::Cost c = op_.op->cost(d);
+    return {c.flops, c.bytes, 0};
+  }
+  std::string name() const override { return name_; }
+
+ private:
+  ops::CreatedOp op_;
+  std::vector<Tensor> inputs_;
+  std::vector<Tensor> outputs_;
+  std::string name_;
+};
+
+int run_bench(const OpOptions& o, const onnx::OpSchema& schema, const std::vector<Problem>& probs,
+              const std::vector<AttributeProto>& user_attrs) {
+  metrics::RunnerSettings s;
+  s.warmup = o.warmup;
+  s.min_repetitions = o.min_repetitions;
+  s.max_repetitions = o.max_repetitions;
+  s.min_time_seconds = o.min_time_seconds;
+  s.max_time_seconds = o.max_time_seconds;
+  metrics::Runner runner(s);  // validates the settings before any work
+
+  // Validate every problem first: a bad line fails before hours of measuring.
+  std::vector<ops::NodeSpec> nodes;
+  for (const auto& p : probs) nodes.push_back(make_node(o, schema, p, user_attrs));
+
+  std::vector<metrics::Result> results;
+  int errors = 0;
+  for (size_t i = 0; i < probs.size(); ++i) {
+    auto inputs = validation::random_inputs(descs(probs[i]), o.seed, o.range[0], o.range[1]);
+    for (const auto& b : backend_list(o)) {
+      ops::OpContext ctx{nodes[i], descs(probs[i])};
+      auto made = ops::Registry::global().create(ctx, {b});
+      if (!made.ok()) {
+        std::cout << "skipped " << b << " " << probs[i].label << ": " << made.refusal().reason
+                  << "\n";
+        continue;
+      }
+      std::string impl = made->implementation;
+      OpWorkload w(std::move(made.value()), inputs, nodes[i].outputs.size(), o.op_type);
+      try {
+        results.push_back(runner.run(w));
+      } catch (const std::exception& e) {
+        std::cout << "error " << b << " " << probs[i].label << ": " << e.what() << "\n";
+        ++errors;
+        continue;
+      }
+      results.back().labels = {
+          {"backend", b}, {"implementation", impl}, {"problem", probs[i].label}};
+    }
+  }
+  const metrics::Context context = metrics::collect_context();
+  metrics::make_console_reporter(std::cout)->report(context, results);
+  auto write = [&](const std::string& path, auto make) {
+    if (path.empty()) return;
+    std::ofstream f(path);
+    DEEP500_CHECK(f, "cannot write '", path, "'");
+    make(f)->report(context, results);
+    std::cout << "wrote " << path << "\n";
+  };
+  write(o.json_path, [](std::ostream& f) { return metrics::make_json_reporter(f); });
+  write(o.csv_path, [](std::ostream& f) { return metrics::make_csv_reporter(f); });
+  if (errors > 0 || results.empty()) {
+    std::cout << "FAILED: " << (results.empty() ? "nothing was measured" : "a backend threw")
+              << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int op_command(const OpOptions& o) {
+  DEEP500_CHECK(o.mode == "check" || o.mode == "bench", "op: expected 'check' or 'bench', got '",
+                o.mode, "'");
+  DEEP500_CHECK(o.range.size() == 2 && o.range[0] < o.range[1],
+                "--range: expected LOW,HIGH with LOW < HIGH, e.g. -1,1");
+  const onnx::OpSchema& schema = find_schema(o);
+  std::vector<AttributeProto> attrs;
+  for (const auto& a : o.attrs) attrs.push_back(parse_attr(a, schema));
+  std::vector<Input> named;
+  for (const auto& spec : o.inputs) named.push_back(parse_input(spec));
+
+  std::vector<Problem> problems;
+  if (!o.shapes_path.empty()) {
+    problems = read_shapes(o, named);
+  } else {
+    DEEP500_CHECK(!named.empty(), "--input: ", o.op_type,
+                  " needs inputs, e.g. --input x:float32:1x3x224x224 (or --shapes FILE)");
+    Problem p;
+    for (const auto& in : named)
+      p.label += (p.label.empty() ? "" : " ") + in.name + ":" + to_string(in.desc);
+    p.inputs = named;
+    problems.push_back(p);
+  }
+  if (o.mode == "bench") return run_bench(o, schema, problems, attrs);
+  int rc = 0;
+  for (const auto& p : problems) rc = std::max(rc, run_check(o, make_node(o, schema, p, attrs), p));
+  return rc;
+}
+
+}  // namespace deep500::cli

@@ -1,0 +1,142 @@
+#include "validation/gradient_check.h"
+
+#include <gtest/gtest.h>
+
+#include "frameworks/register_all.h"
+
+namespace deep500::validation {
+namespace {
+
+ops::NodeSpec node(const std::string& op, std::vector<std::string> inputs) {
+  ops::NodeSpec n;
+  n.name = "n";
+  n.op_type = op;
+  n.opset = 17;
+  n.inputs = std::move(inputs);
+  n.outputs = {"y"};
+  return n;
+}
+
+// y = x * x with a deliberately wrong backward (dy/dx = x, missing the 2).
+class WrongSquare final : public ops::Operator {
+ public:
+  explicit WrongSquare(const ops::OpContext&) {}
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), in[0].shape());
+    dispatch_float(in[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      for (int64_t i = 0; i < y.numel(); ++i)
+        y.data<T>()[i] = T(in[0].data<T>()[i] * in[0].data<T>()[i]);
+    });
+  }
+  bool has_backward() const override { return true; }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    return std::vector<bool>(n, true);
+  }
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
+    gx[0] = Tensor(in[0].dtype(), in[0].shape());
+    dispatch_float(in[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      for (int64_t i = 0; i < in[0].numel(); ++i)
+        gx[0].data<T>()[i] = T(gy[0].data<T>()[i] * in[0].data<T>()[i]);
+    });
+  }
+};
+
+// Same forward, no backward at all.
+class NoBackward final : public ops::Operator {
+ public:
+  explicit NoBackward(const ops::OpContext&) {}
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    ops::ensure_output(out, 0, in[0].dtype(), in[0].shape()).copy_from(in[0]);
+  }
+};
+
+std::vector<Tensor> floats(std::vector<Shape> shapes, uint64_t seed = 3) {
+  std::vector<TensorDesc> d;
+  for (auto& s : shapes) d.push_back({DataType::Float, s});
+  return random_inputs(d, seed);
+}
+
+TEST(ValidationGradientCheck, PassesAddWithBroadcasting) {
+  frameworks::register_all();
+  auto r = check_gradient(node("Add", {"a", "b"}), floats({{2, 3}, {3}}), "reference");
+  EXPECT_EQ(r.status, CheckStatus::Passed) << r.message;
+  EXPECT_EQ(r.computed_in, DataType::Double);
+  ASSERT_EQ(r.inputs.size(), 2u);
+  for (const auto& c : r.inputs) {
+    EXPECT_EQ(c.status, GradientStatus::Passed) << c.name << ": " << c.message;
+    EXPECT_LT(c.max_rel_error, 1e-6);
+  }
+  EXPECT_EQ(r.inputs[0].checked_elements, 6);
+  EXPECT_EQ(r.inputs[1].checked_elements, 3);
+  EXPECT_EQ(r.inputs[1].name, "b");
+}
+
+TEST(ValidationGradientCheck, PassesMulAndRelu) {
+  frameworks::register_all();
+  auto m = check_gradient(node("Mul", {"a", "b"}), floats({{4, 5}, {4, 1}}), "reference");
+  EXPECT_EQ(m.status, CheckStatus::Passed) << m.message;
+  auto r = check_gradient(node("Relu", {"x"}), floats({{3, 7}}), "reference");
+  EXPECT_EQ(r.status, CheckStatus::Passed) << r.message;
+  EXPECT_EQ(r.inputs.at(0).checked_elements, 21);
+}
+
+TEST(ValidationGradientCheck, DetectsAWrongBackward) {
+  ops::Registry reg;
+  reg.add({"", "TestSquare", 1, INT_MAX, "test", "test:wrong_square",
+           ops::make_factory<WrongSquare>()});
+  auto r = check_gradient(node("TestSquare", {"x"}), floats({{10}}), "test", {}, reg);
+  EXPECT_EQ(r.status, CheckStatus::Failed);
+  ASSERT_EQ(r.inputs.size(), 1u);
+  EXPECT_EQ(r.inputs[0].status, GradientStatus::Failed);
+  // analytic g*x vs numeric 2*g*x: relative error |x - 2x| / |2x| = 0.5.
+  EXPECT_NEAR(r.inputs[0].max_rel_error, 0.5, 1e-6);
+  EXPECT_NE(r.message.find("input 'x'"), std::string::npos) << r.message;
+}
+
+TEST(ValidationGradientCheck, DetectsAWrongBackwardInFloat32Too) {
+  ops::Registry reg;
+  reg.add({"", "TestSquare", 1, INT_MAX, "test", "test:wrong_square",
+           ops::make_factory<WrongSquare>()});
+  GradientCheckOptions o;
+  o.promote_to_double = false;
+  auto r = check_gradient(node("TestSquare", {"x"}), floats({{10}}), "test", o, reg);
+  EXPECT_EQ(r.computed_in, DataType::Float);
+  EXPECT_EQ(r.status, CheckStatus::Failed);
+}
+
+TEST(ValidationGradientCheck, NoBackwardIsSkippedNotPassed) {
+  ops::Registry reg;
+  reg.add({"", "TestCopy", 1, INT_MAX, "test", "test:copy", ops::make_factory<NoBackward>()});
+  auto r = check_gradient(node("TestCopy", {"x"}), floats({{4}}), "test", {}, reg);
+  EXPECT_EQ(r.status, CheckStatus::Skipped);
+}
+
+TEST(ValidationGradientCheck, IntegerInputsAreNotDifferentiable) {
+  frameworks::register_all();
+  auto in = random_inputs({{DataType::Int64, {3}}, {DataType::Int64, {3}}}, 1, 1, 5);
+  auto r = check_gradient(node("Mul", {"a", "b"}), in, "reference");
+  EXPECT_EQ(r.status, CheckStatus::Skipped) << r.message;
+  ASSERT_EQ(r.inputs.size(), 2u);
+  EXPECT_EQ(r.inputs[0].status, GradientStatus::NotDifferentiable);
+}
+
+TEST(ValidationGradientCheck, SamplesLargeInputs) {
+  frameworks::register_all();
+  GradientCheckOptions o;
+  o.max_elements_per_input = 50;
+  auto r = check_gradient(node("Relu", {"x"}), floats({{40, 40}}), "reference", o);
+  EXPECT_EQ(r.status, CheckStatus::Passed) << r.message;
+  EXPECT_EQ(r.inputs.at(0).checked_elements, 50);
+}
+
+TEST(ValidationGradientCheck, MissingBackendIsSkipped) {
+  frameworks::register_all();
+  auto r = check_gradient(node("Relu", {"x"}), floats({{3}}), "no-such-backend");
+  EXPECT_EQ(r.status, CheckStatus::Skipped);
+}
+
+}  // namespace
+}  // namespace deep500::validation

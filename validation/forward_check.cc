@@ -1,0 +1,136 @@
+#include "validation/forward_check.h"
+
+#include <cmath>
+
+#include "deep/random.h"
+
+namespace deep500::validation {
+namespace {
+
+ops::OpContext context_for(const ops::NodeSpec& node, const std::vector<Tensor>& inputs) {
+  ops::OpContext ctx{node, {}};
+  for (const auto& t : inputs) ctx.inputs.push_back(t.defined() ? t.desc() : TensorDesc{});
+  return ctx;
+}
+
+// Index of the largest absolute difference (for outputs that are within
+// tolerance, where compare() reports no index).
+int64_t largest_difference(const Tensor& a, const Tensor& e) {
+  if (a.dtype() == DataType::String || a.numel() == 0) return -1;
+  int64_t worst = 0;
+  double worst_err = -1;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double d = std::fabs(a.at_as_double(i) - e.at_as_double(i));
+    if (d > worst_err) {
+      worst_err = d;
+      worst = i;
+    }
+  }
+  return worst;
+}
+
+}  // namespace
+
+const char* check_status_name(CheckStatus s) {
+  switch (s) {
+    case CheckStatus::Passed: return "passed";
+    case CheckStatus::Failed: return "FAILED";
+    case CheckStatus::Skipped: return "skipped";
+  }
+  return "?";
+}
+
+std::vector<Tensor> random_inputs(const std::vector<TensorDesc>& descs, uint64_t seed, double lo,
+                                  double hi) {
+  Random rng(seed);
+  std::vector<Tensor> out;
+  for (const auto& d : descs) {
+    if (d.dtype == DataType::Undefined) {
+      out.emplace_back();
+      continue;
+    }
+    DEEP500_CHECK(d.dtype != DataType::String, "random_inputs: string tensors are not supported");
+    Tensor t(d);
+    rng.fill_uniform(t, lo, hi);
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::vector<Tensor> run_node(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
+                             const std::string& backend, const ops::Registry& registry,
+                             std::string* implementation) {
+  auto ctx = context_for(node, inputs);
+  auto created = registry.create(ctx, {backend});
+  if (!created.ok()) throw Error(created.refusal().reason);
+  if (implementation) *implementation = created->implementation;
+  std::vector<Tensor> outputs(node.outputs.size());
+  created->op->forward(inputs, outputs);
+  return outputs;
+}
+
+ForwardCheckResult check_forward(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
+                                 const std::string& backend, const ForwardCheckOptions& o,
+                                 const ops::Registry& registry) {
+  ForwardCheckResult r;
+  r.backend = backend;
+  auto ctx = context_for(node, inputs);
+
+  auto ref = registry.create(ctx, {o.reference_backend});
+  if (!ref.ok()) {
+    r.status = CheckStatus::Skipped;
+    r.message = "no reference to compare with: " + ref.refusal().reason;
+    return r;
+  }
+  r.reference_implementation = ref->implementation;
+  std::vector<Tensor> expected(node.outputs.size());
+  ref->op->forward(inputs, expected);  // errors here are input errors: propagate
+
+  auto made = registry.create(ctx, {backend});
+  if (!made.ok()) {
+    r.status = CheckStatus::Skipped;
+    r.message = made.refusal().reason;
+    return r;
+  }
+  r.implementation = made->implementation;
+  std::vector<Tensor> actual(node.outputs.size());
+  try {
+    made->op->forward(inputs, actual);
+  } catch (const std::exception& e) {
+    r.status = CheckStatus::Failed;
+    r.message = cat(backend, " threw: ", e.what());
+    return r;
+  }
+
+  r.status = CheckStatus::Passed;
+  double worst_excess = -1;
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    if (node.outputs[k].empty()) continue;  // unused optional output
+    OutputCheck oc;
+    oc.name = node.outputs[k];
+    Tolerance tol = o.tolerance ? *o.tolerance
+                                : default_tolerance(expected[k].defined() ? expected[k].dtype()
+                                                                          : DataType::Float);
+    oc.comparison = compare(actual[k], expected[k], tol);
+    Comparison& c = oc.comparison;
+    if (c.ok && c.worst_index < 0 && actual[k].defined())
+      c.worst_index = largest_difference(actual[k], expected[k]);
+    // The worst output is the first failing one, else the one with the largest error.
+    double rank = c.ok ? c.max_abs_error : INFINITY;
+    if (rank > worst_excess) {
+      worst_excess = rank;
+      r.worst_output = static_cast<int>(k);
+      r.worst_index = c.worst_index;
+    }
+    r.max_abs_error = std::max(r.max_abs_error, c.max_abs_error);
+    r.max_rel_error = std::max(r.max_rel_error, c.max_rel_error);
+    if (!c.ok) {
+      if (r.status == CheckStatus::Passed) r.message = "output '" + oc.name + "': " + c.message;
+      r.status = CheckStatus::Failed;
+    }
+    r.outputs.push_back(std::move(oc));
+  }
+  return r;
+}
+
+}  // namespace deep500::validation

@@ -1,0 +1,65 @@
+// Forward check (ARCHITECTURE.md idea 3): run one ONNX node on a backend and
+// on the reference backend with the same inputs, and compare every output
+// with the tolerances of validation/compare.h.
+//
+// Outcomes: Passed / Failed (a mismatch, or the backend under test threw) /
+// Skipped (a backend refused the configuration; the reason is in `message`).
+// Errors from the reference backend (bad node, bad inputs) propagate as
+// deep500::Error: they are the caller's input errors, not the backend's.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "deep/tensor.h"
+#include "operators/registry.h"
+#include "validation/compare.h"
+
+namespace deep500::validation {
+
+enum class CheckStatus { Passed, Failed, Skipped };
+const char* check_status_name(CheckStatus s);  // "passed", "FAILED", "skipped"
+
+// Seeded random inputs: floating types uniform in [lo, hi), integers uniform
+// in [lo, hi] rounded, bool fair coin flips. Same seed, same tensors.
+std::vector<Tensor> random_inputs(const std::vector<TensorDesc>& descs, uint64_t seed,
+                                  double lo = -1, double hi = 1);
+
+struct ForwardCheckOptions {
+  std::string reference_backend = "reference";
+  std::optional<Tolerance> tolerance;  // default: default_tolerance(output dtype)
+};
+
+struct OutputCheck {
+  std::string name;       // the node's output name
+  Comparison comparison;  // worst_index: largest violation, else largest abs error
+};
+
+struct ForwardCheckResult {
+  std::string backend;
+  std::string implementation;  // which kernel ran, e.g. "onednn:conv:jit"
+  std::string reference_implementation;
+  CheckStatus status = CheckStatus::Failed;
+  std::string message;  // why it failed or was skipped
+  std::vector<OutputCheck> outputs;
+  double max_abs_error = 0;  // over all outputs
+  double max_rel_error = 0;
+  int worst_output = -1;     // output holding the worst element
+  int64_t worst_index = -1;  // flat index in that output
+};
+
+ForwardCheckResult check_forward(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
+                                 const std::string& backend,
+                                 const ForwardCheckOptions& options = {},
+                                 const ops::Registry& registry = ops::Registry::global());
+
+// Runs `node` once on `backend` (refusals throw Error); for tools that need
+// the outputs themselves.
+std::vector<Tensor> run_node(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
+                             const std::string& backend,
+                             const ops::Registry& registry = ops::Registry::global(),
+                             std::string* implementation = nullptr);
+
+}  // namespace deep500::validation

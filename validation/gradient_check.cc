@@ -1,0 +1,232 @@
+#include "validation/gradient_check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "deep/random.h"
+
+namespace deep500::validation {
+namespace {
+
+void set_element(Tensor& t, int64_t i, double v) {
+  dispatch_float(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, double>)
+      t.data<T>()[i] = v;
+    else
+      t.data<T>()[i] = T(static_cast<float>(v));
+  });
+}
+
+// L = sum_k <w_k, y_k> in float64 over the outputs that have weights.
+double loss(const std::vector<Tensor>& outputs, const std::vector<Tensor>& weights) {
+  double l = 0;
+  for (size_t k = 0; k < outputs.size() && k < weights.size(); ++k) {
+    if (!weights[k].defined()) continue;
+    DEEP500_CHECK(outputs[k].defined() && outputs[k].numel() == weights[k].numel(),
+                  "gradient check: output ", k, " changed shape between forward calls");
+    for (int64_t i = 0; i < outputs[k].numel(); ++i)
+      l += weights[k].at_as_double(i) * outputs[k].at_as_double(i);
+  }
+  return l;
+}
+
+std::vector<int64_t> sample_indices(int64_t n, int64_t max, Random& rng) {
+  std::vector<int64_t> idx(static_cast<size_t>(n));
+  std::iota(idx.begin(), idx.end(), 0);
+  if (n <= max) return idx;
+  // Partial Fisher-Yates with our own generator (reproducible everywhere).
+  for (int64_t i = 0; i < max; ++i) {
+    int64_t j = i + static_cast<int64_t>(rng.next_u64() % static_cast<uint64_t>(n - i));
+    std::swap(idx[i], idx[j]);
+  }
+  idx.resize(static_cast<size_t>(max));
+  std::sort(idx.begin(), idx.end());
+  return idx;
+}
+
+bool has_floating(const std::vector<Tensor>& inputs) {
+  return std::any_of(inputs.begin(), inputs.end(),
+                     [](const Tensor& t) { return t.defined() && is_floating(t.dtype()); });
+}
+
+}  // namespace
+
+const char* gradient_status_name(GradientStatus s) {
+  switch (s) {
+    case GradientStatus::Passed: return "passed";
+    case GradientStatus::Failed: return "FAILED";
+    case GradientStatus::NotDifferentiable: return "not differentiable";
+    case GradientStatus::Absent: return "absent";
+  }
+  return "?";
+}
+
+GradientCheckResult check_gradient(ops::Operator& op, std::span<const Tensor> in,
+                                   size_t num_outputs, const GradientCheckOptions& o,
+                                   const std::vector<std::string>& names) {
+  GradientCheckResult r;
+  r.computed_in = DataType::Undefined;
+  for (const auto& t : in)
+    if (t.defined() && is_floating(t.dtype())) {
+      r.computed_in = t.dtype();
+      break;
+    }
+  if (!op.has_backward()) {
+    r.status = CheckStatus::Skipped;
+    r.message = "the operator has no backward()";
+    return r;
+  }
+  std::vector<Tensor> inputs;  // private copies: elements get perturbed
+  for (const auto& t : in) inputs.push_back(t.defined() ? t.clone() : Tensor());
+  const std::vector<bool> diff = op.differentiable_inputs(inputs.size());
+
+  try {
+    std::vector<Tensor> outputs(num_outputs);
+    op.forward(inputs, outputs);
+    Random rng(o.seed);
+    std::vector<Tensor> weights(num_outputs);
+    for (size_t k = 0; k < num_outputs; ++k)
+      if (outputs[k].defined() && is_floating(outputs[k].dtype())) {
+        weights[k] = Tensor(outputs[k].dtype(), outputs[k].shape());
+        rng.fill_uniform(weights[k], -1, 1);
+      }
+    std::vector<Tensor> grads(inputs.size());
+    op.backward(weights, inputs, outputs, grads);
+
+    int passed = 0, failed = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      InputGradientCheck c;
+      c.index = i;
+      c.name = i < names.size() ? names[i] : cat("input ", i);
+      Tensor& x = inputs[i];
+      if (!x.defined()) {
+        c.status = GradientStatus::Absent;
+        r.inputs.push_back(c);
+        continue;
+      }
+      if (!is_floating(x.dtype()) || i >= diff.size() || !diff[i]) {
+        c.status = GradientStatus::NotDifferentiable;
+        c.message = is_floating(x.dtype()) ? "the operator declares no gradient for it"
+                                           : cat(name_of(x.dtype()), " input");
+        r.inputs.push_back(c);
+        continue;
+      }
+      const Tensor& g = grads[i];
+      if (g.defined() && g.shape() != x.shape()) {
+        c.status = GradientStatus::Failed;
+        c.message =
+            cat("gradient has shape ", to_string(g.shape()), ", expected ", to_string(x.shape()));
+        ++failed;
+        r.inputs.push_back(c);
+        continue;
+      }
+      const bool low = x.dtype() != DataType::Double;
+      const double eps = low ? o.low_precision_epsilon : o.epsilon;
+      const double rtol = low ? o.low_precision_rtol : o.rtol;
+      const double atol = low ? o.low_precision_atol : o.atol;
+      double worst_excess = -INFINITY;
+      int64_t bad = 0;
+      for (int64_t j : sample_indices(x.numel(), o.max_elements_per_input, rng)) {
+        const double x0 = x.at_as_double(j);
+        const double h = eps * std::max(1.0, std::fabs(x0));
+        set_element(x, j, x0 + h);
+        const double xp = x.at_as_double(j);  // the value really used (rounding)
+        std::vector<Tensor> yp(num_outputs);
+        op.forward(inputs, yp);
+        set_element(x, j, x0 - h);
+        const double xm = x.at_as_double(j);
+        std::vector<Tensor> ym(num_outputs);
+        op.forward(inputs, ym);
+        set_element(x, j, x0);
+        const double numeric = (loss(yp, weights) - loss(ym, weights)) / (xp - xm);
+        const double analytic = g.defined() ? g.at_as_double(j) : 0.0;  // undefined = zero
+        const double err = std::fabs(analytic - numeric);
+        const double scale = std::max(std::fabs(analytic), std::fabs(numeric));
+        const double rel = scale > 0 ? err / scale : 0;
+        c.max_abs_error = std::max(c.max_abs_error, err);
+        c.max_rel_error = std::max(c.max_rel_error, std::isnan(rel) ? INFINITY : rel);
+        const double excess = std::isnan(err) ? INFINITY : err - (atol + rtol * scale);
+        if (excess > 0) ++bad;
+        if (excess > worst_excess) {
+          worst_excess = excess;
+          c.worst_index = j;
+          if (excess > 0)
+            c.message = cat("element ", j, ": backward gives ", analytic,
+                            ", finite differences give ", numeric);
+        }
+        ++c.checked_elements;
+      }
+      if (bad > 0) {
+        c.status = GradientStatus::Failed;
+        c.message = cat(bad, " of ", c.checked_elements, " checked elements differ; worst ",
+                        c.message, " (rtol ", rtol, ", atol ", atol, ")");
+        ++failed;
+      } else {
+        c.status = GradientStatus::Passed;
+        c.message.clear();
+        ++passed;
+      }
+      r.inputs.push_back(c);
+    }
+    if (failed > 0) {
+      r.status = CheckStatus::Failed;
+      for (const auto& c : r.inputs)
+        if (c.status == GradientStatus::Failed) {
+          r.message = "input '" + c.name + "': " + c.message;
+          break;
+        }
+    } else if (passed > 0) {
+      r.status = CheckStatus::Passed;
+    } else {
+      r.status = CheckStatus::Skipped;
+      r.message = "no differentiable input to check";
+    }
+  } catch (const std::exception& e) {
+    r.status = CheckStatus::Failed;
+    r.message = cat("the operator threw: ", e.what());
+  }
+  return r;
+}
+
+GradientCheckResult check_gradient(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
+                                   const std::string& backend, const GradientCheckOptions& o,
+                                   const ops::Registry& registry) {
+  auto create = [&](const std::vector<Tensor>& xs) {
+    ops::OpContext ctx{node, {}};
+    for (const auto& t : xs) ctx.inputs.push_back(t.defined() ? t.desc() : TensorDesc{});
+    return registry.create(ctx, {backend});
+  };
+  std::string note;
+  if (o.promote_to_double && has_floating(inputs)) {
+    std::vector<Tensor> wide;
+    for (const auto& t : inputs)
+      wide.push_back(t.defined() && is_floating(t.dtype()) ? t.cast(DataType::Double) : t);
+    auto made = create(wide);
+    if (made.ok()) {
+      auto r = check_gradient(*made->op, wide, node.outputs.size(), o, node.inputs);
+      r.backend = backend;
+      r.implementation = made->implementation;
+      return r;
+    }
+    note = cat(" (float64 refused: ", made.refusal().reason, ")");
+  }
+  GradientCheckResult r;
+  auto made = create(inputs);
+  if (!made.ok()) {
+    r.backend = backend;
+    r.status = CheckStatus::Skipped;
+    r.message = made.refusal().reason;
+    return r;
+  }
+  r = check_gradient(*made->op, inputs, node.outputs.size(), o, node.inputs);
+  r.backend = backend;
+  r.implementation = made->implementation;
+  if (!note.empty())
+    r.message += (r.message.empty() ? "computed in " : "; computed in ") +
+                 std::string(name_of(r.computed_in)) + note;
+  return r;
+}
+
+}  // namespace deep500::validation

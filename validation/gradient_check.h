@@ -1,0 +1,75 @@
+// Gradient check: compares an Operator's backward() with central finite
+// differences computed in float64.
+//
+// The scalar loss is L = sum_k sum_i w_k[i] * y_k[i] over every floating
+// output y_k, with random weights w_k fixed by the seed; backward() receives
+// grad_outputs = w and must return dL/dx for each differentiable input. Each
+// checked element j of input x gets (L(x + h e_j) - L(x - h e_j)) / (2h).
+//
+// Inputs that the operator does not declare differentiable, or that are not
+// floating-point, are reported as NotDifferentiable (never as passed). An
+// operator without backward() is Skipped.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "operators/registry.h"
+#include "validation/forward_check.h"
+
+namespace deep500::validation {
+
+struct GradientCheckOptions {
+  uint64_t seed = 7;      // of the loss weights and the element sample
+  double epsilon = 1e-6;  // step h = epsilon * max(1, |x_j|) (float64)
+  double rtol = 1e-4;     // |analytic - numeric| <= atol + rtol * max(|a|, |n|)
+  double atol = 1e-6;
+  int64_t max_elements_per_input = 2048;  // larger inputs: a seeded random sample
+  // Run the operator on float64 copies of floating inputs (the registry
+  // overload). When the backend refuses float64, it runs in the original
+  // type with epsilon, rtol and atol below instead, and the result says so.
+  bool promote_to_double = true;
+  double low_precision_epsilon = 1e-3;
+  double low_precision_rtol = 1e-2;
+  double low_precision_atol = 1e-3;
+};
+
+enum class GradientStatus { Passed, Failed, NotDifferentiable, Absent };
+const char* gradient_status_name(GradientStatus s);
+
+struct InputGradientCheck {
+  size_t index = 0;
+  std::string name;
+  GradientStatus status = GradientStatus::Failed;
+  double max_abs_error = 0;
+  double max_rel_error = 0;  // |a - n| / max(|a|, |n|)
+  int64_t worst_index = -1;  // flat index of the worst element
+  int64_t checked_elements = 0;
+  std::string message;
+};
+
+struct GradientCheckResult {
+  std::string backend;
+  std::string implementation;
+  CheckStatus status = CheckStatus::Failed;  // Passed needs >= 1 passing input and no failure
+  std::string message;
+  DataType computed_in = DataType::Undefined;  // Double unless the backend refused it
+  std::vector<InputGradientCheck> inputs;
+};
+
+// Checks `op` on `inputs` (used as given). `num_outputs` sizes the output
+// slots. Never throws for errors of `op`: they become a Failed result.
+GradientCheckResult check_gradient(ops::Operator& op, std::span<const Tensor> inputs,
+                                   size_t num_outputs, const GradientCheckOptions& options = {},
+                                   const std::vector<std::string>& input_names = {});
+
+// Creates `node` on `backend` from `registry` and checks it (float64 per
+// options.promote_to_double). A refusal gives a Skipped result.
+GradientCheckResult check_gradient(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
+                                   const std::string& backend,
+                                   const GradientCheckOptions& options = {},
+                                   const ops::Registry& registry = ops::Registry::global());
+
+}  // namespace deep500::validation
