@@ -1,94 +1,26 @@
 #include "validation/op_specs.h"
 
-#include <cctype>
 #include <sstream>
+
+#include "operators/attribute_text.h"
 
 namespace deep500::validation {
 
-namespace {
-
-bool is_int(const std::string& s) {
-  if (s.empty()) return false;
-  size_t i = (s[0] == '-' || s[0] == '+') ? 1 : 0;
-  if (i == s.size()) return false;
-  for (; i < s.size(); ++i)
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-  return true;
-}
-
-bool is_float(const std::string& s) {
-  if (s.empty() || is_int(s)) return false;
-  char* end = nullptr;
-  std::strtod(s.c_str(), &end);
-  return end && *end == '\0';
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  std::string cur;
-  std::istringstream in(s);
-  while (std::getline(in, cur, sep)) parts.push_back(cur);
-  return parts;
-}
-
-}  // namespace
-
-ops::Attributes parse_attributes(const std::string& text, const std::string& owner) {
-  ops::Attributes attrs(owner);
-  std::istringstream in(text);
-  std::string entry;
-  while (in >> entry) {
-    auto eq = entry.find('=');
-    DEEP500_CHECK(eq != std::string::npos && eq > 0, owner, ": attribute '", entry,
-                  "' is not of the form name=value");
-    std::string name = entry.substr(0, eq), value = entry.substr(eq + 1);
-    ops::Attribute a;
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
-      a.kind = ops::Attribute::Kind::String;
-      a.s = value.substr(1, value.size() - 2);
-    } else if (is_int(value)) {
-      a.kind = ops::Attribute::Kind::Int;
-      a.i = std::stoll(value);
-    } else if (is_float(value)) {
-      a.kind = ops::Attribute::Kind::Float;
-      a.f = std::stof(value);
-    } else if (value.find(',') != std::string::npos) {
-      auto parts = split(value, ',');
-      bool all_int = true, all_num = true;
-      for (const auto& p : parts) {
-        all_int &= is_int(p);
-        all_num &= is_int(p) || is_float(p);
-      }
-      if (all_int) {
-        a.kind = ops::Attribute::Kind::Ints;
-        for (const auto& p : parts) a.ints.push_back(std::stoll(p));
-      } else if (all_num) {
-        a.kind = ops::Attribute::Kind::Floats;
-        for (const auto& p : parts) a.floats.push_back(std::stof(p));
-      } else {
-        a.kind = ops::Attribute::Kind::Strings;
-        a.strings = parts;
-      }
-    } else {
-      a.kind = ops::Attribute::Kind::String;
-      a.s = value;
-    }
-    attrs.set(name, a);
-  }
-  return attrs;
-}
-
 ops::NodeSpec OpSpec::node() const {
-  ops::NodeSpec n;
-  n.name = label;
-  n.domain = domain;
-  n.op_type = op_type;
-  n.opset = opset;
+  onnx::NodeProto proto;
+  proto.set_name(label);
+  proto.set_domain(domain);
+  proto.set_op_type(op_type);
   for (size_t i = 0; i < inputs.size(); ++i)
-    n.inputs.push_back(inputs[i].absent ? "" : "x" + std::to_string(i));
-  for (int i = 0; i < num_outputs; ++i) n.outputs.push_back("y" + std::to_string(i));
-  n.attributes = parse_attributes(attributes, n.describe());
-  return n;
+    proto.add_input(inputs[i].absent ? "" : "x" + std::to_string(i));
+  for (int i = 0; i < num_outputs; ++i) proto.add_output("y" + std::to_string(i));
+  const auto* schema = onnx::OpSchemaRegistry::Schema(op_type, opset, domain);
+  DEEP500_CHECK(schema, label, ": no ONNX schema for ", op_type, " at opset ", opset);
+  std::istringstream in(attributes);
+  std::string entry;
+  while (in >> entry) *proto.add_attribute() = ops::parse_attribute(entry, *schema, label);
+  ops::check_against_schema(proto, opset);
+  return ops::node_from_onnx(proto, opset);
 }
 
 std::vector<TensorDesc> OpSpec::descs(DataType as) const {
@@ -235,7 +167,7 @@ std::vector<OpSpec> build() {
                    {f({3, 5}), i64s({3}, {1, 0, 4})}, "reduction=mean"));
   v.push_back(spec("SoftmaxCrossEntropyLoss", "SoftmaxCrossEntropyLoss",
                    {f({3, 5}), i64s({3}, {1, 0, 4})}, "reduction=mean"));
-  v.push_back(spec("Einsum", "Einsum", {f({2, 3}), f({3, 4})}, "equation=\"ij,jk->ik\""));
+  v.push_back(spec("Einsum", "Einsum", {f({2, 3}), f({3, 4})}, "equation=ij,jk->ik"));
 
   // Compute-heavy NN ops.
   v.push_back(

@@ -36,11 +36,6 @@ struct OpSpec {
   std::vector<TensorDesc> descs(DataType as = DataType::Undefined) const;
 };
 
-// Parses "name=value ..." into attributes: ints ("3", "1,2,3"), floats
-// ("0.5", "1.0,2.0"; a '.' or exponent marks a float), strings otherwise.
-// A value in quotes is always a string. Throws Error naming the bad entry.
-ops::Attributes parse_attributes(const std::string& text, const std::string& owner);
-
 // The built-in table (covers every op the reference backend differentiates).
 const std::vector<OpSpec>& op_specs();
 

@@ -22,6 +22,7 @@
 
 #include "metrics/reporter.h"
 #include "metrics/runner.h"
+#include "operators/attribute_text.h"
 #include "operators/registry.h"
 #include "recipes/cli/commands.h"
 #include "validation/forward_check.h"
@@ -30,30 +31,11 @@
 namespace deep500::cli {
 namespace {
 
+using ops::parse_float;
+using ops::parse_int;
+using ops::split;
+
 using onnx::AttributeProto;
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t p = s.find(sep, start);
-    out.push_back(s.substr(start, p - start));
-    if (p == std::string::npos) return out;
-    start = p + 1;
-  }
-}
-
-bool parse_int(const std::string& s, int64_t& v) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return !s.empty() && ec == std::errc() && p == s.data() + s.size();
-}
-
-bool parse_float(const std::string& s, double& v) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  v = std::strtod(s.c_str(), &end);
-  return end == s.c_str() + s.size();
-}
 
 // "1x3x224x224"; "" or "scalar" is rank 0.
 Shape parse_shape(const std::string& text, const std::string& where) {
@@ -87,61 +69,6 @@ const onnx::OpSchema& find_schema(const OpOptions& o) {
                 o.domain.empty() ? "ai.onnx" : o.domain, "' at opset ", o.opset,
                 " (expected an ONNX op type such as Add, Conv, MatMul)");
   return *s;
-}
-
-// key=value, typed by the schema: INT 3, FLOAT 0.5, STRING text, INTS 1,2,3,
-// FLOATS 0.5,1, STRINGS a,b.
-AttributeProto parse_attr(const std::string& spec, const onnx::OpSchema& schema) {
-  const std::string where = "--attr '" + spec + "'";
-  const auto eq = spec.find('=');
-  DEEP500_CHECK(eq != std::string::npos && eq > 0, where, ": expected key=value, e.g. axis=1");
-  const std::string key = spec.substr(0, eq), value = spec.substr(eq + 1);
-  const auto& attrs = schema.attributes();
-  auto it = attrs.find(key);
-  if (it == attrs.end()) {
-    std::string names;
-    for (const auto& [n, a] : attrs) names += (names.empty() ? "" : ", ") + n;
-    throw Error(cat(where, ": ", schema.Name(), " has no attribute '", key, "' (expected ",
-                    names.empty() ? "none" : "one of: " + names, ")"));
-  }
-  AttributeProto a;
-  a.set_name(key);
-  a.set_type(it->second.type);
-  int64_t i;
-  double f;
-  switch (it->second.type) {
-    case AttributeProto::INT:
-      DEEP500_CHECK(parse_int(value, i), where, ": '", key, "' is an integer, e.g. ", key, "=1");
-      a.set_i(i);
-      break;
-    case AttributeProto::FLOAT:
-      DEEP500_CHECK(parse_float(value, f), where, ": '", key, "' is a float, e.g. ", key, "=0.5");
-      a.set_f(static_cast<float>(f));
-      break;
-    case AttributeProto::STRING: a.set_s(value); break;
-    case AttributeProto::INTS:
-      for (const auto& v : value.empty() ? std::vector<std::string>{} : split(value, ',')) {
-        DEEP500_CHECK(parse_int(v, i), where, ": '", key, "' is a list of integers, e.g. ", key,
-                      "=1,2,3");
-        a.add_ints(i);
-      }
-      break;
-    case AttributeProto::FLOATS:
-      for (const auto& v : value.empty() ? std::vector<std::string>{} : split(value, ',')) {
-        DEEP500_CHECK(parse_float(v, f), where, ": '", key, "' is a list of floats, e.g. ", key,
-                      "=0.5,1");
-        a.add_floats(static_cast<float>(f));
-      }
-      break;
-    case AttributeProto::STRINGS:
-      for (const auto& v : split(value, ',')) a.add_strings(v);
-      break;
-    default:
-      throw Error(cat(where, ": '", key,
-                      "' is a tensor or graph attribute, which cannot be "
-                      "given on the command line"));
-  }
-  return a;
 }
 
 // One benchmark/check problem: named inputs plus attributes it implies.
@@ -457,7 +384,8 @@ int op_command(const OpOptions& o) {
                 "--range: expected LOW,HIGH with LOW < HIGH, e.g. -1,1");
   const onnx::OpSchema& schema = find_schema(o);
   std::vector<AttributeProto> attrs;
-  for (const auto& a : o.attrs) attrs.push_back(parse_attr(a, schema));
+  for (const auto& a : o.attrs)
+    attrs.push_back(ops::parse_attribute(a, schema, "--attr '" + a + "'"));
   std::vector<Input> named;
   for (const auto& spec : o.inputs) named.push_back(parse_input(spec));
 

@@ -1,0 +1,24 @@
+// Attributes written as text ("pads=1,1,1,1", "alpha=0.5", "mode=constant"),
+// typed by the op's ONNX schema: used by the command line and the op spec
+// table alike.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <onnx/defs/schema.h>
+
+namespace deep500::ops {
+
+std::vector<std::string> split(const std::string& s, char sep);
+bool parse_int(const std::string& s, int64_t& v);
+bool parse_float(const std::string& s, double& v);
+
+// Parses one key=value entry: INT 3, FLOAT 0.5, STRING text, INTS 1,2,3,
+// FLOATS 0.5,1, STRINGS a,b. Throws Error starting with `where` when the key
+// is not an attribute of the schema or the value does not fit its type.
+onnx::AttributeProto parse_attribute(const std::string& spec, const onnx::OpSchema& schema,
+                                     const std::string& where);
+
+}  // namespace deep500::ops

@@ -1,0 +1,68 @@
+// One spec table drives every backend's forward check against the reference
+// and the gradient check of every differentiable op (validation/op_specs.h).
+// Backends come from the registry: a new backend is swept the moment it
+// registers.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "frameworks/register_all.h"
+#include "validation/forward_check.h"
+#include "validation/gradient_check.h"
+#include "validation/op_specs.h"
+
+using namespace deep500;
+using validation::CheckStatus;
+
+namespace {
+
+class OpSweep : public ::testing::TestWithParam<validation::OpSpec> {
+ protected:
+  static void SetUpTestSuite() { frameworks::register_all(); }
+};
+
+std::string test_name(const ::testing::TestParamInfo<validation::OpSpec>& info) {
+  std::string n = info.param.label;
+  std::replace_if(
+      n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+  return n;
+}
+
+}  // namespace
+
+TEST_P(OpSweep, ReferenceGradientMatchesFiniteDifferences) {
+  const auto& spec = GetParam();
+  auto node = spec.node();
+  auto result = validation::check_gradient(node, spec.make_inputs(11), "reference");
+  EXPECT_EQ(result.status, CheckStatus::Passed) << spec.label << ": " << result.message;
+  for (const auto& in : result.inputs)
+    EXPECT_NE(in.status, validation::GradientStatus::Failed)
+        << spec.label << " input " << in.index << ": " << in.message;
+}
+
+TEST_P(OpSweep, EveryBackendMatchesTheReference) {
+  const auto& spec = GetParam();
+  auto node = spec.node();
+  auto& registry = ops::Registry::global();
+  for (const auto& backend : registry.backends()) {
+    if (backend == "reference" || !registry.has(node.domain, node.op_type, node.opset, backend))
+      continue;
+    auto fwd = validation::check_forward(node, spec.make_inputs(5), backend);
+    // A backend may refuse a configuration (a reported skip), never mismatch.
+    EXPECT_NE(fwd.status, CheckStatus::Failed)
+        << spec.label << " on " << backend << ": " << fwd.message;
+    if (fwd.status == CheckStatus::Skipped) continue;
+    auto grad = validation::check_gradient(node, spec.make_inputs(11), backend);
+    EXPECT_NE(grad.status, CheckStatus::Failed)
+        << spec.label << " backward on " << backend << ": " << grad.message;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Specs, OpSweep, ::testing::ValuesIn(validation::op_specs()), test_name);
+
+TEST(OpSweepCoverage, SpecsNameRegisteredOps) {
+  frameworks::register_all();
+  for (const auto& spec : validation::op_specs())
+    EXPECT_TRUE(ops::Registry::global().has(spec.domain, spec.op_type, spec.opset, "reference"))
+        << spec.label << ": no reference kernel";
+}
