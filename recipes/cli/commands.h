@@ -22,21 +22,21 @@ int onnx_test(const OnnxTestOptions& o);
 // deep500 op check|bench OPTYPE: one operator, validated against the
 // reference (check) or measured with the metrics Runner (bench).
 struct OpOptions {
-  std::string mode;                   // "check" or "bench"
+  std::string mode;  // "check" or "bench"
   std::string op_type;
-  std::string domain;                 // "" = ai.onnx
+  std::string domain;  // "" = ai.onnx
   int opset = 17;
-  std::vector<std::string> inputs;    // NAME:dtype:shape, e.g. x:float32:1x3x224x224
-  std::vector<std::string> attrs;     // key=value; typed by the ONNX schema
-  int outputs = -1;                   // node outputs; -1 = the schema's minimum
-  std::vector<std::string> backends;  // empty = reference; "all" = every registered one
-  unsigned long long seed = 42;       // of the random inputs
+  std::vector<std::string> inputs;      // NAME:dtype:shape, e.g. x:float32:1x3x224x224
+  std::vector<std::string> attrs;       // key=value; typed by the ONNX schema
+  int outputs = -1;                     // node outputs; -1 = the schema's minimum
+  std::vector<std::string> backends;    // empty = reference; "all" = every registered one
+  unsigned long long seed = 42;         // of the random inputs
   std::vector<double> range = {-1, 1};  // uniform input range
   // check
-  bool grad = false;                  // also run the gradient check
+  bool grad = false;  // also run the gradient check
   // bench
-  std::string shapes_path;            // benchdnn-style problems, one a line
-  std::string dtype = "float32";      // element type of --shapes problems
+  std::string shapes_path;        // benchdnn-style problems, one a line
+  std::string dtype = "float32";  // element type of --shapes problems
   std::string json_path, csv_path;
   int warmup = 3, min_repetitions = 10, max_repetitions = 10000;
   double min_time_seconds = 0.2, max_time_seconds = 10;

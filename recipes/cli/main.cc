@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
         ->delimiter(',');
     c->add_option("--seed", oo.seed, "seed of the random inputs");
     c->add_option("--range", oo.range, "uniform input range LOW,HIGH (default -1,1)")
-        ->delimiter(',')->expected(2);
+        ->delimiter(',')
+        ->expected(2);
     c->add_option("--shapes", oo.shapes_path, "benchdnn-style problem file");
     c->add_option("--dtype", oo.dtype, "element type of --shapes problems (default float32)");
     if (std::string(mode) == "check") {

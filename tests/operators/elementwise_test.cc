@@ -26,8 +26,12 @@ struct Attr {
   std::string s;
   Attribute::Kind kind = Attribute::Kind::Float;
 };
-Attr fattr(std::string n, double v) { return {std::move(n), v, 0, "", Attribute::Kind::Float}; }
-Attr iattr(std::string n, int64_t v) { return {std::move(n), 0, v, "", Attribute::Kind::Int}; }
+Attr fattr(std::string n, double v) {
+  return {std::move(n), v, 0, "", Attribute::Kind::Float};
+}
+Attr iattr(std::string n, int64_t v) {
+  return {std::move(n), 0, v, "", Attribute::Kind::Int};
+}
 Attr sattr(std::string n, std::string v) {
   return {std::move(n), 0, 0, std::move(v), Attribute::Kind::String};
 }
@@ -80,7 +84,9 @@ Tensor run(const std::string& op, const std::vector<Tensor>& inputs, int opset =
   return out[0];
 }
 
-Tensor vec(Shape shape, std::vector<double> v) { return Tensor::from_vector(shape, v); }
+Tensor vec(Shape shape, std::vector<double> v) {
+  return Tensor::from_vector(shape, v);
+}
 
 // Random float64 tensor with values in [lo, hi].
 Tensor random_tensor(Shape shape, double lo, double hi, std::mt19937& rng) {
@@ -137,8 +143,8 @@ void check_gradients(const std::string& op, const std::vector<Tensor>& inputs, i
 TEST(ElementwiseGrad, UnaryMath) {
   std::mt19937 rng(1);
   Shape s{2, 3};
-  for (const char* op : {"Neg", "Abs", "Exp", "Sin", "Cos", "Atan", "Sinh", "Cosh", "Asinh",
-                         "Erf", "Tan"})
+  for (const char* op :
+       {"Neg", "Abs", "Exp", "Sin", "Cos", "Atan", "Sinh", "Cosh", "Asinh", "Erf", "Tan"})
     check_gradients(op, {random_tensor(s, -1.2, 1.2, rng)});
   for (const char* op : {"Sqrt", "Log", "Reciprocal"})
     check_gradients(op, {random_tensor(s, 0.3, 3.0, rng)});

@@ -109,17 +109,14 @@ TEST(IndexingGradient, GatherWithRepeatedAndNegativeIndices) {
 
 TEST(IndexingGradient, GatherElements) {
   auto idx = Tensor::from_vector<int32_t>({2, 3}, {0, 2, -1, 1, 1, 0});
-  check_gradient("GatherElements", 13, {random_tensor({2, 3}, 3), idx},
-                 {{"axis", int_attr(1)}});
+  check_gradient("GatherElements", 13, {random_tensor({2, 3}, 3), idx}, {{"axis", int_attr(1)}});
   auto idx0 = Tensor::from_vector<int64_t>({3, 2}, {1, 0, 1, 1, 0, 1});
-  check_gradient("GatherElements", 13, {random_tensor({2, 2}, 4), idx0},
-                 {{"axis", int_attr(0)}});
+  check_gradient("GatherElements", 13, {random_tensor({2, 2}, 4), idx0}, {{"axis", int_attr(0)}});
 }
 
 TEST(IndexingGradient, GatherNDWithBatchDims) {
   auto idx = Tensor::from_vector<int64_t>({2, 2, 1}, {1, 1, 0, -2});
-  check_gradient("GatherND", 13, {random_tensor({2, 2, 3}, 5), idx},
-                 {{"batch_dims", int_attr(1)}});
+  check_gradient("GatherND", 13, {random_tensor({2, 2, 3}, 5), idx}, {{"batch_dims", int_attr(1)}});
 }
 
 TEST(IndexingGradient, CumSumAllModes) {
@@ -148,13 +145,11 @@ TEST(Indexing, DepthToSpaceDcrUndoesSpaceToDepth) {
   Built d2s = make("DepthToSpace", 13, {mid[0]}, {{"blocksize", int_attr(2)}});
   d2s.op->forward({&mid[0], 1}, back);
   ASSERT_EQ(back[0].shape(), x.shape());
-  for (int64_t i = 0; i < x.numel(); ++i)
-    EXPECT_EQ(back[0].data<double>()[i], x.data<double>()[i]);
+  for (int64_t i = 0; i < x.numel(); ++i) EXPECT_EQ(back[0].data<double>()[i], x.data<double>()[i]);
 }
 
 TEST(Indexing, OutOfRangeGatherIndexNamesNodeIndexAndRange) {
-  std::vector<Tensor> in = {random_tensor({3, 2}, 13),
-                            Tensor::from_vector<int64_t>({2}, {1, 5})};
+  std::vector<Tensor> in = {random_tensor({3, 2}, 13), Tensor::from_vector<int64_t>({2}, {1, 5})};
   Built b = make("Gather", 13, in);
   std::vector<Tensor> out(1);
   try {

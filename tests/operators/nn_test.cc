@@ -137,7 +137,9 @@ void check_gradients(const ops::NodeSpec& spec, std::vector<Tensor> in, double t
 
 TEST(NnGradient, Conv2dGroupStrideDilationPadBias) {
   auto spec = node("Conv", 3, 1,
-                   {{"group", int1(2)}, {"strides", ints({2, 2})}, {"dilations", ints({2, 2})},
+                   {{"group", int1(2)},
+                    {"strides", ints({2, 2})},
+                    {"dilations", ints({2, 2})},
                     {"pads", ints({1, 2, 1, 0})}});
   std::vector<Tensor> in{random({2, 4, 7, 6}, 1), random({6, 2, 3, 3}, 2), random({6}, 3)};
   // H: (7 + 2 - 5) / 2 + 1 = 3, W: (6 + 2 - 5) / 2 + 1 = 2
@@ -159,8 +161,11 @@ TEST(NnGradient, Conv1dAndConv3dSameUpper) {
 
 TEST(NnGradient, ConvTransposeGroupStridePadsOutputPadding) {
   auto spec = node("ConvTranspose", 3, 1,
-                   {{"group", int1(2)}, {"strides", ints({2, 3})}, {"dilations", ints({1, 2})},
-                    {"pads", ints({1, 0, 0, 1})}, {"output_padding", ints({1, 1})}});
+                   {{"group", int1(2)},
+                    {"strides", ints({2, 3})},
+                    {"dilations", ints({1, 2})},
+                    {"pads", ints({1, 0, 0, 1})},
+                    {"output_padding", ints({1, 1})}});
   std::vector<Tensor> in{random({2, 4, 3, 3}, 9), random({4, 3, 3, 2}, 10), random({6}, 11)};
   // H: 2*(3-1) + 1 + 3 - 1 - 0 = 7, W: 3*(3-1) + 1 + 3 - 0 - 1 = 9
   EXPECT_EQ(run(spec, in)[0].shape(), (Shape{2, 6, 7, 9}));
@@ -169,8 +174,8 @@ TEST(NnGradient, ConvTransposeGroupStridePadsOutputPadding) {
 
 TEST(NnForward, ConvTransposeIsTheAdjointOfConv) {
   // <Conv(x, W), y> == <x, ConvTranspose(y, W)> for matching geometry.
-  std::map<std::string, Attribute> a{{"group", int1(2)}, {"strides", ints({2, 2})},
-                                     {"pads", ints({1, 1, 1, 1})}};
+  std::map<std::string, Attribute> a{
+      {"group", int1(2)}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}};
   const Tensor x = random({1, 4, 7, 7}, 12), w = random({6, 2, 3, 3}, 13);
   const Tensor cx = run(node("Conv", 2, 1, a), {x, w})[0];
   ASSERT_EQ(cx.shape(), (Shape{1, 6, 4, 4}));
@@ -182,8 +187,10 @@ TEST(NnForward, ConvTransposeIsTheAdjointOfConv) {
 
 TEST(NnGradient, MaxPoolToArgmax) {
   auto spec = node("MaxPool", 1, 1,
-                   {{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})},
-                    {"pads", ints({1, 1, 1, 1})}, {"ceil_mode", int1(1)}},
+                   {{"kernel_shape", ints({3, 3})},
+                    {"strides", ints({2, 2})},
+                    {"pads", ints({1, 1, 1, 1})},
+                    {"ceil_mode", int1(1)}},
                    12);
   std::vector<Tensor> in{random({2, 3, 6, 7}, 15)};
   // ceil((6 + 2 - 3) / 2) + 1 = 4, ceil((7 + 2 - 3) / 2) + 1 = 4
@@ -197,9 +204,9 @@ TEST(NnForward, MaxPoolIndicesStorageOrder) {
   // 2x3 plane, 2x2 window, stride 1: maxima at known positions.
   const Tensor x = Tensor::from_vector<float>({1, 1, 2, 3}, {1, 9, 2, 8, 3, 7});
   for (int64_t order : {0, 1}) {
-    auto out = run(node("MaxPool", 1, 2,
-                        {{"kernel_shape", ints({2, 2})}, {"storage_order", int1(order)}}, 12),
-                   {x});
+    auto out = run(
+        node("MaxPool", 1, 2, {{"kernel_shape", ints({2, 2})}, {"storage_order", int1(order)}}, 12),
+        {x});
     ASSERT_EQ(out[1].shape(), (Shape{1, 1, 1, 2}));
     EXPECT_EQ(out[0].data<float>()[0], 9.0f);
     EXPECT_EQ(out[0].data<float>()[1], 9.0f);
@@ -211,8 +218,10 @@ TEST(NnForward, MaxPoolIndicesStorageOrder) {
 TEST(NnGradient, AveragePoolWithAndWithoutPadCounting) {
   for (int64_t include : {0, 1}) {
     auto spec = node("AveragePool", 1, 1,
-                     {{"kernel_shape", ints({3, 2})}, {"strides", ints({2, 1})},
-                      {"pads", ints({1, 1, 1, 0})}, {"count_include_pad", int1(include)},
+                     {{"kernel_shape", ints({3, 2})},
+                      {"strides", ints({2, 1})},
+                      {"pads", ints({1, 1, 1, 0})},
+                      {"count_include_pad", int1(include)},
                       {"ceil_mode", int1(1)}},
                      11);
     check_gradients(spec, {random({1, 2, 6, 5}, 17)});
@@ -221,7 +230,8 @@ TEST(NnGradient, AveragePoolWithAndWithoutPadCounting) {
   const Tensor ones = Tensor::from_vector<double>({1, 1, 2, 2}, {1, 1, 1, 1});
   for (int64_t include : {0, 1}) {
     auto y = run(node("AveragePool", 1, 1,
-                      {{"kernel_shape", ints({3, 3})}, {"pads", ints({1, 1, 1, 1})},
+                      {{"kernel_shape", ints({3, 3})},
+                       {"pads", ints({1, 1, 1, 1})},
                        {"count_include_pad", int1(include)}},
                       11),
                  {ones})[0];
@@ -235,8 +245,8 @@ TEST(NnGradient, GlobalPools) {
 }
 
 TEST(NnGradient, GemmTransposesAndBroadcastC) {
-  std::map<std::string, Attribute> a{{"transA", int1(1)}, {"transB", int1(1)},
-                                     {"alpha", float1(0.75f)}, {"beta", float1(1.5f)}};
+  std::map<std::string, Attribute> a{
+      {"transA", int1(1)}, {"transB", int1(1)}, {"alpha", float1(0.75f)}, {"beta", float1(1.5f)}};
   // A' = A^T: [3,4], B' = B^T: [4,5]
   for (Shape cshape : {Shape{1, 5}, Shape{5}, Shape{3, 1}, Shape{3, 5}, Shape{}}) {
     std::vector<Tensor> in{random({4, 3}, 20), random({5, 4}, 21), random(cshape, 22)};
@@ -342,8 +352,8 @@ TEST(NnForward, LpPoolAndGlobalLpPool) {
   ASSERT_EQ(y.shape(), (Shape{1, 1, 1, 2}));
   EXPECT_FLOAT_EQ(y.data<float>()[0], 5.0f);
   EXPECT_FLOAT_EQ(y.data<float>()[1], 12.0f);
-  auto y1 = run(node("LpPool", 1, 1, {{"kernel_shape", ints({1, 2})}, {"p", float1(1.0f)}}, 1),
-                {x})[0];
+  auto y1 =
+      run(node("LpPool", 1, 1, {{"kernel_shape", ints({1, 2})}, {"p", float1(1.0f)}}, 1), {x})[0];
   EXPECT_FLOAT_EQ(y1.data<float>()[0], 7.0f);  // |3| + |-4|
   auto g = run(node("GlobalLpPool", 1, 1, {{"p", int1(2)}}, 2), {x})[0];
   ASSERT_EQ(g.shape(), (Shape{1, 1, 1, 1}));

@@ -97,8 +97,7 @@ void check_gradient(const Node& node, std::vector<Tensor> in, std::vector<size_t
     op->forward(x, y);
     double l = 0;
     for (size_t k : weighted)
-      for (int64_t i = 0; i < y[k].numel(); ++i)
-        l += w[k].data<double>()[i] * y[k].at_as_double(i);
+      for (int64_t i = 0; i < y[k].numel(); ++i) l += w[k].data<double>()[i] * y[k].at_as_double(i);
     return l;
   };
   std::vector<Tensor> gx(in.size());
@@ -125,8 +124,12 @@ void check_gradient(const Node& node, std::vector<Tensor> in, std::vector<size_t
   EXPECT_GT(checked, 0);
 }
 
-Tensor i64(Shape s, std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(s, v); }
-Tensor f64(Shape s, std::vector<double> v) { return Tensor::from_vector<double>(s, v); }
+Tensor i64(Shape s, std::vector<int64_t> v) {
+  return Tensor::from_vector<int64_t>(s, v);
+}
+Tensor f64(Shape s, std::vector<double> v) {
+  return Tensor::from_vector<double>(s, v);
+}
 
 }  // namespace
 
@@ -140,8 +143,7 @@ TEST(ReduceNormGradient, ReduceMeanKeepdims) {
 }
 
 TEST(ReduceNormGradient, ReduceMaxRoutesToArgPosition) {
-  check_gradient(Node("ReduceMax", 13, 1).ints("axes", {-1}).i("keepdims", 0),
-                 {random({3, 5}, 3)});
+  check_gradient(Node("ReduceMax", 13, 1).ints("axes", {-1}).i("keepdims", 0), {random({3, 5}, 3)});
   // With a tie the whole gradient goes to the first maximum.
   Tensor x = f64({1, 3}, {2, 7, 7});
   Node n("ReduceMax", 13, 1);
@@ -232,9 +234,8 @@ TEST(ReduceNormGradient, InstanceNormAndLrn) {
 TEST(ReduceNormGradient, SoftmaxCrossEntropyLoss) {
   Node n("SoftmaxCrossEntropyLoss", 13, 3, 2);
   n.i("ignore_index", 1);
-  check_gradient(n, {random({3, 4, 2}, 29), i64({3, 2}, {0, 1, 3, 2, 1, 2}),
-                     random({4}, 30, 0.5, 2)},
-                 {0, 1});
+  check_gradient(
+      n, {random({3, 4, 2}, 29), i64({3, 2}, {0, 1, 3, 2, 1, 2}), random({4}, 30, 0.5, 2)}, {0, 1});
   check_gradient(Node("SoftmaxCrossEntropyLoss", 13, 2).s("reduction", "none"),
                  {random({2, 3}, 31), i64({2}, {2, 0})});
   check_gradient(Node("NegativeLogLikelihoodLoss", 13, 3).s("reduction", "sum"),
@@ -243,8 +244,8 @@ TEST(ReduceNormGradient, SoftmaxCrossEntropyLoss) {
 
 TEST(ReduceNorm, NllLossMeanDividesByWeightSum) {
   Tensor logp = f64({2, 2}, {-1, -2, -3, -4});
-  auto y = run(Node("NegativeLogLikelihoodLoss", 13, 3),
-               {logp, i64({2}, {1, 0}), f64({2}, {0.5, 2})});
+  auto y =
+      run(Node("NegativeLogLikelihoodLoss", 13, 3), {logp, i64({2}, {1, 0}), f64({2}, {0.5, 2})});
   EXPECT_NEAR(y[0].to_double_vector()[0], (2 * 2 + 0.5 * 3) / 2.5, 1e-12);
 }
 

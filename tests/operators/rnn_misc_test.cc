@@ -121,9 +121,12 @@ constexpr int64_t S = 3, B = 2, I = 3, H = 4;
 
 TEST(RnnMisc, RnnBackwardMatchesFiniteDifferences) {
   Random rng(1);
-  std::vector<Tensor> in = {random_tensor(rng, {S, B, I}), random_tensor(rng, {1, H, I}),
-                            random_tensor(rng, {1, H, H}), random_tensor(rng, {1, 2 * H}),
-                            Tensor(), random_tensor(rng, {1, B, H})};
+  std::vector<Tensor> in = {random_tensor(rng, {S, B, I}),
+                            random_tensor(rng, {1, H, I}),
+                            random_tensor(rng, {1, H, H}),
+                            random_tensor(rng, {1, 2 * H}),
+                            Tensor(),
+                            random_tensor(rng, {1, B, H})};
   auto t = make_op("RNN", {{"hidden_size", int_attr(H)}}, in, 2, 14);
   check_gradients(*t->op, in, 2, 11);
 }
@@ -131,9 +134,12 @@ TEST(RnnMisc, RnnBackwardMatchesFiniteDifferences) {
 TEST(RnnMisc, GruBackwardMatchesFiniteDifferences) {
   for (int lbr = 0; lbr <= 1; ++lbr) {
     Random rng(2 + lbr);
-    std::vector<Tensor> in = {random_tensor(rng, {S, B, I}), random_tensor(rng, {1, 3 * H, I}),
-                              random_tensor(rng, {1, 3 * H, H}), random_tensor(rng, {1, 6 * H}),
-                              Tensor(), random_tensor(rng, {1, B, H})};
+    std::vector<Tensor> in = {random_tensor(rng, {S, B, I}),
+                              random_tensor(rng, {1, 3 * H, I}),
+                              random_tensor(rng, {1, 3 * H, H}),
+                              random_tensor(rng, {1, 6 * H}),
+                              Tensor(),
+                              random_tensor(rng, {1, B, H})};
     auto t = make_op("GRU", {{"hidden_size", int_attr(H)}, {"linear_before_reset", int_attr(lbr)}},
                      in, 2, 14);
     SCOPED_TRACE(lbr);
@@ -143,9 +149,13 @@ TEST(RnnMisc, GruBackwardMatchesFiniteDifferences) {
 
 TEST(RnnMisc, LstmBackwardMatchesFiniteDifferences) {
   Random rng(4);
-  std::vector<Tensor> in = {random_tensor(rng, {S, B, I}), random_tensor(rng, {1, 4 * H, I}),
-                            random_tensor(rng, {1, 4 * H, H}), random_tensor(rng, {1, 8 * H}),
-                            Tensor(), random_tensor(rng, {1, B, H}), random_tensor(rng, {1, B, H}),
+  std::vector<Tensor> in = {random_tensor(rng, {S, B, I}),
+                            random_tensor(rng, {1, 4 * H, I}),
+                            random_tensor(rng, {1, 4 * H, H}),
+                            random_tensor(rng, {1, 8 * H}),
+                            Tensor(),
+                            random_tensor(rng, {1, B, H}),
+                            random_tensor(rng, {1, B, H}),
                             random_tensor(rng, {1, 3 * H})};
   auto t = make_op("LSTM", {{"hidden_size", int_attr(H)}}, in, 3, 14);
   check_gradients(*t->op, in, 3, 13);
@@ -153,13 +163,16 @@ TEST(RnnMisc, LstmBackwardMatchesFiniteDifferences) {
 
 TEST(RnnMisc, BidirectionalLstmWithSequenceLensBackward) {
   Random rng(5);
-  std::vector<Tensor> in = {random_tensor(rng, {S, B, I}), random_tensor(rng, {2, 4 * H, I}),
-                            random_tensor(rng, {2, 4 * H, H}), random_tensor(rng, {2, 8 * H}),
+  std::vector<Tensor> in = {random_tensor(rng, {S, B, I}),
+                            random_tensor(rng, {2, 4 * H, I}),
+                            random_tensor(rng, {2, 4 * H, H}),
+                            random_tensor(rng, {2, 8 * H}),
                             Tensor::from_vector<int32_t>({B}, {3, 2}),
-                            random_tensor(rng, {2, B, H}), random_tensor(rng, {2, B, H})};
-  auto t = make_op("LSTM",
-                   {{"hidden_size", int_attr(H)}, {"direction", string_attr("bidirectional")}},
-                   in, 3, 14);
+                            random_tensor(rng, {2, B, H}),
+                            random_tensor(rng, {2, B, H})};
+  auto t =
+      make_op("LSTM", {{"hidden_size", int_attr(H)}, {"direction", string_attr("bidirectional")}},
+              in, 3, 14);
   check_gradients(*t->op, in, 3, 14);
   // Steps past a row's length produce zeros in Y.
   auto out = run(*t->op, in, 3);
@@ -263,7 +276,10 @@ TEST(RnnMisc, RandomUniformIsSeededAndInRange) {
   lo.f = 2;
   hi.f = 3;
   seed.f = 7;
-  attrs = {{"shape", shape}, {"low", lo}, {"high", hi}, {"seed", seed},
+  attrs = {{"shape", shape},
+           {"low", lo},
+           {"high", hi},
+           {"seed", seed},
            {"dtype", int_attr(static_cast<int>(DataType::Double))}};
   auto a = run(*make_op("RandomUniform", attrs, {}, 1)->op, {}, 1)[0];
   auto b = run(*make_op("RandomUniform", attrs, {}, 1)->op, {}, 1)[0];
@@ -296,13 +312,12 @@ TEST(RnnMisc, MomentumFirstStepUsesUnitGradientCoefficient) {
   alpha.kind = beta.kind = ops::Attribute::Kind::Float;
   alpha.f = 0.5f;
   beta.f = 0.25f;
-  std::vector<Tensor> in = {Tensor::scalar<float>(0.1f), Tensor::scalar<int64_t>(0),
-                            Tensor::from_vector<float>({1}, {1}),
-                            Tensor::from_vector<float>({1}, {2}),
-                            Tensor::from_vector<float>({1}, {4})};
-  auto t = make_op("Momentum",
-                   {{"alpha", alpha}, {"beta", beta}, {"mode", string_attr("standard")}}, in, 2, 1,
-                   "ai.onnx.preview.training");
+  std::vector<Tensor> in = {
+      Tensor::scalar<float>(0.1f), Tensor::scalar<int64_t>(0), Tensor::from_vector<float>({1}, {1}),
+      Tensor::from_vector<float>({1}, {2}), Tensor::from_vector<float>({1}, {4})};
+  auto t =
+      make_op("Momentum", {{"alpha", alpha}, {"beta", beta}, {"mode", string_attr("standard")}}, in,
+              2, 1, "ai.onnx.preview.training");
   auto out = run(*t->op, in, 2);
   // v = 0.5 * 4 + 1 * 2 = 4; x = 1 - 0.1 * 4 = 0.6 (T = 0: beta replaced by 1).
   EXPECT_NEAR(out[1].at_as_double(0), 4.0, 1e-6);
@@ -316,22 +331,35 @@ TEST(RnnMisc, BatchMajorReverseVariantsBackward) {
   clip.kind = ops::Attribute::Kind::Float;
   clip.f = 0.4f;  // some pre-activations exceed it: their gradient is cut
   Random rng(7);
-  std::vector<Tensor> gru_in = {random_tensor(rng, {B, S, I}), random_tensor(rng, {1, 3 * H, I}),
-                                random_tensor(rng, {1, 3 * H, H}), random_tensor(rng, {1, 6 * H}),
-                                Tensor(), random_tensor(rng, {B, 1, H})};
-  auto gru = make_op("GRU", {{"hidden_size", int_attr(H)}, {"layout", int_attr(1)},
-                             {"direction", string_attr("reverse")}, {"activations", acts},
-                             {"clip", clip}, {"linear_before_reset", int_attr(1)}},
+  std::vector<Tensor> gru_in = {random_tensor(rng, {B, S, I}),
+                                random_tensor(rng, {1, 3 * H, I}),
+                                random_tensor(rng, {1, 3 * H, H}),
+                                random_tensor(rng, {1, 6 * H}),
+                                Tensor(),
+                                random_tensor(rng, {B, 1, H})};
+  auto gru = make_op("GRU",
+                     {{"hidden_size", int_attr(H)},
+                      {"layout", int_attr(1)},
+                      {"direction", string_attr("reverse")},
+                      {"activations", acts},
+                      {"clip", clip},
+                      {"linear_before_reset", int_attr(1)}},
                      gru_in, 2, 14);
   check_gradients(*gru->op, gru_in, 2, 15);
 
-  std::vector<Tensor> lstm_in = {random_tensor(rng, {B, S, I}), random_tensor(rng, {1, 4 * H, I}),
-                                 random_tensor(rng, {1, 4 * H, H}), random_tensor(rng, {1, 8 * H}),
-                                 Tensor(), random_tensor(rng, {B, 1, H}),
-                                 random_tensor(rng, {B, 1, H}), random_tensor(rng, {1, 3 * H})};
-  auto lstm = make_op("LSTM", {{"hidden_size", int_attr(H)}, {"layout", int_attr(1)},
-                               {"direction", string_attr("reverse")},
-                               {"input_forget", int_attr(1)}},
+  std::vector<Tensor> lstm_in = {random_tensor(rng, {B, S, I}),
+                                 random_tensor(rng, {1, 4 * H, I}),
+                                 random_tensor(rng, {1, 4 * H, H}),
+                                 random_tensor(rng, {1, 8 * H}),
+                                 Tensor(),
+                                 random_tensor(rng, {B, 1, H}),
+                                 random_tensor(rng, {B, 1, H}),
+                                 random_tensor(rng, {1, 3 * H})};
+  auto lstm = make_op("LSTM",
+                      {{"hidden_size", int_attr(H)},
+                       {"layout", int_attr(1)},
+                       {"direction", string_attr("reverse")},
+                       {"input_forget", int_attr(1)}},
                       lstm_in, 3, 14);
   check_gradients(*lstm->op, lstm_in, 3, 16);
 }

@@ -106,7 +106,9 @@ void check_gradient(const Node& node, std::vector<Tensor> inputs, size_t which =
   }
 }
 
-std::vector<int64_t> ints_of(const Tensor& t) { return t.to_int64_vector(); }
+std::vector<int64_t> ints_of(const Tensor& t) {
+  return t.to_int64_vector();
+}
 
 }  // namespace
 
@@ -130,8 +132,8 @@ TEST(ShapeOpsGradient, SplitUneven) {
 
 TEST(ShapeOpsGradient, SliceNegativeStep) {
   // rows 3,1 (step -2) and columns 1..3
-  check_gradient(Node("Slice", 17, 5), {random_double({4, 5}, 5), i64({-1, 1}), i64({0, 4}),
-                                        i64({0, 1}), i64({-2, 1})});
+  check_gradient(Node("Slice", 17, 5),
+                 {random_double({4, 5}, 5), i64({-1, 1}), i64({0, 4}), i64({0, 1}), i64({-2, 1})});
 }
 
 TEST(ShapeOpsGradient, PadConstantReflectEdge) {
@@ -162,7 +164,8 @@ TEST(ShapeOpsForward, TransposeAndSliceValues) {
   auto s = Node("Slice", 17, 5).run({x, i64({-1}), i64({INT64_MIN}), i64({1}), i64({-1})})[0];
   EXPECT_EQ(ints_of(s), (std::vector<int64_t>{2, 1, 0, 5, 4, 3}));
   // Slice-1 takes attributes.
-  auto s1 = Node("Slice", 1, 1).ints("starts", {1}).ints("ends", {100}).ints("axes", {1}).run({x})[0];
+  auto s1 =
+      Node("Slice", 1, 1).ints("starts", {1}).ints("ends", {100}).ints("axes", {1}).run({x})[0];
   EXPECT_EQ(ints_of(s1), (std::vector<int64_t>{1, 2, 4, 5}));
 }
 

@@ -11,8 +11,8 @@ namespace deep500::reference {
 namespace {
 
 template <class T>
-constexpr bool kFloat = std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
-                        std::is_same_v<T, BFloat16>;
+constexpr bool kFloat =
+    std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 template <class T>
 T from_double(double v) {
@@ -29,28 +29,34 @@ class ReluOp final : public Operator {
   }
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), in[0].shape());
-    dispatch_numeric(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* x = in[0].data<T>();
-      T* py = y.data<T>();
-      for (int64_t i = 0; i < y.numel(); ++i) py[i] = x[i] > T(0) ? x[i] : T(0);
-    }, node_);
+    dispatch_numeric(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* x = in[0].data<T>();
+          T* py = y.data<T>();
+          for (int64_t i = 0; i < y.numel(); ++i) py[i] = x[i] > T(0) ? x[i] : T(0);
+        },
+        node_);
   }
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
     return std::vector<bool>(n, true);
   }
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor>, std::span<Tensor> gx) override {
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
     if (!gy[0].defined()) return;
     gx[0] = Tensor(in[0].dtype(), in[0].shape());
-    dispatch_float(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* x = in[0].data<T>();
-      const T* g = gy[0].data<T>();
-      T* d = gx[0].data<T>();
-      for (int64_t i = 0; i < in[0].numel(); ++i) d[i] = x[i] > T(0) ? g[i] : T(0);
-    }, node_);
+    dispatch_float(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* x = in[0].data<T>();
+          const T* g = gy[0].data<T>();
+          T* d = gx[0].data<T>();
+          for (int64_t i = 0; i < in[0].numel(); ++i) d[i] = x[i] > T(0) ? g[i] : T(0);
+        },
+        node_);
   }
 
  private:
@@ -109,9 +115,7 @@ struct SeluF {
 };
 struct LeakyReluF {
   static constexpr bool kIntegers = false;
-  static Params params(const ops::Attributes& a) {
-    return {.alpha = a.get_float("alpha", 0.01f)};
-  }
+  static Params params(const ops::Attributes& a) { return {.alpha = a.get_float("alpha", 0.01f)}; }
   static double f(double x, const Params& p) { return x >= 0 ? x : p.alpha * x; }
   static double df(double x, const Params& p) { return x >= 0 ? 1.0 : p.alpha; }
 };
@@ -202,26 +206,31 @@ class ActivationOp final : public Operator {
       for (int64_t i = 0; i < y.numel(); ++i)
         py[i] = from_double<T>(F::f(static_cast<double>(px[i]), p_));
     };
-    if (F::kIntegers) dispatch_numeric(in[0].dtype(), body, node_);
-    else dispatch_float(in[0].dtype(), body, node_);
+    if (F::kIntegers)
+      dispatch_numeric(in[0].dtype(), body, node_);
+    else
+      dispatch_float(in[0].dtype(), body, node_);
   }
 
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
     return std::vector<bool>(n, true);
   }
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor>, std::span<Tensor> gx) override {
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
     gx[0] = Tensor(in[0].dtype(), in[0].shape());
     if (!gy[0].defined()) return;
-    dispatch_float(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* x = in[0].data<T>();
-      const T* g = gy[0].data<T>();
-      T* d = gx[0].data<T>();
-      for (int64_t i = 0; i < in[0].numel(); ++i)
-        d[i] = from_double<T>(static_cast<double>(g[i]) * F::df(static_cast<double>(x[i]), p_));
-    }, node_);
+    dispatch_float(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* x = in[0].data<T>();
+          const T* g = gy[0].data<T>();
+          T* d = gx[0].data<T>();
+          for (int64_t i = 0; i < in[0].numel(); ++i)
+            d[i] = from_double<T>(static_cast<double>(g[i]) * F::df(static_cast<double>(x[i]), p_));
+        },
+        node_);
   }
 
   Cost cost(std::span<const TensorDesc> in) const override {
@@ -239,8 +248,7 @@ class ActivationOp final : public Operator {
 // PRelu: y = x < 0 ? slope * x : x, slope broadcast (unidirectionally) to x.
 class PReluOp final : public Operator {
  public:
-  explicit PReluOp(const OpContext& ctx)
-      : node_(ctx.node.describe()), legacy_(ctx.node.opset < 7) {
+  explicit PReluOp(const OpContext& ctx) : node_(ctx.node.describe()), legacy_(ctx.node.opset < 7) {
     DEEP500_CHECK(ctx.num_inputs() == 2, node_, ": expected 2 inputs (X, slope), got ",
                   ctx.num_inputs());
     DEEP500_CHECK(ctx.inputs[0].dtype == ctx.inputs[1].dtype, node_,
@@ -253,40 +261,46 @@ class PReluOp final : public Operator {
     Tensor slope = in[1].view(slope_shape(in[0].shape(), in[1].shape()));
     check_slope(in[0].shape(), slope.shape());
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), in[0].shape());
-    dispatch_numeric(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      broadcast_binary<T, T, T>(in[0], slope, y,
-                                [](T x, T s) -> T { return x < T(0) ? T(s * x) : x; });
-    }, node_);
+    dispatch_numeric(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          broadcast_binary<T, T, T>(in[0], slope, y,
+                                    [](T x, T s) -> T { return x < T(0) ? T(s * x) : x; });
+        },
+        node_);
   }
 
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
     return std::vector<bool>(n, true);
   }
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor>, std::span<Tensor> gx) override {
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
     gx[0] = Tensor(in[0].dtype(), in[0].shape());
     gx[1] = Tensor(in[1].dtype(), in[1].shape());
     if (!gy[0].defined()) return;
-    dispatch_float(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const Tensor& g = gy[0];
-      Tensor dslope(g.dtype(), g.shape());
-      Tensor slope = in[1].view(slope_shape(in[0].shape(), in[1].shape()));
-      const T* px = in[0].data<T>();
-      const T* ps = slope.data<T>();
-      const T* pg = g.data<T>();
-      T* dx = gx[0].data<T>();
-      T* ds = dslope.data<T>();
-      MultiIndex it(g.shape(), {broadcast_strides(slope.shape(), g.shape())});
-      for (int64_t i = 0; !it.done(); it.next(), ++i) {
-        bool neg = px[i] < T(0);
-        dx[i] = neg ? T(pg[i] * ps[it.offset(0)]) : pg[i];
-        ds[i] = neg ? T(pg[i] * px[i]) : T(0);
-      }
-      gx[1] = reduce_to_shape<T>(dslope, slope.shape()).view(in[1].shape());
-    }, node_);
+    dispatch_float(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const Tensor& g = gy[0];
+          Tensor dslope(g.dtype(), g.shape());
+          Tensor slope = in[1].view(slope_shape(in[0].shape(), in[1].shape()));
+          const T* px = in[0].data<T>();
+          const T* ps = slope.data<T>();
+          const T* pg = g.data<T>();
+          T* dx = gx[0].data<T>();
+          T* ds = dslope.data<T>();
+          MultiIndex it(g.shape(), {broadcast_strides(slope.shape(), g.shape())});
+          for (int64_t i = 0; !it.done(); it.next(), ++i) {
+            bool neg = px[i] < T(0);
+            dx[i] = neg ? T(pg[i] * ps[it.offset(0)]) : pg[i];
+            ds[i] = neg ? T(pg[i] * px[i]) : T(0);
+          }
+          gx[1] = reduce_to_shape<T>(dslope, slope.shape()).view(in[1].shape());
+        },
+        node_);
   }
 
  private:
@@ -329,9 +343,8 @@ class ClipOp final : public Operator {
       DEEP500_CHECK(ctx.inputs[i].dtype == t, node_, ": input ", i == 1 ? "'min'" : "'max'",
                     " must have the input's type ", name_of(t), ", got ",
                     name_of(ctx.inputs[i].dtype));
-      DEEP500_CHECK(numel(ctx.inputs[i].shape) == 1, node_, ": input ",
-                    i == 1 ? "'min'" : "'max'", " must be a scalar, got shape ",
-                    to_string(ctx.inputs[i].shape));
+      DEEP500_CHECK(numel(ctx.inputs[i].shape) == 1, node_, ": input ", i == 1 ? "'min'" : "'max'",
+                    " must be a scalar, got shape ", to_string(ctx.inputs[i].shape));
     }
     lo_attr_ = ctx.node.attributes.get_float("min", std::numeric_limits<float>::lowest());
     hi_attr_ = ctx.node.attributes.get_float("max", std::numeric_limits<float>::max());
@@ -339,44 +352,53 @@ class ClipOp final : public Operator {
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), in[0].shape());
-    dispatch_numeric(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      auto [lo, hi] = bounds<T>(in);
-      const T* px = in[0].data<T>();
-      T* py = y.data<T>();
-      for (int64_t i = 0; i < y.numel(); ++i) {
-        T v = px[i] < lo ? lo : px[i];  // NaN passes through
-        py[i] = v > hi ? hi : v;
-      }
-    }, node_);
+    dispatch_numeric(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          auto [lo, hi] = bounds<T>(in);
+          const T* px = in[0].data<T>();
+          T* py = y.data<T>();
+          for (int64_t i = 0; i < y.numel(); ++i) {
+            T v = px[i] < lo ? lo : px[i];  // NaN passes through
+            py[i] = v > hi ? hi : v;
+          }
+        },
+        node_);
   }
 
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
     return std::vector<bool>(n, true);
   }
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor>, std::span<Tensor> gx) override {
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
     for (size_t i = 0; i < in.size() && i < gx.size(); ++i)
       if (in[i].defined()) gx[i] = Tensor(in[i].dtype(), in[i].shape());
     if (!gy[0].defined()) return;
-    dispatch_float(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      auto [lo, hi] = bounds<T>(in);
-      const T* px = in[0].data<T>();
-      const T* g = gy[0].data<T>();
-      T* dx = gx[0].data<T>();
-      double dlo = 0, dhi = 0;
-      for (int64_t i = 0; i < in[0].numel(); ++i) {
-        bool below = px[i] < lo;
-        T v = below ? lo : px[i];
-        if (v > hi) dhi += static_cast<double>(g[i]);
-        else if (below) dlo += static_cast<double>(g[i]);
-        else dx[i] = g[i];
-      }
-      if (ops::optional_input(in, 1)) gx[1].data<T>()[0] = from_double<T>(dlo);
-      if (ops::optional_input(in, 2)) gx[2].data<T>()[0] = from_double<T>(dhi);
-    }, node_);
+    dispatch_float(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          auto [lo, hi] = bounds<T>(in);
+          const T* px = in[0].data<T>();
+          const T* g = gy[0].data<T>();
+          T* dx = gx[0].data<T>();
+          double dlo = 0, dhi = 0;
+          for (int64_t i = 0; i < in[0].numel(); ++i) {
+            bool below = px[i] < lo;
+            T v = below ? lo : px[i];
+            if (v > hi)
+              dhi += static_cast<double>(g[i]);
+            else if (below)
+              dlo += static_cast<double>(g[i]);
+            else
+              dx[i] = g[i];
+          }
+          if (ops::optional_input(in, 1)) gx[1].data<T>()[0] = from_double<T>(dlo);
+          if (ops::optional_input(in, 2)) gx[2].data<T>()[0] = from_double<T>(dhi);
+        },
+        node_);
   }
 
  private:

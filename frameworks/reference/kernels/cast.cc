@@ -86,22 +86,28 @@ Tensor convert(const Tensor& x, DataType to, const std::string& node) {
   Tensor y(to, x.shape());
   if (x.dtype() == DataType::String) {
     const std::string* px = x.data<std::string>();
-    dispatch_all(to, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (!std::is_same_v<T, std::string>) {
-        T* py = y.data<T>();
-        for (int64_t i = 0; i < x.numel(); ++i) py[i] = string_to_number<T>(px[i], node);
-      }
-    }, node);
+    dispatch_all(
+        to,
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          if constexpr (!std::is_same_v<T, std::string>) {
+            T* py = y.data<T>();
+            for (int64_t i = 0; i < x.numel(); ++i) py[i] = string_to_number<T>(px[i], node);
+          }
+        },
+        node);
   } else {
     std::string* py = y.data<std::string>();
-    dispatch_all(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (!std::is_same_v<T, std::string>) {
-        const T* px = x.data<T>();
-        for (int64_t i = 0; i < x.numel(); ++i) py[i] = number_to_string<T>(px[i]);
-      }
-    }, node);
+    dispatch_all(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          if constexpr (!std::is_same_v<T, std::string>) {
+            const T* px = x.data<T>();
+            for (int64_t i = 0; i < x.numel(); ++i) py[i] = number_to_string<T>(px[i]);
+          }
+        },
+        node);
   }
   return y;
 }

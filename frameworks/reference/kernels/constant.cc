@@ -38,8 +38,10 @@ class ConstantOp final : public Operator {
       }
       ++found;
     }
-    DEEP500_CHECK(found == 1, node_, ": expected exactly one of the attributes value, "
-                  "value_float(s), value_int(s), value_string(s), got ", found);
+    DEEP500_CHECK(found == 1, node_,
+                  ": expected exactly one of the attributes value, "
+                  "value_float(s), value_int(s), value_string(s), got ",
+                  found);
     DEEP500_CHECK(value_.defined(), node_, ": attribute 'value' holds no tensor");
   }
   void forward(std::span<const Tensor>, std::span<Tensor> out) override {
@@ -70,20 +72,25 @@ class ConstantOfShapeOp final : public Operator {
                   ": expected 1 input (shape), got ", ctx.num_inputs());
     if (ctx.node.attributes.has("value")) {
       value_ = ctx.node.attributes.get_tensor("value");
-      DEEP500_CHECK(value_.numel() == 1, node_, ": attribute 'value' must hold one element, got "
-                    "shape ", to_string(value_.shape()));
+      DEEP500_CHECK(value_.numel() == 1, node_,
+                    ": attribute 'value' must hold one element, got "
+                    "shape ",
+                    to_string(value_.shape()));
     } else {
       value_ = Tensor::scalar<float>(0.0f);
     }
   }
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     Tensor& y = ops::ensure_output(out, 0, value_.dtype(), shape_input(in[0], node_));
-    dispatch_all(value_.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T v = value_.data<T>()[0];
-      T* p = y.data<T>();
-      for (int64_t i = 0; i < y.numel(); ++i) p[i] = v;
-    }, node_);
+    dispatch_all(
+        value_.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T v = value_.data<T>()[0];
+          T* p = y.data<T>();
+          for (int64_t i = 0; i < y.numel(); ++i) p[i] = v;
+        },
+        node_);
   }
 
  private:
@@ -107,14 +114,17 @@ class EyeLikeOp final : public Operator {
                   to_string(in[0].shape()));
     const int64_t rows = in[0].dim(0), cols = in[0].dim(1);
     Tensor& y = ops::ensure_output(out, 0, dtype_, in[0].shape());
-    dispatch_all(dtype_, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (!std::is_same_v<T, std::string>) {
-        T* p = y.data<T>();
-        for (int64_t i = 0; i < rows; ++i)
-          for (int64_t j = 0; j < cols; ++j) p[i * cols + j] = T(j - i == k_ ? 1.0f : 0.0f);
-      }
-    }, node_);
+    dispatch_all(
+        dtype_,
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          if constexpr (!std::is_same_v<T, std::string>) {
+            T* p = y.data<T>();
+            for (int64_t i = 0; i < rows; ++i)
+              for (int64_t j = 0; j < cols; ++j) p[i * cols + j] = T(j - i == k_ ? 1.0f : 0.0f);
+          }
+        },
+        node_);
   }
 
  private:
@@ -138,30 +148,35 @@ class RangeOp final : public Operator {
     for (size_t i = 0; i < 3; ++i)
       DEEP500_CHECK(in[i].numel() == 1, node_, ": input ", i, " must be a scalar, got shape ",
                     to_string(in[i].shape()));
-    dispatch_numeric(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T start = in[0].data<T>()[0], limit = in[1].data<T>()[0], delta = in[2].data<T>()[0];
-      DEEP500_CHECK(static_cast<double>(delta) != 0.0, node_, ": delta must not be zero");
-      int64_t n;
-      if constexpr (std::is_integral_v<T>) {
-        // Exact integer ceil((limit - start) / delta).
-        int64_t span = static_cast<int64_t>(limit) - static_cast<int64_t>(start);
-        int64_t d = static_cast<int64_t>(delta);
-        n = span / d + ((span % d != 0 && ((span < 0) == (d < 0))) ? 1 : 0);
-      } else {
-        double q = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) /
-                             static_cast<double>(delta));
-        DEEP500_CHECK(std::isfinite(q), node_, ": range length is not finite");
-        n = static_cast<int64_t>(q);
-      }
-      n = std::max<int64_t>(n, 0);
-      Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), {n});
-      T* p = y.data<T>();
-      for (int64_t i = 0; i < n; ++i)
-        p[i] = T(static_cast<double>(start) + static_cast<double>(i) * static_cast<double>(delta));
-      if constexpr (std::is_integral_v<T>)
-        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(start + i * delta);
-    }, node_);
+    dispatch_numeric(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T start = in[0].data<T>()[0], limit = in[1].data<T>()[0],
+                  delta = in[2].data<T>()[0];
+          DEEP500_CHECK(static_cast<double>(delta) != 0.0, node_, ": delta must not be zero");
+          int64_t n;
+          if constexpr (std::is_integral_v<T>) {
+            // Exact integer ceil((limit - start) / delta).
+            int64_t span = static_cast<int64_t>(limit) - static_cast<int64_t>(start);
+            int64_t d = static_cast<int64_t>(delta);
+            n = span / d + ((span % d != 0 && ((span < 0) == (d < 0))) ? 1 : 0);
+          } else {
+            double q = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) /
+                                 static_cast<double>(delta));
+            DEEP500_CHECK(std::isfinite(q), node_, ": range length is not finite");
+            n = static_cast<int64_t>(q);
+          }
+          n = std::max<int64_t>(n, 0);
+          Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), {n});
+          T* p = y.data<T>();
+          for (int64_t i = 0; i < n; ++i)
+            p[i] =
+                T(static_cast<double>(start) + static_cast<double>(i) * static_cast<double>(delta));
+          if constexpr (std::is_integral_v<T>)
+            for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(start + i * delta);
+        },
+        node_);
   }
 
  private:

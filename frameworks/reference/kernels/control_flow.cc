@@ -25,9 +25,12 @@ struct AxisSplit {
   int64_t outer = 1, n = 1, inner = 1;
   AxisSplit(const Shape& s, int64_t axis) {
     for (int64_t i = 0; i < static_cast<int64_t>(s.size()); ++i) {
-      if (i < axis) outer *= s[i];
-      else if (i == axis) n = s[i];
-      else inner *= s[i];
+      if (i < axis)
+        outer *= s[i];
+      else if (i == axis)
+        n = s[i];
+      else
+        inner *= s[i];
     }
   }
 };
@@ -102,8 +105,8 @@ class LoopOp final : public Operator {
     body_ = ctx.node.attributes.get_graph("body");
     DEEP500_CHECK(ctx.num_inputs() >= 2, node_, ": expected inputs (M, cond, v_initial...)");
     carried_ = ctx.num_inputs() - 2;
-    DEEP500_CHECK(body_->input_size() == static_cast<int>(carried_ + 2), node_,
-                  ": body must take ", carried_ + 2, " inputs, declares ", body_->input_size());
+    DEEP500_CHECK(body_->input_size() == static_cast<int>(carried_ + 2), node_, ": body must take ",
+                  carried_ + 2, " inputs, declares ", body_->input_size());
     DEEP500_CHECK(body_->output_size() >= static_cast<int>(carried_ + 1), node_,
                   ": body must produce at least ", carried_ + 1, " outputs");
   }
@@ -128,9 +131,8 @@ class LoopOp final : public Operator {
     DEEP500_CHECK(out.size() <= carried_ + scans, node_, ": node has more outputs than the body");
     for (size_t k = 0; k < carried_ && k < out.size(); ++k) out[k] = state[k];
     for (size_t k = 0; k < scans && carried_ + k < out.size(); ++k)
-      out[carried_ + k] = stack(scanned[k], 0,
-                                declared_dtype(body_->output(static_cast<int>(1 + carried_ + k))),
-                                node_);
+      out[carried_ + k] = stack(
+          scanned[k], 0, declared_dtype(body_->output(static_cast<int>(1 + carried_ + k))), node_);
   }
 
  private:

@@ -33,19 +33,22 @@ class ConvOp final : public Operator {
     Shape yshape{d.N, d.M};
     for (int64_t s : d.win.out_shape()) yshape.push_back(s);
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), yshape);
-    dispatch_float(in[0].dtype(), [&](auto tag) {
-      using Acc = nn::acc_t<typename decltype(tag)::type>;
-      std::vector<Acc> x = nn::to_vector<Acc>(in[0]), w = nn::to_vector<Acc>(in[1]);
-      std::vector<Acc> yv(static_cast<size_t>(y.numel()), Acc(0));
-      if (b) {
-        const std::vector<Acc> bv = nn::to_vector<Acc>(*b);
-        const int64_t plane = d.win.out_size();
-        for (int64_t nm = 0; nm < d.N * d.M; ++nm)
-          std::fill_n(yv.begin() + nm * plane, plane, bv[nm % d.M]);
-      }
-      nn::conv_forward(d, x.data(), w.data(), yv.data());
-      nn::store(yv, y);
-    }, node_);
+    dispatch_float(
+        in[0].dtype(),
+        [&](auto tag) {
+          using Acc = nn::acc_t<typename decltype(tag)::type>;
+          std::vector<Acc> x = nn::to_vector<Acc>(in[0]), w = nn::to_vector<Acc>(in[1]);
+          std::vector<Acc> yv(static_cast<size_t>(y.numel()), Acc(0));
+          if (b) {
+            const std::vector<Acc> bv = nn::to_vector<Acc>(*b);
+            const int64_t plane = d.win.out_size();
+            for (int64_t nm = 0; nm < d.N * d.M; ++nm)
+              std::fill_n(yv.begin() + nm * plane, plane, bv[nm % d.M]);
+          }
+          nn::conv_forward(d, x.data(), w.data(), yv.data());
+          nn::store(yv, y);
+        },
+        node_);
   }
 
   bool has_backward() const override { return true; }
@@ -58,23 +61,26 @@ class ConvOp final : public Operator {
     if (!gy[0].defined()) return;
     const Tensor* b = ops::optional_input(in, 2);
     const nn::ConvDims d = dims(in[0].shape(), in[1].shape(), b ? &b->shape() : nullptr);
-    dispatch_float(in[0].dtype(), [&](auto tag) {
-      using Acc = nn::acc_t<typename decltype(tag)::type>;
-      std::vector<Acc> x = nn::to_vector<Acc>(in[0]), w = nn::to_vector<Acc>(in[1]);
-      std::vector<Acc> g = nn::to_vector<Acc>(gy[0]);
-      std::vector<Acc> dx(x.size(), Acc(0)), dw(w.size(), Acc(0));
-      nn::conv_backward_data(d, g.data(), w.data(), dx.data());
-      nn::conv_backward_weight(d, x.data(), g.data(), dw.data());
-      gx[0] = nn::from_vector(dx, in[0].dtype(), in[0].shape());
-      gx[1] = nn::from_vector(dw, in[1].dtype(), in[1].shape());
-      if (b && gx.size() > 2) {
-        std::vector<Acc> db(static_cast<size_t>(d.M), Acc(0));
-        const int64_t plane = d.win.out_size();
-        for (int64_t nm = 0; nm < d.N * d.M; ++nm)
-          for (int64_t i = 0; i < plane; ++i) db[nm % d.M] += g[nm * plane + i];
-        gx[2] = nn::from_vector(db, b->dtype(), b->shape());
-      }
-    }, node_);
+    dispatch_float(
+        in[0].dtype(),
+        [&](auto tag) {
+          using Acc = nn::acc_t<typename decltype(tag)::type>;
+          std::vector<Acc> x = nn::to_vector<Acc>(in[0]), w = nn::to_vector<Acc>(in[1]);
+          std::vector<Acc> g = nn::to_vector<Acc>(gy[0]);
+          std::vector<Acc> dx(x.size(), Acc(0)), dw(w.size(), Acc(0));
+          nn::conv_backward_data(d, g.data(), w.data(), dx.data());
+          nn::conv_backward_weight(d, x.data(), g.data(), dw.data());
+          gx[0] = nn::from_vector(dx, in[0].dtype(), in[0].shape());
+          gx[1] = nn::from_vector(dw, in[1].dtype(), in[1].shape());
+          if (b && gx.size() > 2) {
+            std::vector<Acc> db(static_cast<size_t>(d.M), Acc(0));
+            const int64_t plane = d.win.out_size();
+            for (int64_t nm = 0; nm < d.N * d.M; ++nm)
+              for (int64_t i = 0; i < plane; ++i) db[nm % d.M] += g[nm * plane + i];
+            gx[2] = nn::from_vector(db, b->dtype(), b->shape());
+          }
+        },
+        node_);
   }
 
   Cost cost(std::span<const TensorDesc> in) const override {
@@ -104,6 +110,8 @@ class ConvOp final : public Operator {
 
 }  // namespace
 
-void register_conv(Registry& r) { add_kernel<ConvOp>(r, "Conv"); }
+void register_conv(Registry& r) {
+  add_kernel<ConvOp>(r, "Conv");
+}
 
 }  // namespace deep500::reference

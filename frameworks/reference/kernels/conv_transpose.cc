@@ -35,19 +35,22 @@ class ConvTransposeOp final : public Operator {
     const Tensor* b = ops::optional_input(in, 2);
     const nn::ConvDims d = dims(in[0].shape(), in[1].shape(), b ? &b->shape() : nullptr);
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), out_shape(d));
-    dispatch_float(in[0].dtype(), [&](auto tag) {
-      using Acc = nn::acc_t<typename decltype(tag)::type>;
-      std::vector<Acc> x = nn::to_vector<Acc>(in[0]), w = nn::to_vector<Acc>(in[1]);
-      std::vector<Acc> yv(static_cast<size_t>(y.numel()), Acc(0));
-      nn::conv_backward_data(d, x.data(), w.data(), yv.data());
-      if (b) {
-        const std::vector<Acc> bv = nn::to_vector<Acc>(*b);
-        const int64_t plane = d.win.in_size();
-        for (int64_t nm = 0; nm < d.N * d.C; ++nm)
-          for (int64_t i = 0; i < plane; ++i) yv[nm * plane + i] += bv[nm % d.C];
-      }
-      nn::store(yv, y);
-    }, node_);
+    dispatch_float(
+        in[0].dtype(),
+        [&](auto tag) {
+          using Acc = nn::acc_t<typename decltype(tag)::type>;
+          std::vector<Acc> x = nn::to_vector<Acc>(in[0]), w = nn::to_vector<Acc>(in[1]);
+          std::vector<Acc> yv(static_cast<size_t>(y.numel()), Acc(0));
+          nn::conv_backward_data(d, x.data(), w.data(), yv.data());
+          if (b) {
+            const std::vector<Acc> bv = nn::to_vector<Acc>(*b);
+            const int64_t plane = d.win.in_size();
+            for (int64_t nm = 0; nm < d.N * d.C; ++nm)
+              for (int64_t i = 0; i < plane; ++i) yv[nm * plane + i] += bv[nm % d.C];
+          }
+          nn::store(yv, y);
+        },
+        node_);
   }
 
   bool has_backward() const override { return true; }
@@ -60,24 +63,27 @@ class ConvTransposeOp final : public Operator {
     if (!gy[0].defined()) return;
     const Tensor* b = ops::optional_input(in, 2);
     const nn::ConvDims d = dims(in[0].shape(), in[1].shape(), b ? &b->shape() : nullptr);
-    dispatch_float(in[0].dtype(), [&](auto tag) {
-      using Acc = nn::acc_t<typename decltype(tag)::type>;
-      std::vector<Acc> x = nn::to_vector<Acc>(in[0]), w = nn::to_vector<Acc>(in[1]);
-      std::vector<Acc> g = nn::to_vector<Acc>(gy[0]);
-      std::vector<Acc> dx(x.size(), Acc(0)), dw(w.size(), Acc(0));
-      // Y = Conv^T(X): dX = Conv(dY), dW from the Conv weight gradient with roles swapped.
-      nn::conv_forward(d, g.data(), w.data(), dx.data());
-      nn::conv_backward_weight(d, g.data(), x.data(), dw.data());
-      gx[0] = nn::from_vector(dx, in[0].dtype(), in[0].shape());
-      gx[1] = nn::from_vector(dw, in[1].dtype(), in[1].shape());
-      if (b && gx.size() > 2) {
-        std::vector<Acc> db(static_cast<size_t>(d.C), Acc(0));
-        const int64_t plane = d.win.in_size();
-        for (int64_t nm = 0; nm < d.N * d.C; ++nm)
-          for (int64_t i = 0; i < plane; ++i) db[nm % d.C] += g[nm * plane + i];
-        gx[2] = nn::from_vector(db, b->dtype(), b->shape());
-      }
-    }, node_);
+    dispatch_float(
+        in[0].dtype(),
+        [&](auto tag) {
+          using Acc = nn::acc_t<typename decltype(tag)::type>;
+          std::vector<Acc> x = nn::to_vector<Acc>(in[0]), w = nn::to_vector<Acc>(in[1]);
+          std::vector<Acc> g = nn::to_vector<Acc>(gy[0]);
+          std::vector<Acc> dx(x.size(), Acc(0)), dw(w.size(), Acc(0));
+          // Y = Conv^T(X): dX = Conv(dY), dW from the Conv weight gradient with roles swapped.
+          nn::conv_forward(d, g.data(), w.data(), dx.data());
+          nn::conv_backward_weight(d, g.data(), x.data(), dw.data());
+          gx[0] = nn::from_vector(dx, in[0].dtype(), in[0].shape());
+          gx[1] = nn::from_vector(dw, in[1].dtype(), in[1].shape());
+          if (b && gx.size() > 2) {
+            std::vector<Acc> db(static_cast<size_t>(d.C), Acc(0));
+            const int64_t plane = d.win.in_size();
+            for (int64_t nm = 0; nm < d.N * d.C; ++nm)
+              for (int64_t i = 0; i < plane; ++i) db[nm % d.C] += g[nm * plane + i];
+            gx[2] = nn::from_vector(db, b->dtype(), b->shape());
+          }
+        },
+        node_);
   }
 
   Cost cost(std::span<const TensorDesc> in) const override {
@@ -109,8 +115,8 @@ class ConvTransposeOp final : public Operator {
                   " must have the same rank as input X ", to_string(x));
     DEEP500_CHECK(x[1] == w[0], node_, ": input X ", to_string(x), " has ", x[1],
                   " channels but weight W ", to_string(w), " expects ", w[0]);
-    DEEP500_CHECK(x[1] % group_ == 0, node_, ": input channels ", x[1],
-                  " not divisible by group ", group_);
+    DEEP500_CHECK(x[1] % group_ == 0, node_, ": input channels ", x[1], " not divisible by group ",
+                  group_);
     const size_t nd = x.size() - 2;
     nn::ConvDims d;
     d.N = x[0];
@@ -145,8 +151,7 @@ class ConvTransposeOp final : public Operator {
     win.nd = static_cast<int>(nd);
     const size_t off = nn::kMaxSpatial - nd;
     for (size_t i = 0; i < nd; ++i) {
-      DEEP500_CHECK(strides[i] >= 1 && dil[i] >= 1, node_,
-                    ": strides and dilations must be >= 1");
+      DEEP500_CHECK(strides[i] >= 1 && dil[i] >= 1, node_, ": strides and dilations must be >= 1");
       const int64_t ek = (kernel[i] - 1) * dil[i] + 1;
       const int64_t full = strides[i] * (x[2 + i] - 1) + opad[i] + ek;  // unpadded output size
       int64_t out = 0, pb = 0;
@@ -183,6 +188,8 @@ class ConvTransposeOp final : public Operator {
 
 }  // namespace
 
-void register_conv_transpose(Registry& r) { add_kernel<ConvTransposeOp>(r, "ConvTranspose"); }
+void register_conv_transpose(Registry& r) {
+  add_kernel<ConvTransposeOp>(r, "ConvTranspose");
+}
 
 }  // namespace deep500::reference

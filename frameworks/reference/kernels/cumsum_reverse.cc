@@ -63,7 +63,8 @@ class CumSumOp final : public Operator {
                 std::span<Tensor> gx) override {
     gx[0] = Tensor(in[0].dtype(), in[0].shape());
     if (!gy[0].defined()) return;
-    dispatch_float(in[0].dtype(), [](auto) {}, node_);
+    dispatch_float(
+        in[0].dtype(), [](auto) {}, node_);
     run(gy[0], in[1], gx[0], !reverse_);
   }
   Cost cost(std::span<const TensorDesc> in) const override {
@@ -84,10 +85,13 @@ class CumSumOp final : public Operator {
         normalize_axis(axis_t.to_int64_vector()[0], x.rank(), node_ + ": input 'axis'");
     const Shape& s = x.shape();
     const int64_t n = s[axis], outer = prod(s, 0, axis), inner = prod(s, axis + 1, s.size());
-    dispatch_numeric(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      cumsum<T>(x.data<T>(), y.data<T>(), outer, n, inner, exclusive_, reverse);
-    }, node_);
+    dispatch_numeric(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          cumsum<T>(x.data<T>(), y.data<T>(), outer, n, inner, exclusive_, reverse);
+        },
+        node_);
   }
   std::string node_;
   bool exclusive_, reverse_;
@@ -102,12 +106,15 @@ class MoveBase : public Operator {
     Shape shape;
     std::vector<int64_t> src = offsets(in, shape);
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), shape);
-    dispatch_all(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* x = in[0].data<T>();
-      T* py = y.data<T>();
-      for (size_t i = 0; i < src.size(); ++i) py[i] = x[src[i]];
-    }, node_);
+    dispatch_all(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* x = in[0].data<T>();
+          T* py = y.data<T>();
+          for (size_t i = 0; i < src.size(); ++i) py[i] = x[src[i]];
+        },
+        node_);
   }
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override { return first_only(n); }
@@ -117,12 +124,15 @@ class MoveBase : public Operator {
     if (!gy[0].defined()) return;
     Shape shape;
     std::vector<int64_t> src = offsets(in, shape);
-    dispatch_float(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* g = gy[0].data<T>();
-      T* d = gx[0].data<T>();
-      for (size_t i = 0; i < src.size(); ++i) d[src[i]] = T(d[src[i]] + g[i]);
-    }, node_);
+    dispatch_float(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* g = gy[0].data<T>();
+          T* d = gx[0].data<T>();
+          for (size_t i = 0; i < src.size(); ++i) d[src[i]] = T(d[src[i]] + g[i]);
+        },
+        node_);
   }
 
  protected:
@@ -146,18 +156,16 @@ class ReverseSequenceOp final : public MoveBase {
  private:
   std::vector<int64_t> offsets(std::span<const Tensor> in, Shape& shape) const override {
     const Tensor &x = in[0], &lens_t = in[1];
-    DEEP500_CHECK(x.rank() >= 2, node_, ": input must have rank >= 2, got ",
-                  to_string(x.shape()));
+    DEEP500_CHECK(x.rank() >= 2, node_, ": input must have rank >= 2, got ", to_string(x.shape()));
     shape = x.shape();
     const int64_t batch = shape[batch_axis_], time = shape[time_axis_];
     const int64_t inner = prod(shape, 2, shape.size());
     DEEP500_CHECK(lens_t.rank() == 1 && lens_t.numel() == batch, node_,
-                  ": sequence_lens must have shape [", batch, "], got ",
-                  to_string(lens_t.shape()));
+                  ": sequence_lens must have shape [", batch, "], got ", to_string(lens_t.shape()));
     std::vector<int64_t> lens = lens_t.to_int64_vector();
     for (int64_t b = 0; b < batch; ++b)
-      DEEP500_CHECK(lens[b] >= 0 && lens[b] <= time, node_, ": sequence_lens[", b, "] = ",
-                    lens[b], " is out of range [0, ", time, "]");
+      DEEP500_CHECK(lens[b] >= 0 && lens[b] <= time, node_, ": sequence_lens[", b, "] = ", lens[b],
+                    " is out of range [0, ", time, "]");
     std::vector<int64_t> src(static_cast<size_t>(x.numel()));
     auto at = [&](int64_t b, int64_t t) {
       return (batch_axis_ == 0 ? b * time + t : t * batch + b) * inner;
@@ -175,14 +183,13 @@ class ReverseSequenceOp final : public MoveBase {
 // DepthToSpace / SpaceToDepth on NCHW with block size b.
 class DepthSpaceOp final : public MoveBase {
  public:
-  DepthSpaceOp(const OpContext& ctx, bool to_space)
-      : MoveBase(ctx), to_space_(to_space) {
+  DepthSpaceOp(const OpContext& ctx, bool to_space) : MoveBase(ctx), to_space_(to_space) {
     DEEP500_CHECK(ctx.num_inputs() == 1, node_, ": expected 1 input, got ", ctx.num_inputs());
     block_ = ctx.node.attributes.get_int("blocksize");
     DEEP500_CHECK(block_ >= 1, node_, ": blocksize must be >= 1, got ", block_);
     std::string mode = ctx.node.attributes.get_string("mode", "DCR");
-    DEEP500_CHECK(mode == "DCR" || mode == "CRD", node_, ": mode must be DCR or CRD, got '",
-                  mode, "'");
+    DEEP500_CHECK(mode == "DCR" || mode == "CRD", node_, ": mode must be DCR or CRD, got '", mode,
+                  "'");
     crd_ = to_space && mode == "CRD";
   }
 

@@ -17,10 +17,10 @@ namespace {
 constexpr int kEllipsisBase = 128;  // label ids >= this are ellipsis dimensions
 
 struct EinsumPlan {
-  std::vector<int> labels;                 // every label, output labels first
-  Shape sizes;                             // size of each label
-  std::vector<Shape> operand_strides;      // per operand, per label
-  Shape out_strides;                       // per label (0 for contracted labels)
+  std::vector<int> labels;             // every label, output labels first
+  Shape sizes;                         // size of each label
+  std::vector<Shape> operand_strides;  // per operand, per label
+  Shape out_strides;                   // per label (0 for contracted labels)
   Shape out_shape;
 };
 
@@ -45,8 +45,7 @@ class EinsumOp final : public Operator {
       start = comma + 1;
     }
     DEEP500_CHECK(terms_.size() == ctx.num_inputs(), node_, ": equation '", eq, "' has ",
-                  terms_.size(), " operand terms but the node has ", ctx.num_inputs(),
-                  " inputs");
+                  terms_.size(), " operand terms but the node has ", ctx.num_inputs(), " inputs");
     for (size_t k = 1; k < ctx.num_inputs(); ++k)
       DEEP500_CHECK(ctx.inputs[k].dtype == ctx.inputs[0].dtype, node_,
                     ": all inputs must have the same element type, got ",
@@ -56,27 +55,32 @@ class EinsumOp final : public Operator {
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     EinsumPlan p = plan(in);
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), p.out_shape);
-    dispatch_numeric(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      using A = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
-      std::vector<A> acc(static_cast<size_t>(y.numel()), A(0));
-      std::vector<const T*> ops_data;
-      for (const auto& t : in) ops_data.push_back(t.data<T>());
-      std::vector<Shape> strides = p.operand_strides;
-      strides.push_back(p.out_strides);
-      const size_t k_out = in.size();
-      for (MultiIndex it(p.sizes, strides); !it.done(); it.next()) {
-        A prod = A(1);
-        for (size_t k = 0; k < in.size(); ++k) prod *= static_cast<A>(ops_data[k][it.offset(k)]);
-        acc[it.offset(k_out)] += prod;
-      }
-      T* py = y.data<T>();
-      for (size_t i = 0; i < acc.size(); ++i) {
-        if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
-          py[i] = T(static_cast<float>(acc[i]));
-        else py[i] = static_cast<T>(acc[i]);
-      }
-    }, node_);
+    dispatch_numeric(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using A = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
+          std::vector<A> acc(static_cast<size_t>(y.numel()), A(0));
+          std::vector<const T*> ops_data;
+          for (const auto& t : in) ops_data.push_back(t.data<T>());
+          std::vector<Shape> strides = p.operand_strides;
+          strides.push_back(p.out_strides);
+          const size_t k_out = in.size();
+          for (MultiIndex it(p.sizes, strides); !it.done(); it.next()) {
+            A prod = A(1);
+            for (size_t k = 0; k < in.size(); ++k)
+              prod *= static_cast<A>(ops_data[k][it.offset(k)]);
+            acc[it.offset(k_out)] += prod;
+          }
+          T* py = y.data<T>();
+          for (size_t i = 0; i < acc.size(); ++i) {
+            if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+              py[i] = T(static_cast<float>(acc[i]));
+            else
+              py[i] = static_cast<T>(acc[i]);
+          }
+        },
+        node_);
   }
 
   bool has_backward() const override { return true; }
@@ -89,28 +93,33 @@ class EinsumOp final : public Operator {
                 std::span<Tensor> gx) override {
     if (!gy[0].defined()) return;
     EinsumPlan p = plan(in);
-    dispatch_float(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      std::vector<Shape> strides = p.operand_strides;
-      strides.push_back(p.out_strides);
-      const size_t k_out = in.size();
-      const T* pg = gy[0].data<T>();
-      for (size_t k = 0; k < in.size(); ++k) {
-        std::vector<double> acc(static_cast<size_t>(in[k].numel()), 0.0);
-        for (MultiIndex it(p.sizes, strides); !it.done(); it.next()) {
-          double prod = static_cast<double>(pg[it.offset(k_out)]);
-          for (size_t j = 0; j < in.size(); ++j)
-            if (j != k) prod *= static_cast<double>(in[j].data<T>()[it.offset(j)]);
-          acc[it.offset(k)] += prod;
-        }
-        gx[k] = Tensor(in[k].dtype(), in[k].shape());
-        T* d = gx[k].data<T>();
-        for (size_t i = 0; i < acc.size(); ++i) {
-          if constexpr (std::is_same_v<T, double>) d[i] = acc[i];
-          else d[i] = T(static_cast<float>(acc[i]));
-        }
-      }
-    }, node_);
+    dispatch_float(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          std::vector<Shape> strides = p.operand_strides;
+          strides.push_back(p.out_strides);
+          const size_t k_out = in.size();
+          const T* pg = gy[0].data<T>();
+          for (size_t k = 0; k < in.size(); ++k) {
+            std::vector<double> acc(static_cast<size_t>(in[k].numel()), 0.0);
+            for (MultiIndex it(p.sizes, strides); !it.done(); it.next()) {
+              double prod = static_cast<double>(pg[it.offset(k_out)]);
+              for (size_t j = 0; j < in.size(); ++j)
+                if (j != k) prod *= static_cast<double>(in[j].data<T>()[it.offset(j)]);
+              acc[it.offset(k)] += prod;
+            }
+            gx[k] = Tensor(in[k].dtype(), in[k].shape());
+            T* d = gx[k].data<T>();
+            for (size_t i = 0; i < acc.size(); ++i) {
+              if constexpr (std::is_same_v<T, double>)
+                d[i] = acc[i];
+              else
+                d[i] = T(static_cast<float>(acc[i]));
+            }
+          }
+        },
+        node_);
   }
 
   Cost cost(std::span<const TensorDesc> in) const override {
@@ -193,8 +202,8 @@ class EinsumOp final : public Operator {
         if (it == size.end() || it->second == 1) {
           size[l] = n;
         } else {
-          DEEP500_CHECK(n == 1 || n == it->second, node_, ": label '", label_name(l),
-                        "' has size ", it->second, " and ", n, " in different operands");
+          DEEP500_CHECK(n == 1 || n == it->second, node_, ": label '", label_name(l), "' has size ",
+                        it->second, " and ", n, " in different operands");
         }
       }
     }
@@ -203,10 +212,10 @@ class EinsumOp final : public Operator {
       int64_t e, letters = 0;
       for (char ch : rhs_) letters += std::isalpha(static_cast<unsigned char>(ch)) ? 1 : 0;
       for (int l : expand(parse_term(rhs_, max_ell + letters, "output", e), max_ell)) {
-        DEEP500_CHECK(l >= kEllipsisBase || size.count(l), node_, ": output label '",
-                      label_name(l), "' does not appear in any input term");
-        DEEP500_CHECK(std::find(out_labels.begin(), out_labels.end(), l) == out_labels.end(),
-                      node_, ": output label '", label_name(l), "' appears twice");
+        DEEP500_CHECK(l >= kEllipsisBase || size.count(l), node_, ": output label '", label_name(l),
+                      "' does not appear in any input term");
+        DEEP500_CHECK(std::find(out_labels.begin(), out_labels.end(), l) == out_labels.end(), node_,
+                      ": output label '", label_name(l), "' appears twice");
         out_labels.push_back(l);
       }
     } else {  // implicit: ellipsis dims, then labels used once, in alphabetical order
@@ -259,36 +268,41 @@ class DetOp final : public Operator {
     const int64_t m = x.dim(-1);
     Shape batch(x.shape().begin(), x.shape().end() - 2);
     Tensor& y = ops::ensure_output(out, 0, x.dtype(), batch);
-    dispatch_float(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* px = x.data<T>();
-      T* py = y.data<T>();
-      std::vector<double> a(static_cast<size_t>(m * m));
-      for (int64_t b = 0; b < y.numel(); ++b) {
-        for (int64_t i = 0; i < m * m; ++i) a[i] = static_cast<double>(px[b * m * m + i]);
-        double det = 1;
-        for (int64_t c = 0; c < m && det != 0; ++c) {
-          int64_t piv = c;
-          for (int64_t r = c + 1; r < m; ++r)
-            if (std::abs(a[r * m + c]) > std::abs(a[piv * m + c])) piv = r;
-          if (a[piv * m + c] == 0) {
-            det = 0;
-            break;
+    dispatch_float(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* px = x.data<T>();
+          T* py = y.data<T>();
+          std::vector<double> a(static_cast<size_t>(m * m));
+          for (int64_t b = 0; b < y.numel(); ++b) {
+            for (int64_t i = 0; i < m * m; ++i) a[i] = static_cast<double>(px[b * m * m + i]);
+            double det = 1;
+            for (int64_t c = 0; c < m && det != 0; ++c) {
+              int64_t piv = c;
+              for (int64_t r = c + 1; r < m; ++r)
+                if (std::abs(a[r * m + c]) > std::abs(a[piv * m + c])) piv = r;
+              if (a[piv * m + c] == 0) {
+                det = 0;
+                break;
+              }
+              if (piv != c) {
+                for (int64_t j = 0; j < m; ++j) std::swap(a[c * m + j], a[piv * m + j]);
+                det = -det;
+              }
+              det *= a[c * m + c];
+              for (int64_t r = c + 1; r < m; ++r) {
+                const double f = a[r * m + c] / a[c * m + c];
+                for (int64_t j = c; j < m; ++j) a[r * m + j] -= f * a[c * m + j];
+              }
+            }
+            if constexpr (std::is_same_v<T, double>)
+              py[b] = det;
+            else
+              py[b] = T(static_cast<float>(det));
           }
-          if (piv != c) {
-            for (int64_t j = 0; j < m; ++j) std::swap(a[c * m + j], a[piv * m + j]);
-            det = -det;
-          }
-          det *= a[c * m + c];
-          for (int64_t r = c + 1; r < m; ++r) {
-            const double f = a[r * m + c] / a[c * m + c];
-            for (int64_t j = c; j < m; ++j) a[r * m + j] -= f * a[c * m + j];
-          }
-        }
-        if constexpr (std::is_same_v<T, double>) py[b] = det;
-        else py[b] = T(static_cast<float>(det));
-      }
-    }, node_);
+        },
+        node_);
   }
 
  private:

@@ -44,7 +44,9 @@ void for_each_position(const Shape& shape, F f) {
   }
 }
 
-Tensor zeros_like(const Tensor& t) { return Tensor(t.dtype(), t.shape()); }
+Tensor zeros_like(const Tensor& t) {
+  return Tensor(t.dtype(), t.shape());
+}
 
 // The three gathers share one shape: they compute, for every output element,
 // the linear offset into `data` it reads. Forward copies, backward
@@ -59,12 +61,15 @@ class GatherBase : public Operator {
     Shape shape;
     std::vector<int64_t> src = offsets(in[0], in[1], shape);
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), shape);
-    dispatch_all(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* x = in[0].data<T>();
-      T* py = y.data<T>();
-      for (size_t i = 0; i < src.size(); ++i) py[i] = x[src[i]];
-    }, node_);
+    dispatch_all(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* x = in[0].data<T>();
+          T* py = y.data<T>();
+          for (size_t i = 0; i < src.size(); ++i) py[i] = x[src[i]];
+        },
+        node_);
   }
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
@@ -78,12 +83,15 @@ class GatherBase : public Operator {
     if (!gy[0].defined()) return;
     Shape shape;
     std::vector<int64_t> src = offsets(in[0], in[1], shape);
-    dispatch_float(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* g = gy[0].data<T>();
-      T* d = gx[0].data<T>();
-      for (size_t i = 0; i < src.size(); ++i) d[src[i]] = T(d[src[i]] + g[i]);
-    }, node_);
+    dispatch_float(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* g = gy[0].data<T>();
+          T* d = gx[0].data<T>();
+          for (size_t i = 0; i < src.size(); ++i) d[src[i]] = T(d[src[i]] + g[i]);
+        },
+        node_);
   }
 
  protected:
@@ -130,8 +138,8 @@ class GatherElementsOp final : public GatherBase {
                                Shape& shape) const override {
     const int64_t r = data.rank();
     DEEP500_CHECK(r >= 1 && indices.rank() == r, node_,
-                  ": data and indices must have the same rank >= 1, got ",
-                  to_string(data.shape()), " and ", to_string(indices.shape()));
+                  ": data and indices must have the same rank >= 1, got ", to_string(data.shape()),
+                  " and ", to_string(indices.shape()));
     const int64_t axis = normalize_axis(axis_, r, node_ + ": attribute 'axis'");
     for (int64_t d = 0; d < r; ++d)
       DEEP500_CHECK(d == axis || indices.dim(d) <= data.dim(d), node_, ": indices shape ",
@@ -144,8 +152,9 @@ class GatherElementsOp final : public GatherBase {
     for_each_position(shape, [&](int64_t i, const std::vector<int64_t>& pos) {
       int64_t off = 0;
       for (int64_t d = 0; d < r; ++d)
-        off += (d == axis ? fix_index(idx[i], data.dim(d), node_, "GatherElements index")
-                          : pos[d]) * strides[d];
+        off +=
+            (d == axis ? fix_index(idx[i], data.dim(d), node_, "GatherElements index") : pos[d]) *
+            strides[d];
       src[i] = off;
     });
     return src;
@@ -204,38 +213,44 @@ Reduction parse_reduction(const OpContext& ctx, const std::string& node) {
   if (s == "mul") return Reduction::Mul;
   if (s == "max") return Reduction::Max;
   if (s == "min") return Reduction::Min;
-  throw Error(cat(node, ": attribute 'reduction' must be none, add, mul, max or min, got '", s,
-                  "'"));
+  throw Error(
+      cat(node, ": attribute 'reduction' must be none, add, mul, max or min, got '", s, "'"));
 }
 
 // output = copy of data; output[dst[i]] (reduce)= updates[i].
 void scatter_into(Tensor& y, const Tensor& updates, const std::vector<int64_t>& dst, Reduction red,
                   const std::string& node) {
-  dispatch_all(y.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* u = updates.data<T>();
-    T* py = y.data<T>();
-    for (size_t i = 0; i < dst.size(); ++i) {
-      T& o = py[dst[i]];
-      if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool>) {
-        if (red == Reduction::None) o = u[i];
-        else if constexpr (std::is_same_v<T, bool>) {
-          if (red == Reduction::Add || red == Reduction::Max) o = o || u[i];
-          else o = o && u[i];
-        } else {
-          throw Error(cat(node, ": reduction is not defined for string tensors"));
+  dispatch_all(
+      y.dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* u = updates.data<T>();
+        T* py = y.data<T>();
+        for (size_t i = 0; i < dst.size(); ++i) {
+          T& o = py[dst[i]];
+          if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool>) {
+            if (red == Reduction::None)
+              o = u[i];
+            else if constexpr (std::is_same_v<T, bool>) {
+              if (red == Reduction::Add || red == Reduction::Max)
+                o = o || u[i];
+              else
+                o = o && u[i];
+            } else {
+              throw Error(cat(node, ": reduction is not defined for string tensors"));
+            }
+          } else {
+            switch (red) {
+              case Reduction::None: o = u[i]; break;
+              case Reduction::Add: o = T(o + u[i]); break;
+              case Reduction::Mul: o = T(o * u[i]); break;
+              case Reduction::Max: o = u[i] > o ? u[i] : o; break;
+              case Reduction::Min: o = u[i] < o ? u[i] : o; break;
+            }
+          }
         }
-      } else {
-        switch (red) {
-          case Reduction::None: o = u[i]; break;
-          case Reduction::Add: o = T(o + u[i]); break;
-          case Reduction::Mul: o = T(o * u[i]); break;
-          case Reduction::Max: o = u[i] > o ? u[i] : o; break;
-          case Reduction::Min: o = u[i] < o ? u[i] : o; break;
-        }
-      }
-    }
-  }, node);
+      },
+      node);
 }
 
 class ScatterElementsOp final : public Operator {
@@ -252,8 +267,9 @@ class ScatterElementsOp final : public Operator {
     const int64_t r = data.rank();
     DEEP500_CHECK(r >= 1 && indices.rank() == r && updates.shape() == indices.shape(), node_,
                   ": expected data of rank >= 1 and indices/updates of the same rank and shape, "
-                  "got data ", to_string(data.shape()), ", indices ", to_string(indices.shape()),
-                  ", updates ", to_string(updates.shape()));
+                  "got data ",
+                  to_string(data.shape()), ", indices ", to_string(indices.shape()), ", updates ",
+                  to_string(updates.shape()));
     DEEP500_CHECK(updates.dtype() == data.dtype(), node_, ": updates type ",
                   name_of(updates.dtype()), " differs from data type ", name_of(data.dtype()));
     const int64_t axis = normalize_axis(axis_, r, node_ + ": attribute 'axis'");
@@ -294,13 +310,12 @@ class ScatterNDOp final : public Operator {
     const int64_t r = data.rank(), q = indices.rank();
     DEEP500_CHECK(r >= 1 && q >= 1, node_, ": data and indices must have rank >= 1");
     const int64_t k = indices.dim(q - 1);
-    DEEP500_CHECK(k >= 1 && k <= r, node_, ": indices.shape[-1] = ", k, " must be in [1, ", r,
-                  "]");
+    DEEP500_CHECK(k >= 1 && k <= r, node_, ": indices.shape[-1] = ", k, " must be in [1, ", r, "]");
     const Shape& ds = data.shape();
     Shape ushape(indices.shape().begin(), indices.shape().end() - 1);
     ushape.insert(ushape.end(), ds.begin() + k, ds.end());
-    DEEP500_CHECK(updates.shape() == ushape, node_, ": updates must have shape ",
-                  to_string(ushape), ", got ", to_string(updates.shape()));
+    DEEP500_CHECK(updates.shape() == ushape, node_, ": updates must have shape ", to_string(ushape),
+                  ", got ", to_string(updates.shape()));
     DEEP500_CHECK(updates.dtype() == data.dtype(), node_, ": updates type ",
                   name_of(updates.dtype()), " differs from data type ", name_of(data.dtype()));
     const int64_t tuples = indices.numel() / k, slice = prod(ds, k, ds.size());

@@ -43,22 +43,25 @@ class GemmOp final : public Operator {
     const Tensor* c = ops::optional_input(in, 2);
     const auto [M, K, N] = dims(in[0].shape(), in[1].shape(), c ? &c->shape() : nullptr);
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), {M, N});
-    dispatch_numeric(in[0].dtype(), [&](auto tag) {
-      using Acc = nn::acc_t<typename decltype(tag)::type>;
-      std::vector<Acc> a = nn::to_vector<Acc>(in[0]), b = nn::to_vector<Acc>(in[1]);
-      if (trans_a_) a = transposed(a, K, M);
-      if (trans_b_) b = transposed(b, N, K);
-      std::vector<Acc> yv(static_cast<size_t>(M * N), Acc(0));
-      nn::matmul_acc(M, K, N, a.data(), b.data(), yv.data());
-      const Acc alpha = static_cast<Acc>(alpha_), beta = static_cast<Acc>(beta_);
-      for (Acc& v : yv) v = alpha * v;
-      if (c) {
-        const std::vector<Acc> cv = nn::to_vector<Acc>(*c);
-        MultiIndex it({M, N}, {broadcast_strides(c->shape(), {M, N})});
-        for (int64_t i = 0; !it.done(); it.next(), ++i) yv[i] += beta * cv[it.offset(0)];
-      }
-      nn::store(yv, y);
-    }, node_);
+    dispatch_numeric(
+        in[0].dtype(),
+        [&](auto tag) {
+          using Acc = nn::acc_t<typename decltype(tag)::type>;
+          std::vector<Acc> a = nn::to_vector<Acc>(in[0]), b = nn::to_vector<Acc>(in[1]);
+          if (trans_a_) a = transposed(a, K, M);
+          if (trans_b_) b = transposed(b, N, K);
+          std::vector<Acc> yv(static_cast<size_t>(M * N), Acc(0));
+          nn::matmul_acc(M, K, N, a.data(), b.data(), yv.data());
+          const Acc alpha = static_cast<Acc>(alpha_), beta = static_cast<Acc>(beta_);
+          for (Acc& v : yv) v = alpha * v;
+          if (c) {
+            const std::vector<Acc> cv = nn::to_vector<Acc>(*c);
+            MultiIndex it({M, N}, {broadcast_strides(c->shape(), {M, N})});
+            for (int64_t i = 0; !it.done(); it.next(), ++i) yv[i] += beta * cv[it.offset(0)];
+          }
+          nn::store(yv, y);
+        },
+        node_);
   }
 
   bool has_backward() const override { return true; }
@@ -71,29 +74,32 @@ class GemmOp final : public Operator {
     if (!gy[0].defined()) return;
     const Tensor* c = ops::optional_input(in, 2);
     const auto [M, K, N] = dims(in[0].shape(), in[1].shape(), c ? &c->shape() : nullptr);
-    dispatch_float(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      using Acc = nn::acc_t<T>;
-      std::vector<Acc> a = nn::to_vector<Acc>(in[0]), b = nn::to_vector<Acc>(in[1]);
-      std::vector<Acc> g = nn::to_vector<Acc>(gy[0]);
-      if (trans_a_) a = transposed(a, K, M);
-      if (trans_b_) b = transposed(b, N, K);
-      for (Acc& v : g) v *= static_cast<Acc>(alpha_);
-      std::vector<Acc> da(static_cast<size_t>(M * K), Acc(0)), db(static_cast<size_t>(K * N));
-      nn::matmul_grad_a(M, K, N, g.data(), b.data(), da.data());
-      nn::matmul_grad_b(M, K, N, a.data(), g.data(), db.data());
-      if (trans_a_) da = transposed(da, M, K);
-      if (trans_b_) db = transposed(db, K, N);
-      gx[0] = nn::from_vector(da, in[0].dtype(), in[0].shape());
-      gx[1] = nn::from_vector(db, in[1].dtype(), in[1].shape());
-      if (c && gx.size() > 2) {
-        Tensor dc = reduce_to_shape<T>(gy[0], c->shape());
-        T* p = dc.data<T>();
-        for (int64_t i = 0; i < dc.numel(); ++i)
-          p[i] = nn::from_acc<T>(nn::to_acc<Acc>(p[i]) * static_cast<Acc>(beta_));
-        gx[2] = dc;
-      }
-    }, node_);
+    dispatch_float(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using Acc = nn::acc_t<T>;
+          std::vector<Acc> a = nn::to_vector<Acc>(in[0]), b = nn::to_vector<Acc>(in[1]);
+          std::vector<Acc> g = nn::to_vector<Acc>(gy[0]);
+          if (trans_a_) a = transposed(a, K, M);
+          if (trans_b_) b = transposed(b, N, K);
+          for (Acc& v : g) v *= static_cast<Acc>(alpha_);
+          std::vector<Acc> da(static_cast<size_t>(M * K), Acc(0)), db(static_cast<size_t>(K * N));
+          nn::matmul_grad_a(M, K, N, g.data(), b.data(), da.data());
+          nn::matmul_grad_b(M, K, N, a.data(), g.data(), db.data());
+          if (trans_a_) da = transposed(da, M, K);
+          if (trans_b_) db = transposed(db, K, N);
+          gx[0] = nn::from_vector(da, in[0].dtype(), in[0].shape());
+          gx[1] = nn::from_vector(db, in[1].dtype(), in[1].shape());
+          if (c && gx.size() > 2) {
+            Tensor dc = reduce_to_shape<T>(gy[0], c->shape());
+            T* p = dc.data<T>();
+            for (int64_t i = 0; i < dc.numel(); ++i)
+              p[i] = nn::from_acc<T>(nn::to_acc<Acc>(p[i]) * static_cast<Acc>(beta_));
+            gx[2] = dc;
+          }
+        },
+        node_);
   }
 
   Cost cost(std::span<const TensorDesc> in) const override {
@@ -143,24 +149,27 @@ class MatMulOp final : public Operator {
     DEEP500_CHECK(is_floating(t) || t == DataType::Int32 || t == DataType::Int64 ||
                       t == DataType::UInt32 || t == DataType::UInt64,
                   node_, ": unsupported element type ", name_of(t));
-    DEEP500_CHECK(ctx.inputs[1].dtype == t, node_, ": B must have the same type as A (",
-                  name_of(t), "), got ", name_of(ctx.inputs[1].dtype));
+    DEEP500_CHECK(ctx.inputs[1].dtype == t, node_, ": B must have the same type as A (", name_of(t),
+                  "), got ", name_of(ctx.inputs[1].dtype));
     nn::matmul_shapes(node_, ctx.inputs[0].shape, ctx.inputs[1].shape);
   }
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     const nn::MatMulShapes s = nn::matmul_shapes(node_, in[0].shape(), in[1].shape());
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), s.out);
-    dispatch_numeric(in[0].dtype(), [&](auto tag) {
-      using Acc = nn::acc_t<typename decltype(tag)::type>;
-      const std::vector<Acc> a = nn::to_vector<Acc>(in[0]), b = nn::to_vector<Acc>(in[1]);
-      std::vector<Acc> yv(static_cast<size_t>(y.numel()), Acc(0));
-      nn::for_each_batch(s, [&](int64_t ai, int64_t bi, int64_t oi) {
-        nn::matmul_acc(s.M, s.K, s.N, a.data() + ai * s.M * s.K, b.data() + bi * s.K * s.N,
-                       yv.data() + oi * s.M * s.N);
-      });
-      nn::store(yv, y);
-    }, node_);
+    dispatch_numeric(
+        in[0].dtype(),
+        [&](auto tag) {
+          using Acc = nn::acc_t<typename decltype(tag)::type>;
+          const std::vector<Acc> a = nn::to_vector<Acc>(in[0]), b = nn::to_vector<Acc>(in[1]);
+          std::vector<Acc> yv(static_cast<size_t>(y.numel()), Acc(0));
+          nn::for_each_batch(s, [&](int64_t ai, int64_t bi, int64_t oi) {
+            nn::matmul_acc(s.M, s.K, s.N, a.data() + ai * s.M * s.K, b.data() + bi * s.K * s.N,
+                           yv.data() + oi * s.M * s.N);
+          });
+          nn::store(yv, y);
+        },
+        node_);
   }
 
   bool has_backward() const override { return true; }
@@ -174,21 +183,24 @@ class MatMulOp final : public Operator {
                 std::span<Tensor> gx) override {
     if (!gy[0].defined()) return;
     const nn::MatMulShapes s = nn::matmul_shapes(node_, in[0].shape(), in[1].shape());
-    dispatch_float(in[0].dtype(), [&](auto tag) {
-      using Acc = nn::acc_t<typename decltype(tag)::type>;
-      const std::vector<Acc> a = nn::to_vector<Acc>(in[0]), b = nn::to_vector<Acc>(in[1]);
-      const std::vector<Acc> g = nn::to_vector<Acc>(gy[0]);
-      std::vector<Acc> da(a.size(), Acc(0)), db(b.size(), Acc(0));
-      const int64_t mk = s.M * s.K, kn = s.K * s.N, mn = s.M * s.N;
-      nn::for_each_batch(s, [&](int64_t ai, int64_t bi, int64_t oi) {
-        nn::matmul_grad_a(s.M, s.K, s.N, g.data() + oi * mn, b.data() + bi * kn,
-                          da.data() + ai * mk);
-        nn::matmul_grad_b(s.M, s.K, s.N, a.data() + ai * mk, g.data() + oi * mn,
-                          db.data() + bi * kn);
-      });
-      gx[0] = nn::from_vector(da, in[0].dtype(), in[0].shape());
-      gx[1] = nn::from_vector(db, in[1].dtype(), in[1].shape());
-    }, node_);
+    dispatch_float(
+        in[0].dtype(),
+        [&](auto tag) {
+          using Acc = nn::acc_t<typename decltype(tag)::type>;
+          const std::vector<Acc> a = nn::to_vector<Acc>(in[0]), b = nn::to_vector<Acc>(in[1]);
+          const std::vector<Acc> g = nn::to_vector<Acc>(gy[0]);
+          std::vector<Acc> da(a.size(), Acc(0)), db(b.size(), Acc(0));
+          const int64_t mk = s.M * s.K, kn = s.K * s.N, mn = s.M * s.N;
+          nn::for_each_batch(s, [&](int64_t ai, int64_t bi, int64_t oi) {
+            nn::matmul_grad_a(s.M, s.K, s.N, g.data() + oi * mn, b.data() + bi * kn,
+                              da.data() + ai * mk);
+            nn::matmul_grad_b(s.M, s.K, s.N, a.data() + ai * mk, g.data() + oi * mn,
+                              db.data() + bi * kn);
+          });
+          gx[0] = nn::from_vector(da, in[0].dtype(), in[0].shape());
+          gx[1] = nn::from_vector(db, in[1].dtype(), in[1].shape());
+        },
+        node_);
   }
 
   Cost cost(std::span<const TensorDesc> in) const override {

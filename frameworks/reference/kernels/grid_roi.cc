@@ -23,49 +23,61 @@ class GridSampleOp final : public Operator {
     const auto& a = ctx.node.attributes;
     align_ = a.get_int("align_corners", 0) != 0;
     std::string m = a.get_string("mode", "bilinear");
-    if (m == "bilinear") mode_ = GridMode::Bilinear;
-    else if (m == "nearest") mode_ = GridMode::Nearest;
-    else if (m == "bicubic") mode_ = GridMode::Bicubic;
-    else throw Error(cat(node_, ": mode must be bilinear, nearest or bicubic, got '", m, "'"));
+    if (m == "bilinear")
+      mode_ = GridMode::Bilinear;
+    else if (m == "nearest")
+      mode_ = GridMode::Nearest;
+    else if (m == "bicubic")
+      mode_ = GridMode::Bicubic;
+    else
+      throw Error(cat(node_, ": mode must be bilinear, nearest or bicubic, got '", m, "'"));
     std::string p = a.get_string("padding_mode", "zeros");
-    if (p == "zeros") pad_ = Padding::Zeros;
-    else if (p == "border") pad_ = Padding::Border;
-    else if (p == "reflection") pad_ = Padding::Reflection;
-    else throw Error(cat(node_, ": padding_mode must be zeros, border or reflection, got '", p,
-                         "'"));
+    if (p == "zeros")
+      pad_ = Padding::Zeros;
+    else if (p == "border")
+      pad_ = Padding::Border;
+    else if (p == "reflection")
+      pad_ = Padding::Reflection;
+    else
+      throw Error(cat(node_, ": padding_mode must be zeros, border or reflection, got '", p, "'"));
   }
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     const Tensor &x = in[0], &grid = in[1];
-    DEEP500_CHECK(x.rank() == 4 && grid.rank() == 4 && grid.dim(3) == 2 &&
-                      grid.dim(0) == x.dim(0),
+    DEEP500_CHECK(x.rank() == 4 && grid.rank() == 4 && grid.dim(3) == 2 && grid.dim(0) == x.dim(0),
                   node_, ": expected X [N,C,H,W] and grid [N,Hout,Wout,2], got ",
                   to_string(x.shape()), " and ", to_string(grid.shape()));
     const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
     const int64_t oh = grid.dim(1), ow = grid.dim(2);
     Tensor& y = ops::ensure_output(out, 0, x.dtype(), {n, c, oh, ow});
     std::vector<double> g = grid.to_double_vector();
-    dispatch_float(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* px = x.data<T>();
-      T* py = y.data<T>();
-      for (int64_t b = 0; b < n; ++b)
-        for (int64_t ch = 0; ch < c; ++ch) {
-          const T* plane = px + (b * c + ch) * h * w;
-          // Pixel (iy, ix) of the plane, zero outside.
-          auto at = [&](int64_t iy, int64_t ix) -> double {
-            return iy >= 0 && iy < h && ix >= 0 && ix < w ? static_cast<double>(plane[iy * w + ix])
-                                                          : 0.0;
-          };
-          for (int64_t i = 0; i < oh * ow; ++i) {
-            const double gx = g[(b * oh * ow + i) * 2], gy = g[(b * oh * ow + i) * 2 + 1];
-            const double v = sample(at, gx, gy, h, w);
-            T& o = py[(b * c + ch) * oh * ow + i];
-            if constexpr (std::is_same_v<T, double>) o = v;
-            else o = T(static_cast<float>(v));
-          }
-        }
-    }, node_);
+    dispatch_float(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* px = x.data<T>();
+          T* py = y.data<T>();
+          for (int64_t b = 0; b < n; ++b)
+            for (int64_t ch = 0; ch < c; ++ch) {
+              const T* plane = px + (b * c + ch) * h * w;
+              // Pixel (iy, ix) of the plane, zero outside.
+              auto at = [&](int64_t iy, int64_t ix) -> double {
+                return iy >= 0 && iy < h && ix >= 0 && ix < w
+                           ? static_cast<double>(plane[iy * w + ix])
+                           : 0.0;
+              };
+              for (int64_t i = 0; i < oh * ow; ++i) {
+                const double gx = g[(b * oh * ow + i) * 2], gy = g[(b * oh * ow + i) * 2 + 1];
+                const double v = sample(at, gx, gy, h, w);
+                T& o = py[(b * c + ch) * oh * ow + i];
+                if constexpr (std::is_same_v<T, double>)
+                  o = v;
+                else
+                  o = T(static_cast<float>(v));
+              }
+            }
+        },
+        node_);
   }
 
   Cost cost(std::span<const TensorDesc> in) const override {
@@ -177,47 +189,55 @@ class RoiAlignOp final : public Operator {
     std::vector<double> r = rois.to_double_vector();
     std::vector<int64_t> bidx = bidx_t.to_int64_vector();
     Tensor& y = ops::ensure_output(out, 0, x.dtype(), {nr, c, out_h_, out_w_});
-    dispatch_float(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* px = x.data<T>();
-      T* py = y.data<T>();
-      for (int64_t k = 0; k < nr; ++k) {
-        DEEP500_CHECK(bidx[k] >= 0 && bidx[k] < x.dim(0), node_, ": batch_indices[", k, "] = ",
-                      bidx[k], " is out of range [0, ", x.dim(0) - 1, "]");
-        const double off = half_pixel_ ? 0.5 : 0.0;
-        const double x0 = r[k * 4] * scale_ - off, y0 = r[k * 4 + 1] * scale_ - off;
-        double rw = r[k * 4 + 2] * scale_ - off - x0, rh = r[k * 4 + 3] * scale_ - off - y0;
-        if (!half_pixel_) {  // legacy: force boxes to be at least one pixel
-          rw = std::max(rw, 1.0);
-          rh = std::max(rh, 1.0);
-        }
-        const double bh = rh / static_cast<double>(out_h_), bw = rw / static_cast<double>(out_w_);
-        const int64_t gh = sampling_ > 0 ? sampling_ : static_cast<int64_t>(std::ceil(bh));
-        const int64_t gw = sampling_ > 0 ? sampling_ : static_cast<int64_t>(std::ceil(bw));
-        const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
-        for (int64_t ch = 0; ch < c; ++ch) {
-          const T* plane = px + (bidx[k] * c + ch) * h * w;
-          for (int64_t ph = 0; ph < out_h_; ++ph)
-            for (int64_t pw = 0; pw < out_w_; ++pw) {
-              double acc = 0;
-              bool first = true;
-              for (int64_t iy = 0; iy < gh; ++iy)
-                for (int64_t ix = 0; ix < gw; ++ix) {
-                  const double sy = y0 + ph * bh + (iy + 0.5) * bh / static_cast<double>(gh);
-                  const double sx = x0 + pw * bw + (ix + 0.5) * bw / static_cast<double>(gw);
-                  const double v = bilinear(plane, h, w, sy, sx, max_);
-                  if (!max_) acc += v;
-                  else acc = first ? v : std::max(acc, v);
-                  first = false;
-                }
-              const double v = max_ ? acc : acc / count;
-              T& o = py[((k * c + ch) * out_h_ + ph) * out_w_ + pw];
-              if constexpr (std::is_same_v<T, double>) o = v;
-              else o = T(static_cast<float>(v));
+    dispatch_float(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* px = x.data<T>();
+          T* py = y.data<T>();
+          for (int64_t k = 0; k < nr; ++k) {
+            DEEP500_CHECK(bidx[k] >= 0 && bidx[k] < x.dim(0), node_, ": batch_indices[", k,
+                          "] = ", bidx[k], " is out of range [0, ", x.dim(0) - 1, "]");
+            const double off = half_pixel_ ? 0.5 : 0.0;
+            const double x0 = r[k * 4] * scale_ - off, y0 = r[k * 4 + 1] * scale_ - off;
+            double rw = r[k * 4 + 2] * scale_ - off - x0, rh = r[k * 4 + 3] * scale_ - off - y0;
+            if (!half_pixel_) {  // legacy: force boxes to be at least one pixel
+              rw = std::max(rw, 1.0);
+              rh = std::max(rh, 1.0);
             }
-        }
-      }
-    }, node_);
+            const double bh = rh / static_cast<double>(out_h_),
+                         bw = rw / static_cast<double>(out_w_);
+            const int64_t gh = sampling_ > 0 ? sampling_ : static_cast<int64_t>(std::ceil(bh));
+            const int64_t gw = sampling_ > 0 ? sampling_ : static_cast<int64_t>(std::ceil(bw));
+            const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
+            for (int64_t ch = 0; ch < c; ++ch) {
+              const T* plane = px + (bidx[k] * c + ch) * h * w;
+              for (int64_t ph = 0; ph < out_h_; ++ph)
+                for (int64_t pw = 0; pw < out_w_; ++pw) {
+                  double acc = 0;
+                  bool first = true;
+                  for (int64_t iy = 0; iy < gh; ++iy)
+                    for (int64_t ix = 0; ix < gw; ++ix) {
+                      const double sy = y0 + ph * bh + (iy + 0.5) * bh / static_cast<double>(gh);
+                      const double sx = x0 + pw * bw + (ix + 0.5) * bw / static_cast<double>(gw);
+                      const double v = bilinear(plane, h, w, sy, sx, max_);
+                      if (!max_)
+                        acc += v;
+                      else
+                        acc = first ? v : std::max(acc, v);
+                      first = false;
+                    }
+                  const double v = max_ ? acc : acc / count;
+                  T& o = py[((k * c + ch) * out_h_ + ph) * out_w_ + pw];
+                  if constexpr (std::is_same_v<T, double>)
+                    o = v;
+                  else
+                    o = T(static_cast<float>(v));
+                }
+            }
+          }
+        },
+        node_);
   }
 
   Cost cost(std::span<const TensorDesc> in) const override {
@@ -308,21 +328,24 @@ class MaxUnpoolOp final : public Operator {
     Shape istr = contiguous_strides(inferred), ostr = contiguous_strides(ys);
     std::vector<int64_t> idx = ind.to_int64_vector();
     Tensor& y = ops::ensure_output(out, 0, x.dtype(), ys);
-    dispatch_numeric(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* px = x.data<T>();
-      T* py = y.data<T>();
-      for (int64_t i = 0; i < y.numel(); ++i) py[i] = T(0);
-      for (int64_t i = 0; i < x.numel(); ++i) {
-        DEEP500_CHECK(idx[i] >= 0 && idx[i] < total, node_, ": index ", idx[i],
-                      " is out of range [0, ", total - 1, "] for the unpooled shape ",
-                      to_string(inferred));
-        int64_t off = 0;
-        for (size_t d = 0; d < inferred.size(); ++d)
-          off += (idx[i] / istr[d]) % inferred[d] * ostr[d];
-        py[off] = px[i];
-      }
-    }, node_);
+    dispatch_numeric(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* px = x.data<T>();
+          T* py = y.data<T>();
+          for (int64_t i = 0; i < y.numel(); ++i) py[i] = T(0);
+          for (int64_t i = 0; i < x.numel(); ++i) {
+            DEEP500_CHECK(idx[i] >= 0 && idx[i] < total, node_, ": index ", idx[i],
+                          " is out of range [0, ", total - 1, "] for the unpooled shape ",
+                          to_string(inferred));
+            int64_t off = 0;
+            for (size_t d = 0; d < inferred.size(); ++d)
+              off += (idx[i] / istr[d]) % inferred[d] * ostr[d];
+            py[off] = px[i];
+          }
+        },
+        node_);
   }
 
  private:

@@ -42,8 +42,8 @@ class CompareOp final : public Operator {
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     DEEP500_CHECK(in[0].dtype() == in[1].dtype(), node_,
-                  ": inputs must have the same element type, got ", name_of(in[0].dtype()),
-                  " and ", name_of(in[1].dtype()));
+                  ": inputs must have the same element type, got ", name_of(in[0].dtype()), " and ",
+                  name_of(in[1].dtype()));
     Shape shape = broadcast_shapes(in[0].shape(), in[1].shape());
     Tensor& y = ops::ensure_output(out, 0, DataType::Bool, shape);
     auto body = [&](auto tag) {
@@ -56,8 +56,10 @@ class CompareOp final : public Operator {
         if constexpr (K == Cmp::Le) return a <= b;
       });
     };
-    if constexpr (K == Cmp::Eq) dispatch_all(in[0].dtype(), body, node_);
-    else dispatch_numeric(in[0].dtype(), body, node_);
+    if constexpr (K == Cmp::Eq)
+      dispatch_all(in[0].dtype(), body, node_);
+    else
+      dispatch_numeric(in[0].dtype(), body, node_);
   }
 
   Cost cost(std::span<const TensorDesc> in) const override { return bool_binary_cost(in); }
@@ -117,28 +119,31 @@ class WhereOp final : public Operator {
   explicit WhereOp(const OpContext& ctx) : node_(ctx.node.describe()) {
     DEEP500_CHECK(ctx.num_inputs() == 3, node_, ": expected 3 inputs (condition, X, Y), got ",
                   ctx.num_inputs());
-    DEEP500_CHECK(ctx.inputs[0].dtype == DataType::Bool, node_,
-                  ": condition must be bool, got ", name_of(ctx.inputs[0].dtype));
+    DEEP500_CHECK(ctx.inputs[0].dtype == DataType::Bool, node_, ": condition must be bool, got ",
+                  name_of(ctx.inputs[0].dtype));
     DEEP500_CHECK(ctx.inputs[1].dtype == ctx.inputs[2].dtype, node_,
-                  ": X and Y must have the same element type, got ",
-                  name_of(ctx.inputs[1].dtype), " and ", name_of(ctx.inputs[2].dtype));
+                  ": X and Y must have the same element type, got ", name_of(ctx.inputs[1].dtype),
+                  " and ", name_of(ctx.inputs[2].dtype));
   }
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     Shape shape = broadcast_shapes({in[0].shape(), in[1].shape(), in[2].shape()});
     Tensor& y = ops::ensure_output(out, 0, in[1].dtype(), shape);
-    dispatch_all(in[1].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const bool* c = in[0].data<bool>();
-      const T* px = in[1].data<T>();
-      const T* py = in[2].data<T>();
-      T* po = y.data<T>();
-      MultiIndex it(shape, {broadcast_strides(in[0].shape(), shape),
-                            broadcast_strides(in[1].shape(), shape),
-                            broadcast_strides(in[2].shape(), shape)});
-      for (int64_t i = 0; !it.done(); it.next(), ++i)
-        po[i] = c[it.offset(0)] ? px[it.offset(1)] : py[it.offset(2)];
-    }, node_);
+    dispatch_all(
+        in[1].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const bool* c = in[0].data<bool>();
+          const T* px = in[1].data<T>();
+          const T* py = in[2].data<T>();
+          T* po = y.data<T>();
+          MultiIndex it(shape, {broadcast_strides(in[0].shape(), shape),
+                                broadcast_strides(in[1].shape(), shape),
+                                broadcast_strides(in[2].shape(), shape)});
+          for (int64_t i = 0; !it.done(); it.next(), ++i)
+            po[i] = c[it.offset(0)] ? px[it.offset(1)] : py[it.offset(2)];
+        },
+        node_);
   }
 
   bool has_backward() const override { return true; }
@@ -147,23 +152,26 @@ class WhereOp final : public Operator {
     d[0] = false;
     return d;
   }
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor>, std::span<Tensor> gx) override {
-    dispatch_float(in[1].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      Shape shape = broadcast_shapes({in[0].shape(), in[1].shape(), in[2].shape()});
-      Tensor dx(in[1].dtype(), shape), dy(in[2].dtype(), shape);
-      if (gy[0].defined()) {
-        const bool* c = in[0].data<bool>();
-        const T* g = gy[0].data<T>();
-        T* px = dx.data<T>();
-        T* py = dy.data<T>();
-        MultiIndex it(shape, {broadcast_strides(in[0].shape(), shape)});
-        for (int64_t i = 0; !it.done(); it.next(), ++i) (c[it.offset(0)] ? px : py)[i] = g[i];
-      }
-      gx[1] = reduce_to_shape<T>(dx, in[1].shape());
-      gx[2] = reduce_to_shape<T>(dy, in[2].shape());
-    }, node_);
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
+    dispatch_float(
+        in[1].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          Shape shape = broadcast_shapes({in[0].shape(), in[1].shape(), in[2].shape()});
+          Tensor dx(in[1].dtype(), shape), dy(in[2].dtype(), shape);
+          if (gy[0].defined()) {
+            const bool* c = in[0].data<bool>();
+            const T* g = gy[0].data<T>();
+            T* px = dx.data<T>();
+            T* py = dy.data<T>();
+            MultiIndex it(shape, {broadcast_strides(in[0].shape(), shape)});
+            for (int64_t i = 0; !it.done(); it.next(), ++i) (c[it.offset(0)] ? px : py)[i] = g[i];
+          }
+          gx[1] = reduce_to_shape<T>(dx, in[1].shape());
+          gx[2] = reduce_to_shape<T>(dy, in[2].shape());
+        },
+        node_);
   }
 
   Cost cost(std::span<const TensorDesc> in) const override {

@@ -14,11 +14,14 @@ namespace {
 
 std::vector<double> load(const Tensor& t, const std::string& node) {
   std::vector<double> v(static_cast<size_t>(t.numel()));
-  dispatch_float(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = t.data<T>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(p[i]);
-  }, node);
+  dispatch_float(
+      t.dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* p = t.data<T>();
+        for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(p[i]);
+      },
+      node);
   return v;
 }
 
@@ -27,8 +30,10 @@ void store(const std::vector<double>& v, Tensor& t) {
     using T = typename decltype(tag)::type;
     T* p = t.data<T>();
     for (size_t i = 0; i < v.size(); ++i) {
-      if constexpr (std::is_same_v<T, double>) p[i] = v[i];
-      else p[i] = T(static_cast<float>(v[i]));
+      if constexpr (std::is_same_v<T, double>)
+        p[i] = v[i];
+      else
+        p[i] = T(static_cast<float>(v[i]));
     }
   });
 }
@@ -70,8 +75,8 @@ class NllCore {
     DEEP500_CHECK(ctx.inputs[1].dtype == DataType::Int32 || ctx.inputs[1].dtype == DataType::Int64,
                   node_, ": target must be int32 or int64, got ", name_of(ctx.inputs[1].dtype));
     if (ctx.has_input(2))
-      DEEP500_CHECK(ctx.inputs[2].shape == Shape{s[1]}, node_, ": weight must have shape [",
-                    s[1], "], got ", to_string(ctx.inputs[2].shape));
+      DEEP500_CHECK(ctx.inputs[2].shape == Shape{s[1]}, node_, ": weight must have shape [", s[1],
+                    "], got ", to_string(ctx.inputs[2].shape));
   }
 
   // Element losses (shape of target) and the per-element weights used.

@@ -129,8 +129,8 @@ class TfIdfVectorizerOp final : public Operator {
     const Tensor& x = in[0];
     DEEP500_CHECK(x.rank() == 1 || x.rank() == 2, node_, ": input must be 1-D or 2-D, got ",
                   to_string(x.shape()));
-    DEEP500_CHECK((x.dtype() == DataType::String) == strings_, node_,
-                  ": input type ", name_of(x.dtype()), " does not match the pool type");
+    DEEP500_CHECK((x.dtype() == DataType::String) == strings_, node_, ": input type ",
+                  name_of(x.dtype()), " does not match the pool type");
     std::vector<std::string> tok;
     if (strings_) {
       const std::string* d = x.data<std::string>();
@@ -203,8 +203,10 @@ class StringNormalizerOp final : public Operator {
     const std::string* d = x.data<std::string>();
     for (int64_t i = 0; i < x.numel(); ++i) {
       if (stop_.count(sensitive_ ? d[i] : change_case(d[i], false))) continue;
-      if (action_ == "NONE") kept.push_back(d[i]);
-      else kept.push_back(change_case(d[i], action_ == "UPPER"));
+      if (action_ == "NONE")
+        kept.push_back(d[i]);
+      else
+        kept.push_back(change_case(d[i], action_ == "UPPER"));
     }
     if (kept.empty()) kept.push_back("");  // ONNX: an all-stopword input yields one empty string
     const int64_t n = static_cast<int64_t>(kept.size());

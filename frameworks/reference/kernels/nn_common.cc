@@ -15,8 +15,8 @@ WindowAttrs parse_window_attrs(const ops::NodeSpec& node) {
   DEEP500_CHECK(a.auto_pad == "NOTSET" || a.auto_pad == "VALID" || a.auto_pad == "SAME_UPPER" ||
                     a.auto_pad == "SAME_LOWER",
                 node.describe(),
-                ": auto_pad must be NOTSET, VALID, SAME_UPPER or SAME_LOWER, got '",
-                a.auto_pad, "'");
+                ": auto_pad must be NOTSET, VALID, SAME_UPPER or SAME_LOWER, got '", a.auto_pad,
+                "'");
   return a;
 }
 
@@ -117,8 +117,7 @@ MatMulShapes matmul_shapes(const std::string& node, const Shape& a, const Shape&
   s.K = pa[pa.size() - 1];
   s.N = pb[pb.size() - 1];
   DEEP500_CHECK(pb[pb.size() - 2] == s.K, node, ": inner dimensions differ: A ", to_string(a),
-                " has ", s.K, " columns but B ", to_string(b), " has ", pb[pb.size() - 2],
-                " rows");
+                " has ", s.K, " columns but B ", to_string(b), " has ", pb[pb.size() - 2], " rows");
   s.a_batch = Shape(pa.begin(), pa.end() - 2);
   s.b_batch = Shape(pb.begin(), pb.end() - 2);
   try {

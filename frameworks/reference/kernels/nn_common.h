@@ -98,8 +98,12 @@ WindowAttrs parse_window_attrs(const ops::NodeSpec& node);
 Window make_window(const std::string& node, const WindowAttrs& a, const Shape& in,
                    const Shape& kernel);
 
-inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-inline int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+inline int64_t floor_div(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+inline int64_t ceil_div(int64_t a, int64_t b) {
+  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
 
 // For kernel offset (kd, kh, kw): calls f(x_offset, y_offset, count) for each
 // row of output positions y_offset + j (j < count, along the last spatial
@@ -263,8 +267,8 @@ MatMulShapes matmul_shapes(const std::string& node, const Shape& a, const Shape&
 // Calls f(a_matrix_index, b_matrix_index, out_matrix_index) per batch entry.
 template <class F>
 void for_each_batch(const MatMulShapes& s, F&& f) {
-  MultiIndex it(s.batch, {broadcast_strides(s.a_batch, s.batch),
-                          broadcast_strides(s.b_batch, s.batch)});
+  MultiIndex it(s.batch,
+                {broadcast_strides(s.a_batch, s.batch), broadcast_strides(s.b_batch, s.batch)});
   for (int64_t i = 0; !it.done(); it.next(), ++i) f(it.offset(0), it.offset(1), i);
 }
 

@@ -14,11 +14,14 @@ namespace {
 
 std::vector<double> load(const Tensor& t, const std::string& node) {
   std::vector<double> v(static_cast<size_t>(t.numel()));
-  dispatch_float(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = t.data<T>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(p[i]);
-  }, node);
+  dispatch_float(
+      t.dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* p = t.data<T>();
+        for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(p[i]);
+      },
+      node);
   return v;
 }
 
@@ -27,8 +30,10 @@ void store(const std::vector<double>& v, Tensor& t) {
     using T = typename decltype(tag)::type;
     T* p = t.data<T>();
     for (size_t i = 0; i < v.size(); ++i) {
-      if constexpr (std::is_same_v<T, double>) p[i] = v[i];
-      else p[i] = T(static_cast<float>(v[i]));
+      if constexpr (std::is_same_v<T, double>)
+        p[i] = v[i];
+      else
+        p[i] = T(static_cast<float>(v[i]));
     }
   });
 }
@@ -222,9 +227,8 @@ class BatchNormOp final : public Operator {
       }
     }
     std::vector<double> g_xhat;
-    std::vector<double> dx = normalize_backward(s.x, g, s.group, s.params, st, eps_,
-                                                expand(s.scale, s.group), training_, gm, gv,
-                                                g_xhat);
+    std::vector<double> dx = normalize_backward(
+        s.x, g, s.group, s.params, st, eps_, expand(s.scale, s.group), training_, gm, gv, g_xhat);
     gx[0] = make(in[0].dtype(), in[0].shape(), dx);
     gx[1] = make(in[1].dtype(), in[1].shape(), collapse(g_xhat, s.group, s.params));
     gx[2] = make(in[2].dtype(), in[2].shape(), collapse(g, s.group, s.params));
@@ -327,8 +331,8 @@ class LayerNormOp final : public Operator {
     gx[1] = make(in[1].dtype(), in[1].shape(),
                  collapse(g_xhat, index_map(in[1].shape(), in[0].shape()), in[1].numel()));
     if (const Tensor* b = ops::optional_input(in, 2))
-      gx[2] = make(b->dtype(), b->shape(), collapse(g, index_map(b->shape(), in[0].shape()),
-                                                    b->numel()));
+      gx[2] = make(b->dtype(), b->shape(),
+                   collapse(g, index_map(b->shape(), in[0].shape()), b->numel()));
   }
 
   Cost cost(std::span<const TensorDesc> in) const override {
@@ -367,8 +371,8 @@ class LayerNormOp final : public Operator {
         dst.assign(s.x.size(), 0.0);
         continue;
       }
-      DEEP500_CHECK(broadcasts_to(p->shape(), normalized),
-                    node_, ": input '", names[i], "' of shape ", to_string(p->shape()),
+      DEEP500_CHECK(broadcasts_to(p->shape(), normalized), node_, ": input '", names[i],
+                    "' of shape ", to_string(p->shape()),
                     " does not broadcast to the normalized shape ", to_string(normalized));
       dst = expand(load(*p, node_), index_map(p->shape(), X.shape()));
     }
@@ -395,8 +399,7 @@ class InstanceNormOp final : public Operator {
     Setup s = setup(in);
     Stats st = group_stats(s.x, s.group, s.groups);
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), in[0].shape());
-    store(normalize(s.x, s.group, st, eps_, expand(s.scale, s.param),
-                    expand(s.bias, s.param)), y);
+    store(normalize(s.x, s.group, st, eps_, expand(s.scale, s.param), expand(s.bias, s.param)), y);
   }
 
   bool has_backward() const override { return true; }

@@ -100,12 +100,15 @@ class PoolOp final : public Operator {
     const int64_t planes = x.dim(0) * x.dim(1);
     if constexpr (K == Pool::Max) {
       std::vector<int64_t> arg = argmax(x, w);
-      dispatch_numeric(x.dtype(), [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T* px = x.data<T>();
-        T* py = y.data<T>();
-        for (int64_t i = 0; i < y.numel(); ++i) py[i] = px[arg[i]];
-      }, node_);
+      dispatch_numeric(
+          x.dtype(),
+          [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            const T* px = x.data<T>();
+            T* py = y.data<T>();
+            for (int64_t i = 0; i < y.numel(); ++i) py[i] = px[arg[i]];
+          },
+          node_);
       if (out.size() > 1) {
         Tensor& idx = ops::ensure_output(out, 1, DataType::Int64, yshape);
         int64_t* pi = idx.data<int64_t>();
@@ -113,26 +116,30 @@ class PoolOp final : public Operator {
       }
       return;
     }
-    dispatch_float(x.dtype(), [&](auto tag) {
-      using Acc = nn::acc_t<typename decltype(tag)::type>;
-      const std::vector<Acc> xv = nn::to_vector<Acc>(x);
-      std::vector<Acc> yv(static_cast<size_t>(y.numel()));
-      const int64_t isz = w.in_size(), osz = w.out_size();
-      for_each_output(planes, w, [&](int64_t p, int64_t yi, int64_t od, int64_t oh, int64_t ow) {
-        const Acc* xp = xv.data() + p * isz;
-        Acc sum = 0;
-        int64_t inside = 0;
-        const int64_t padded = visit_window(w, od, oh, ow, [&](int64_t i) {
-          sum += K == Pool::Lp ? static_cast<Acc>(std::pow(std::abs(xp[i]), p_)) : xp[i];
-          ++inside;
-        });
-        if constexpr (K == Pool::Lp)
-          yv[p * osz + yi] = static_cast<Acc>(std::pow(sum, 1.0 / p_));
-        else
-          yv[p * osz + yi] = sum / static_cast<Acc>(count_include_pad_ ? padded : inside);
-      });
-      nn::store(yv, y);
-    }, node_);
+    dispatch_float(
+        x.dtype(),
+        [&](auto tag) {
+          using Acc = nn::acc_t<typename decltype(tag)::type>;
+          const std::vector<Acc> xv = nn::to_vector<Acc>(x);
+          std::vector<Acc> yv(static_cast<size_t>(y.numel()));
+          const int64_t isz = w.in_size(), osz = w.out_size();
+          for_each_output(
+              planes, w, [&](int64_t p, int64_t yi, int64_t od, int64_t oh, int64_t ow) {
+                const Acc* xp = xv.data() + p * isz;
+                Acc sum = 0;
+                int64_t inside = 0;
+                const int64_t padded = visit_window(w, od, oh, ow, [&](int64_t i) {
+                  sum += K == Pool::Lp ? static_cast<Acc>(std::pow(std::abs(xp[i]), p_)) : xp[i];
+                  ++inside;
+                });
+                if constexpr (K == Pool::Lp)
+                  yv[p * osz + yi] = static_cast<Acc>(std::pow(sum, 1.0 / p_));
+                else
+                  yv[p * osz + yi] = sum / static_cast<Acc>(count_include_pad_ ? padded : inside);
+              });
+          nn::store(yv, y);
+        },
+        node_);
   }
 
   bool has_backward() const override { return K != Pool::Lp; }
@@ -149,24 +156,28 @@ class PoolOp final : public Operator {
     const Tensor& x = in[0];
     const nn::Window w = window(x.shape());
     const int64_t planes = x.dim(0) * x.dim(1), isz = w.in_size(), osz = w.out_size();
-    dispatch_float(x.dtype(), [&](auto tag) {
-      using Acc = nn::acc_t<typename decltype(tag)::type>;
-      const std::vector<Acc> g = nn::to_vector<Acc>(gy[0]);
-      std::vector<Acc> dx(static_cast<size_t>(x.numel()), Acc(0));
-      if constexpr (K == Pool::Max) {
-        const std::vector<int64_t> arg = argmax(x, w);
-        for (size_t i = 0; i < g.size(); ++i) dx[arg[i]] += g[i];
-      } else {
-        for_each_output(planes, w, [&](int64_t p, int64_t yi, int64_t od, int64_t oh, int64_t ow) {
-          int64_t inside = 0;
-          const int64_t padded = visit_window(w, od, oh, ow, [&](int64_t) { ++inside; });
-          const int64_t divisor = count_include_pad_ ? padded : inside;
-          const Acc share = g[p * osz + yi] / static_cast<Acc>(divisor);
-          visit_window(w, od, oh, ow, [&](int64_t i) { dx[p * isz + i] += share; });
-        });
-      }
-      gx[0] = nn::from_vector(dx, x.dtype(), x.shape());
-    }, node_);
+    dispatch_float(
+        x.dtype(),
+        [&](auto tag) {
+          using Acc = nn::acc_t<typename decltype(tag)::type>;
+          const std::vector<Acc> g = nn::to_vector<Acc>(gy[0]);
+          std::vector<Acc> dx(static_cast<size_t>(x.numel()), Acc(0));
+          if constexpr (K == Pool::Max) {
+            const std::vector<int64_t> arg = argmax(x, w);
+            for (size_t i = 0; i < g.size(); ++i) dx[arg[i]] += g[i];
+          } else {
+            for_each_output(
+                planes, w, [&](int64_t p, int64_t yi, int64_t od, int64_t oh, int64_t ow) {
+                  int64_t inside = 0;
+                  const int64_t padded = visit_window(w, od, oh, ow, [&](int64_t) { ++inside; });
+                  const int64_t divisor = count_include_pad_ ? padded : inside;
+                  const Acc share = g[p * osz + yi] / static_cast<Acc>(divisor);
+                  visit_window(w, od, oh, ow, [&](int64_t i) { dx[p * isz + i] += share; });
+                });
+          }
+          gx[0] = nn::from_vector(dx, x.dtype(), x.shape());
+        },
+        node_);
   }
 
   Cost cost(std::span<const TensorDesc> in) const override {
@@ -191,20 +202,26 @@ class PoolOp final : public Operator {
   std::vector<int64_t> argmax(const Tensor& x, const nn::Window& w) const {
     const int64_t planes = x.dim(0) * x.dim(1), isz = w.in_size(), osz = w.out_size();
     std::vector<int64_t> arg(static_cast<size_t>(planes * osz));
-    dispatch_numeric(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      using Acc = nn::acc_t<T>;
-      const T* px = x.data<T>();
-      for_each_output(planes, w, [&](int64_t p, int64_t yi, int64_t od, int64_t oh, int64_t ow) {
-        const T* xp = px + p * isz;
-        int64_t best = -1;
-        visit_window(w, od, oh, ow, [&](int64_t i) {
-          if (best < 0 || nn::to_acc<Acc>(xp[i]) > nn::to_acc<Acc>(xp[best])) best = i;
-        });
-        // A window entirely in padding cannot occur (make_window checks the fit).
-        arg[p * osz + yi] = p * isz + std::max<int64_t>(best, 0);
-      });
-    }, node_);
+    dispatch_numeric(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using Acc = nn::acc_t<T>;
+          const T* px = x.data<T>();
+          for_each_output(planes, w,
+                          [&](int64_t p, int64_t yi, int64_t od, int64_t oh, int64_t ow) {
+                            const T* xp = px + p * isz;
+                            int64_t best = -1;
+                            visit_window(w, od, oh, ow, [&](int64_t i) {
+                              if (best < 0 || nn::to_acc<Acc>(xp[i]) > nn::to_acc<Acc>(xp[best]))
+                                best = i;
+                            });
+                            // A window entirely in padding cannot occur (make_window checks the
+                            // fit).
+                            arg[p * osz + yi] = p * isz + std::max<int64_t>(best, 0);
+                          });
+        },
+        node_);
     return arg;
   }
 
@@ -230,8 +247,8 @@ class GlobalPoolOp final : public Operator {
  public:
   explicit GlobalPoolOp(const OpContext& ctx) : node_(ctx.node.describe()) {
     DEEP500_CHECK(ctx.num_inputs() == 1, node_, ": expected 1 input, got ", ctx.num_inputs());
-    DEEP500_CHECK(is_floating(ctx.inputs[0].dtype), node_,
-                  ": input X must be floating-point, got ", name_of(ctx.inputs[0].dtype));
+    DEEP500_CHECK(is_floating(ctx.inputs[0].dtype), node_, ": input X must be floating-point, got ",
+                  name_of(ctx.inputs[0].dtype));
     DEEP500_CHECK(ctx.inputs[0].shape.size() >= 2, node_,
                   ": input X must have rank >= 2 [N, C, ...], got ",
                   to_string(ctx.inputs[0].shape));
@@ -245,24 +262,30 @@ class GlobalPoolOp final : public Operator {
     yshape[0] = x.dim(0);
     yshape[1] = x.dim(1);
     Tensor& y = ops::ensure_output(out, 0, x.dtype(), yshape);
-    dispatch_float(x.dtype(), [&](auto tag) {
-      using Acc = nn::acc_t<typename decltype(tag)::type>;
-      const std::vector<Acc> xv = nn::to_vector<Acc>(x);
-      std::vector<Acc> yv(static_cast<size_t>(planes));
-      for (int64_t p = 0; p < planes; ++p) {
-        const Acc* xp = xv.data() + p * size;
-        Acc r = K == Pool::Max ? -std::numeric_limits<Acc>::infinity() : Acc(0);
-        for (int64_t i = 0; i < size; ++i) {
-          if constexpr (K == Pool::Max) r = std::max(r, xp[i]);
-          else if constexpr (K == Pool::Avg) r += xp[i];
-          else r += static_cast<Acc>(std::pow(std::abs(xp[i]), p_));
-        }
-        if constexpr (K == Pool::Avg) r /= static_cast<Acc>(size);
-        if constexpr (K == Pool::Lp) r = static_cast<Acc>(std::pow(r, 1.0 / p_));
-        yv[p] = r;
-      }
-      nn::store(yv, y);
-    }, node_);
+    dispatch_float(
+        x.dtype(),
+        [&](auto tag) {
+          using Acc = nn::acc_t<typename decltype(tag)::type>;
+          const std::vector<Acc> xv = nn::to_vector<Acc>(x);
+          std::vector<Acc> yv(static_cast<size_t>(planes));
+          for (int64_t p = 0; p < planes; ++p) {
+            const Acc* xp = xv.data() + p * size;
+            Acc r = K == Pool::Max ? -std::numeric_limits<Acc>::infinity() : Acc(0);
+            for (int64_t i = 0; i < size; ++i) {
+              if constexpr (K == Pool::Max)
+                r = std::max(r, xp[i]);
+              else if constexpr (K == Pool::Avg)
+                r += xp[i];
+              else
+                r += static_cast<Acc>(std::pow(std::abs(xp[i]), p_));
+            }
+            if constexpr (K == Pool::Avg) r /= static_cast<Acc>(size);
+            if constexpr (K == Pool::Lp) r = static_cast<Acc>(std::pow(r, 1.0 / p_));
+            yv[p] = r;
+          }
+          nn::store(yv, y);
+        },
+        node_);
   }
 
   bool has_backward() const override { return K != Pool::Lp; }
@@ -276,22 +299,25 @@ class GlobalPoolOp final : public Operator {
     if (!gy[0].defined()) return;
     const Tensor& x = in[0];
     const int64_t planes = x.dim(0) * x.dim(1), size = x.numel() / std::max<int64_t>(planes, 1);
-    dispatch_float(x.dtype(), [&](auto tag) {
-      using Acc = nn::acc_t<typename decltype(tag)::type>;
-      const std::vector<Acc> xv = nn::to_vector<Acc>(x), g = nn::to_vector<Acc>(gy[0]);
-      std::vector<Acc> dx(xv.size(), Acc(0));
-      for (int64_t p = 0; p < planes; ++p) {
-        if constexpr (K == Pool::Avg) {
-          for (int64_t i = 0; i < size; ++i) dx[p * size + i] = g[p] / static_cast<Acc>(size);
-        } else {
-          int64_t best = 0;  // first maximum gets the gradient
-          for (int64_t i = 1; i < size; ++i)
-            if (xv[p * size + i] > xv[p * size + best]) best = i;
-          if (size > 0) dx[p * size + best] = g[p];
-        }
-      }
-      gx[0] = nn::from_vector(dx, x.dtype(), x.shape());
-    }, node_);
+    dispatch_float(
+        x.dtype(),
+        [&](auto tag) {
+          using Acc = nn::acc_t<typename decltype(tag)::type>;
+          const std::vector<Acc> xv = nn::to_vector<Acc>(x), g = nn::to_vector<Acc>(gy[0]);
+          std::vector<Acc> dx(xv.size(), Acc(0));
+          for (int64_t p = 0; p < planes; ++p) {
+            if constexpr (K == Pool::Avg) {
+              for (int64_t i = 0; i < size; ++i) dx[p * size + i] = g[p] / static_cast<Acc>(size);
+            } else {
+              int64_t best = 0;  // first maximum gets the gradient
+              for (int64_t i = 1; i < size; ++i)
+                if (xv[p * size + i] > xv[p * size + best]) best = i;
+              if (size > 0) dx[p * size + best] = g[p];
+            }
+          }
+          gx[0] = nn::from_vector(dx, x.dtype(), x.shape());
+        },
+        node_);
   }
 
   Cost cost(std::span<const TensorDesc> in) const override {

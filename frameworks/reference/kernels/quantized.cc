@@ -66,14 +66,17 @@ class QuantizeLinearOp final : public Operator {
     const std::vector<float> xv = nn::to_vector<float>(x), sv = nn::to_vector<float>(scale);
     const std::vector<double> zv = zp ? nn::to_vector<double>(*zp) : std::vector<double>{0.0};
     Tensor& y = ops::ensure_output(out, 0, yt, x.shape());
-    dispatch_quant(yt, [&](auto tag) {
-      using Q = typename decltype(tag)::type;
-      Q* py = y.data<Q>();
-      for (int64_t i = 0; i < x.numel(); ++i) {
-        const int64_t c = ix(i);
-        py[i] = saturate<Q>(std::nearbyint(xv[i] / sv[c]) + zv[zv.size() == 1 ? 0 : c]);
-      }
-    }, node_);
+    dispatch_quant(
+        yt,
+        [&](auto tag) {
+          using Q = typename decltype(tag)::type;
+          Q* py = y.data<Q>();
+          for (int64_t i = 0; i < x.numel(); ++i) {
+            const int64_t c = ix(i);
+            py[i] = saturate<Q>(std::nearbyint(xv[i] / sv[c]) + zv[zv.size() == 1 ? 0 : c]);
+          }
+        },
+        node_);
   }
 
  private:
@@ -144,8 +147,8 @@ std::vector<int32_t> shifted(const std::string& node, const Tensor& t, const Ten
   std::vector<int32_t> v = nn::to_vector<int32_t>(t);
   if (!zp) return v;
   const std::vector<int32_t> z = nn::to_vector<int32_t>(*zp);
-  DEEP500_CHECK(z.size() == 1 || static_cast<int64_t>(z.size()) == slots, node, ": ", what,
-                " has ", z.size(), " values; expected 1 or ", slots);
+  DEEP500_CHECK(z.size() == 1 || static_cast<int64_t>(z.size()) == slots, node, ": ", what, " has ",
+                z.size(), " values; expected 1 or ", slots);
   for (size_t i = 0; i < v.size(); ++i) v[i] -= z.size() == 1 ? z[0] : z[zp_slot(i)];
   return v;
 }
@@ -166,8 +169,8 @@ class QMatMulOp final : public Operator {
     const nn::MatMulShapes s = nn::matmul_shapes(node_, a.shape(), b.shape());
     // Zero points: per tensor, per row of A, per column of B.
     const int64_t K = s.K, N = s.N;
-    const auto av = shifted(node_, a, azp, [&](size_t i) { return i / K; }, a.numel() / K,
-                            "a_zero_point");
+    const auto av = shifted(
+        node_, a, azp, [&](size_t i) { return i / K; }, a.numel() / K, "a_zero_point");
     const auto bv = shifted(
         node_, b, bzp, [&](size_t i) { return (i / (K * N)) * N + i % N; }, b.numel() / K,
         "b_zero_point");
@@ -184,16 +187,19 @@ class QMatMulOp final : public Operator {
       const float ys = nn::to_vector<float>(in[6]).at(0);
       const double yzp = nn::to_vector<double>(in[7]).at(0);
       Tensor& y = ops::ensure_output(out, 0, in[7].dtype(), s.out);
-      dispatch_quant(in[7].dtype(), [&](auto tag) {
-        using Q = typename decltype(tag)::type;
-        Q* py = y.data<Q>();
-        for (size_t i = 0; i < acc.size(); ++i) {
-          const int64_t row = static_cast<int64_t>(i) / N, col = static_cast<int64_t>(i) % N;
-          const float m = as[as.size() == 1 ? 0 : row % as.size()] *
-                          bs[bs.size() == 1 ? 0 : col] / ys;
-          py[i] = saturate<Q>(std::nearbyint(static_cast<double>(acc[i]) * m) + yzp);
-        }
-      }, node_);
+      dispatch_quant(
+          in[7].dtype(),
+          [&](auto tag) {
+            using Q = typename decltype(tag)::type;
+            Q* py = y.data<Q>();
+            for (size_t i = 0; i < acc.size(); ++i) {
+              const int64_t row = static_cast<int64_t>(i) / N, col = static_cast<int64_t>(i) % N;
+              const float m =
+                  as[as.size() == 1 ? 0 : row % as.size()] * bs[bs.size() == 1 ? 0 : col] / ys;
+              py[i] = saturate<Q>(std::nearbyint(static_cast<double>(acc[i]) * m) + yzp);
+            }
+          },
+          node_);
     }
   }
   Cost cost(std::span<const TensorDesc> in) const override {
@@ -226,10 +232,11 @@ class QConvOp final : public Operator {
     const Tensor &x = in[0], &w = in[QLinear ? 3 : 1];
     const nn::ConvDims d = nn::conv_dims(node_, attrs_, group_, x.shape(), w.shape());
     const int64_t per_m = w.numel() / std::max<int64_t>(d.M, 1);
-    const auto xv = shifted(node_, x, ops::optional_input(in, 2), [](size_t) { return 0; }, 1,
-                            "x_zero_point");
-    const auto wv = shifted(node_, w, ops::optional_input(in, QLinear ? 5 : 3),
-                            [&](size_t i) { return i / per_m; }, d.M, "w_zero_point");
+    const auto xv = shifted(
+        node_, x, ops::optional_input(in, 2), [](size_t) { return 0; }, 1, "x_zero_point");
+    const auto wv = shifted(
+        node_, w, ops::optional_input(in, QLinear ? 5 : 3), [&](size_t i) { return i / per_m; },
+        d.M, "w_zero_point");
     Shape yshape{d.N, d.M};
     for (int64_t v : d.win.out_shape()) yshape.push_back(v);
     std::vector<int32_t> acc(static_cast<size_t>(numel(yshape)), 0);
@@ -253,15 +260,18 @@ class QConvOp final : public Operator {
       DEEP500_CHECK(ws.size() == 1 || static_cast<int64_t>(ws.size()) == d.M, node_,
                     ": w_scale has ", ws.size(), " values; expected 1 or ", d.M);
       Tensor& y = ops::ensure_output(out, 0, in[7].dtype(), yshape);
-      dispatch_quant(in[7].dtype(), [&](auto tag) {
-        using Q = typename decltype(tag)::type;
-        Q* py = y.data<Q>();
-        for (size_t i = 0; i < acc.size(); ++i) {
-          const int64_t m = static_cast<int64_t>(i) / plane % d.M;
-          const float mult = xs * ws[ws.size() == 1 ? 0 : m] / ys;
-          py[i] = saturate<Q>(std::nearbyint(static_cast<double>(acc[i]) * mult) + yzp);
-        }
-      }, node_);
+      dispatch_quant(
+          in[7].dtype(),
+          [&](auto tag) {
+            using Q = typename decltype(tag)::type;
+            Q* py = y.data<Q>();
+            for (size_t i = 0; i < acc.size(); ++i) {
+              const int64_t m = static_cast<int64_t>(i) / plane % d.M;
+              const float mult = xs * ws[ws.size() == 1 ? 0 : m] / ys;
+              py[i] = saturate<Q>(std::nearbyint(static_cast<double>(acc[i]) * mult) + yzp);
+            }
+          },
+          node_);
     }
   }
   Cost cost(std::span<const TensorDesc> in) const override {

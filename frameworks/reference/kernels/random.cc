@@ -24,7 +24,8 @@ uint64_t seed_of(const ops::NodeSpec& node) {
 }
 
 void check_float_dtype(DataType t, const std::string& node) {
-  dispatch_float(t, [](auto) {}, node + ": dtype");
+  dispatch_float(
+      t, [](auto) {}, node + ": dtype");
 }
 
 enum class Dist { Uniform, Normal };
@@ -51,8 +52,10 @@ class RandomOp final : public Operator {
   }
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     Tensor& y = ops::ensure_output(out, 0, dtype_, Like ? in[0].shape() : shape_);
-    if (D == Dist::Uniform) rng_.fill_uniform(y, a_, b_);
-    else rng_.fill_normal(y, a_, b_);
+    if (D == Dist::Uniform)
+      rng_.fill_uniform(y, a_, b_);
+    else
+      rng_.fill_normal(y, a_, b_);
   }
 
  private:
@@ -66,8 +69,7 @@ class RandomOp final : public Operator {
 // y = 1 with probability p (input), else 0, in `dtype` (default: input type).
 class BernoulliOp final : public Operator {
  public:
-  explicit BernoulliOp(const OpContext& ctx)
-      : node_(ctx.node.describe()), rng_(seed_of(ctx.node)) {
+  explicit BernoulliOp(const OpContext& ctx) : node_(ctx.node.describe()), rng_(seed_of(ctx.node)) {
     DEEP500_CHECK(ctx.num_inputs() == 1, node_, ": expected 1 input, got ", ctx.num_inputs());
     check_float_dtype(ctx.inputs[0].dtype, node_ + " input");
     const auto& at = ctx.node.attributes;

@@ -15,8 +15,7 @@ namespace {
 
 enum class Red { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
 
-int64_t checked_axis(const std::string& node, const std::string& what, int64_t axis,
-                     int64_t rank) {
+int64_t checked_axis(const std::string& node, const std::string& what, int64_t axis, int64_t rank) {
   int64_t a = axis < 0 ? axis + rank : axis;
   DEEP500_CHECK(a >= 0 && a < std::max<int64_t>(rank, 1), node, ": ", what, " = ", axis,
                 " is out of range for an input of rank ", rank, " (expected ", -rank, " <= ", what,
@@ -25,8 +24,8 @@ int64_t checked_axis(const std::string& node, const std::string& what, int64_t a
 }
 
 struct ReducePlan {
-  Shape keep_shape;  // input shape with reduced dimensions set to 1
-  Shape out_shape;   // keep_shape, or without the reduced dimensions
+  Shape keep_shape;   // input shape with reduced dimensions set to 1
+  Shape out_shape;    // keep_shape, or without the reduced dimensions
   int64_t group = 1;  // input elements per output element
 };
 
@@ -52,9 +51,9 @@ ReducePlan make_plan(const std::string& node, const Shape& in, const std::vector
 // Accumulator: exact integer arithmetic for integer inputs where the result stays integral,
 // double otherwise.
 template <Red K, class T>
-using Acc = std::conditional_t<
-    std::is_integral_v<T> && K != Red::L2 && K != Red::LogSum && K != Red::LogSumExp,
-    std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>, double>;
+using Acc = std::conditional_t<std::is_integral_v<T> && K != Red::L2 && K != Red::LogSum &&
+                                   K != Red::LogSumExp,
+                               std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>, double>;
 
 template <Red K>
 class ReduceOp final : public Operator {
@@ -78,10 +77,13 @@ class ReduceOp final : public Operator {
     const Tensor& x = in[0];
     ReducePlan p = plan(in);
     Tensor& y = ops::ensure_output(out, 0, x.dtype(), p.out_shape);
-    dispatch_numeric(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      compute<T>(x, y, p);
-    }, node_);
+    dispatch_numeric(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          compute<T>(x, y, p);
+        },
+        node_);
   }
 
   bool has_backward() const override { return true; }
@@ -91,16 +93,19 @@ class ReduceOp final : public Operator {
     return d;
   }
 
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor> out, std::span<Tensor> gx) override {
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor> out,
+                std::span<Tensor> gx) override {
     if (!gy[0].defined()) return;
     const Tensor& x = in[0];
     ReducePlan p = plan(in);
     gx[0] = Tensor(x.dtype(), x.shape());
-    dispatch_float(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      gradient<T>(x, out[0], gy[0], gx[0], p);
-    }, node_);
+    dispatch_float(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          gradient<T>(x, out[0], gy[0], gx[0], p);
+        },
+        node_);
   }
 
   Cost cost(std::span<const TensorDesc> in) const override {
@@ -145,12 +150,18 @@ class ReduceOp final : public Operator {
     for (MultiIndex it(x.shape(), {strides}); !it.done(); it.next(), ++i) {
       A v = static_cast<A>(px[i]);
       A& a = acc[it.offset(0)];
-      if constexpr (K == Red::Max) a = std::max(a, v);
-      else if constexpr (K == Red::Min) a = std::min(a, v);
-      else if constexpr (K == Red::Prod) a = a * v;
-      else if constexpr (K == Red::L1) a += v < A(0) ? A(0) - v : v;
-      else if constexpr (K == Red::L2 || K == Red::SumSquare) a += v * v;
-      else a += v;
+      if constexpr (K == Red::Max)
+        a = std::max(a, v);
+      else if constexpr (K == Red::Min)
+        a = std::min(a, v);
+      else if constexpr (K == Red::Prod)
+        a = a * v;
+      else if constexpr (K == Red::L1)
+        a += v < A(0) ? A(0) - v : v;
+      else if constexpr (K == Red::L2 || K == Red::SumSquare)
+        a += v * v;
+      else
+        a += v;
     }
     for (size_t o = 0; o < m; ++o) {
       A a = acc[o];
@@ -180,8 +191,10 @@ class ReduceOp final : public Operator {
       int64_t i = 0;
       for (MultiIndex it(x.shape(), {strides}); !it.done(); it.next(), ++i) {
         double v = static_cast<double>(px[i]);
-        if (v == 0) ++zeros[it.offset(0)];
-        else nz_prod[it.offset(0)] *= v;
+        if (v == 0)
+          ++zeros[it.offset(0)];
+        else
+          nz_prod[it.offset(0)] *= v;
       }
     }
     int64_t i = 0;
@@ -198,8 +211,10 @@ class ReduceOp final : public Operator {
       if constexpr (K == Red::LogSum) d = g * std::exp(-out);
       if constexpr (K == Red::LogSumExp) d = g * std::exp(v - out);
       if constexpr (K == Red::Prod) {
-        if (v != 0) d = zeros[o] == 0 ? g * nz_prod[o] / v : 0.0;
-        else d = zeros[o] == 1 ? g * nz_prod[o] : 0.0;
+        if (v != 0)
+          d = zeros[o] == 0 ? g * nz_prod[o] / v : 0.0;
+        else
+          d = zeros[o] == 1 ? g * nz_prod[o] : 0.0;
       }
       if constexpr (K == Red::Max || K == Red::Min) {
         if (!taken[o] && v == out) {
@@ -219,19 +234,24 @@ class ReduceOp final : public Operator {
     else if constexpr (K == Red::Min)
       return std::is_floating_point_v<A> ? std::numeric_limits<A>::infinity()
                                          : std::numeric_limits<A>::max();
-    else if constexpr (K == Red::Prod) return A(1);
-    else return A(0);
+    else if constexpr (K == Red::Prod)
+      return A(1);
+    else
+      return A(0);
   }
   template <class T, class A>
   static T from_acc(A a) {
-    if constexpr (std::is_integral_v<T>) return static_cast<T>(a);
-    else return from_double<T>(static_cast<double>(a));
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(a);
+    else
+      return from_double<T>(static_cast<double>(a));
   }
   template <class T>
   static T from_double(double d) {
     if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
       return T(static_cast<float>(d));
-    else return static_cast<T>(d);
+    else
+      return static_cast<T>(d);
   }
 
   std::string node_;
@@ -269,22 +289,25 @@ class ArgOp final : public Operator {
                   IsMax ? "max" : "min", " of an empty axis ", axis);
     Tensor& y = ops::ensure_output(out, 0, DataType::Int64, shape);
     int64_t* py = y.data<int64_t>();
-    dispatch_numeric(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* px = x.data<T>();
-      for (int64_t o = 0; o < outer; ++o) {
-        for (int64_t k = 0; k < inner; ++k) {
-          const T* row = px + o * n * inner + k;
-          int64_t best = 0;
-          for (int64_t j = 1; j < n; ++j) {
-            auto v = row[j * inner], b = row[best * inner];
-            bool better = IsMax ? (v > b) : (v < b);
-            if (better || (last_ && v == b)) best = j;
+    dispatch_numeric(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* px = x.data<T>();
+          for (int64_t o = 0; o < outer; ++o) {
+            for (int64_t k = 0; k < inner; ++k) {
+              const T* row = px + o * n * inner + k;
+              int64_t best = 0;
+              for (int64_t j = 1; j < n; ++j) {
+                auto v = row[j * inner], b = row[best * inner];
+                bool better = IsMax ? (v > b) : (v < b);
+                if (better || (last_ && v == b)) best = j;
+              }
+              py[o * inner + k] = best;
+            }
           }
-          py[o * inner + k] = best;
-        }
-      }
-    }, node_);
+        },
+        node_);
   }
 
  private:

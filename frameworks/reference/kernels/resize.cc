@@ -16,8 +16,14 @@ namespace deep500::reference {
 namespace {
 
 enum class Mode { Nearest, Linear, Cubic };
-enum class Coord { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNN,
-                   TfCropAndResize };
+enum class Coord {
+  HalfPixel,
+  PytorchHalfPixel,
+  AlignCorners,
+  Asymmetric,
+  TfHalfPixelForNN,
+  TfCropAndResize
+};
 // Simple: the opset-10 / Upsample rule (floor when enlarging, ceil when shrinking).
 enum class Nearest { RoundPreferFloor, RoundPreferCeil, Floor, Ceil, Simple };
 
@@ -43,10 +49,14 @@ class ResizeOp final : public Operator {
       : node_(ctx.node.describe()), opset_(ctx.node.opset), upsample_(upsample) {
     const auto& a = ctx.node.attributes;
     std::string mode = a.get_string("mode", "nearest");
-    if (mode == "nearest") mode_ = Mode::Nearest;
-    else if (mode == "linear" || (upsample && mode == "bilinear")) mode_ = Mode::Linear;
-    else if (mode == "cubic" && !upsample && opset_ >= 11) mode_ = Mode::Cubic;
-    else throw Error(cat(node_, ": unsupported mode '", mode, "'"));
+    if (mode == "nearest")
+      mode_ = Mode::Nearest;
+    else if (mode == "linear" || (upsample && mode == "bilinear"))
+      mode_ = Mode::Linear;
+    else if (mode == "cubic" && !upsample && opset_ >= 11)
+      mode_ = Mode::Cubic;
+    else
+      throw Error(cat(node_, ": unsupported mode '", mode, "'"));
     if (upsample || opset_ < 11) {
       // Legacy behaviour: asymmetric coordinates and the "simple" nearest rule.
       coord_ = Coord::Asymmetric;
@@ -64,19 +74,31 @@ class ResizeOp final : public Operator {
     DEEP500_CHECK(ctx.num_inputs() >= 1 && ctx.num_inputs() <= 4, node_,
                   ": expected 1 to 4 inputs (X, roi, scales, sizes), got ", ctx.num_inputs());
     std::string c = a.get_string("coordinate_transformation_mode", "half_pixel");
-    if (c == "half_pixel") coord_ = Coord::HalfPixel;
-    else if (c == "pytorch_half_pixel") coord_ = Coord::PytorchHalfPixel;
-    else if (c == "align_corners") coord_ = Coord::AlignCorners;
-    else if (c == "asymmetric") coord_ = Coord::Asymmetric;
-    else if (c == "tf_half_pixel_for_nn" && opset_ < 13) coord_ = Coord::TfHalfPixelForNN;
-    else if (c == "tf_crop_and_resize") coord_ = Coord::TfCropAndResize;
-    else throw Error(cat(node_, ": unsupported coordinate_transformation_mode '", c, "'"));
+    if (c == "half_pixel")
+      coord_ = Coord::HalfPixel;
+    else if (c == "pytorch_half_pixel")
+      coord_ = Coord::PytorchHalfPixel;
+    else if (c == "align_corners")
+      coord_ = Coord::AlignCorners;
+    else if (c == "asymmetric")
+      coord_ = Coord::Asymmetric;
+    else if (c == "tf_half_pixel_for_nn" && opset_ < 13)
+      coord_ = Coord::TfHalfPixelForNN;
+    else if (c == "tf_crop_and_resize")
+      coord_ = Coord::TfCropAndResize;
+    else
+      throw Error(cat(node_, ": unsupported coordinate_transformation_mode '", c, "'"));
     std::string n = a.get_string("nearest_mode", "round_prefer_floor");
-    if (n == "round_prefer_floor") nearest_ = Nearest::RoundPreferFloor;
-    else if (n == "round_prefer_ceil") nearest_ = Nearest::RoundPreferCeil;
-    else if (n == "floor") nearest_ = Nearest::Floor;
-    else if (n == "ceil") nearest_ = Nearest::Ceil;
-    else throw Error(cat(node_, ": unsupported nearest_mode '", n, "'"));
+    if (n == "round_prefer_floor")
+      nearest_ = Nearest::RoundPreferFloor;
+    else if (n == "round_prefer_ceil")
+      nearest_ = Nearest::RoundPreferCeil;
+    else if (n == "floor")
+      nearest_ = Nearest::Floor;
+    else if (n == "ceil")
+      nearest_ = Nearest::Ceil;
+    else
+      throw Error(cat(node_, ": unsupported nearest_mode '", n, "'"));
     cubic_a_ = a.get_float("cubic_coeff_a", -0.75f);
     exclude_outside_ = a.get_int("exclude_outside", 0) != 0;
     extrapolation_ = a.get_float("extrapolation_value", 0.0f);
@@ -92,8 +114,10 @@ class ResizeOp final : public Operator {
     const Tensor* scales_t = nullptr;
     const Tensor* sizes_t = nullptr;
     if (upsample_ || opset_ < 11) {
-      if (!attr_scales_.empty()) scales = attr_scales_;
-      else scales_t = &in[1];
+      if (!attr_scales_.empty())
+        scales = attr_scales_;
+      else
+        scales_t = &in[1];
     } else {
       roi = ops::optional_input(in, 1);
       scales_t = ops::optional_input(in, 2);
@@ -117,11 +141,10 @@ class ResizeOp final : public Operator {
         scales.push_back(static_cast<double>(sizes[d]) / static_cast<double>(x.dim(d)));
       }
     } else {
-      DEEP500_CHECK(static_cast<int64_t>(scales.size()) == r, node_, ": scales has ",
-                    scales.size(), " entries for an input of rank ", r);
+      DEEP500_CHECK(static_cast<int64_t>(scales.size()) == r, node_, ": scales has ", scales.size(),
+                    " entries for an input of rank ", r);
       for (int64_t d = 0; d < r; ++d) {
-        DEEP500_CHECK(scales[d] > 0, node_, ": scales[", d, "] = ", scales[d],
-                      " must be positive");
+        DEEP500_CHECK(scales[d] > 0, node_, ": scales[", d, "] = ", scales[d], " must be positive");
         ys[d] = static_cast<int64_t>(std::floor(scales[d] * static_cast<double>(x.dim(d))));
       }
     }
@@ -134,37 +157,43 @@ class ResizeOp final : public Operator {
     std::vector<std::vector<AxisTaps>> axes(static_cast<size_t>(r));
     for (int64_t d = 0; d < r; ++d) {
       for (int64_t o = 0; o < ys[d]; ++o)
-        axes[d].push_back(taps(o, x.dim(d), scales[d],
-                               roi_v.empty() ? 0.0 : roi_v[d], roi_v.empty() ? 1.0 : roi_v[d + r]));
+        axes[d].push_back(taps(o, x.dim(d), scales[d], roi_v.empty() ? 0.0 : roi_v[d],
+                               roi_v.empty() ? 1.0 : roi_v[d + r]));
     }
     Tensor& y = ops::ensure_output(out, 0, x.dtype(), ys);
     Shape xstrides = contiguous_strides(x.shape());
-    dispatch_numeric(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* px = x.data<T>();
-      T* py = y.data<T>();
-      std::vector<int64_t> pos(static_cast<size_t>(r), 0);
-      // Sum over the product of per-axis taps, depth-first over the axes.
-      auto sum = [&](auto&& self, int64_t d, int64_t offset, double w) -> double {
-        if (d == r) return w * static_cast<double>(px[offset]);
-        double s = 0;
-        for (const Tap& t : axes[d][pos[d]].taps)
-          if (t.weight != 0) s += self(self, d + 1, offset + t.index * xstrides[d], w * t.weight);
-        return s;
-      };
-      for (int64_t i = 0; i < y.numel(); ++i) {
-        bool outside = false;
-        for (int64_t d = 0; d < r; ++d) outside |= axes[d][pos[d]].outside;
-        double v = outside ? extrapolation_ : sum(sum, 0, 0, 1.0);
-        if constexpr (std::is_integral_v<T>) v = std::nearbyint(v);
-        if constexpr (std::is_same_v<T, double> || std::is_integral_v<T>) py[i] = static_cast<T>(v);
-        else py[i] = T(static_cast<float>(v));
-        for (int64_t d = r - 1; d >= 0; --d) {
-          if (++pos[d] < ys[d]) break;
-          pos[d] = 0;
-        }
-      }
-    }, node_);
+    dispatch_numeric(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* px = x.data<T>();
+          T* py = y.data<T>();
+          std::vector<int64_t> pos(static_cast<size_t>(r), 0);
+          // Sum over the product of per-axis taps, depth-first over the axes.
+          auto sum = [&](auto&& self, int64_t d, int64_t offset, double w) -> double {
+            if (d == r) return w * static_cast<double>(px[offset]);
+            double s = 0;
+            for (const Tap& t : axes[d][pos[d]].taps)
+              if (t.weight != 0)
+                s += self(self, d + 1, offset + t.index * xstrides[d], w * t.weight);
+            return s;
+          };
+          for (int64_t i = 0; i < y.numel(); ++i) {
+            bool outside = false;
+            for (int64_t d = 0; d < r; ++d) outside |= axes[d][pos[d]].outside;
+            double v = outside ? extrapolation_ : sum(sum, 0, 0, 1.0);
+            if constexpr (std::is_integral_v<T>) v = std::nearbyint(v);
+            if constexpr (std::is_same_v<T, double> || std::is_integral_v<T>)
+              py[i] = static_cast<T>(v);
+            else
+              py[i] = T(static_cast<float>(v));
+            for (int64_t d = r - 1; d >= 0; --d) {
+              if (++pos[d] < ys[d]) break;
+              pos[d] = 0;
+            }
+          }
+        },
+        node_);
   }
 
  private:

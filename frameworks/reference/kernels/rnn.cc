@@ -18,8 +18,19 @@ namespace {
 enum class CellKind { Rnn, Gru, Lstm };
 
 struct Activation {
-  enum Kind { Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid,
-              Elu, Softsign, Softplus };
+  enum Kind {
+    Relu,
+    Tanh,
+    Sigmoid,
+    Affine,
+    LeakyRelu,
+    ThresholdedRelu,
+    ScaledTanh,
+    HardSigmoid,
+    Elu,
+    Softsign,
+    Softplus
+  };
   Kind kind = Tanh;
   double alpha = 0, beta = 0;
 
@@ -43,15 +54,30 @@ struct Activation {
   double df(double x) const {
     switch (kind) {
       case Relu: return x > 0 ? 1 : 0;
-      case Tanh: { double t = std::tanh(x); return 1 - t * t; }
-      case Sigmoid: { double s = 1 / (1 + std::exp(-x)); return s * (1 - s); }
+      case Tanh: {
+        double t = std::tanh(x);
+        return 1 - t * t;
+      }
+      case Sigmoid: {
+        double s = 1 / (1 + std::exp(-x));
+        return s * (1 - s);
+      }
       case Affine: return alpha;
       case LeakyRelu: return x >= 0 ? 1 : alpha;
       case ThresholdedRelu: return x > alpha ? 1 : 0;
-      case ScaledTanh: { double t = std::tanh(beta * x); return alpha * beta * (1 - t * t); }
-      case HardSigmoid: { double v = alpha * x + beta; return v > 0 && v < 1 ? alpha : 0; }
+      case ScaledTanh: {
+        double t = std::tanh(beta * x);
+        return alpha * beta * (1 - t * t);
+      }
+      case HardSigmoid: {
+        double v = alpha * x + beta;
+        return v > 0 && v < 1 ? alpha : 0;
+      }
       case Elu: return x >= 0 ? 1 : alpha * std::exp(x);
-      case Softsign: { double d = 1 + std::abs(x); return 1 / (d * d); }
+      case Softsign: {
+        double d = 1 + std::abs(x);
+        return 1 / (d * d);
+      }
       case Softplus: return 1 / (1 + std::exp(-x));
     }
     return 0;
@@ -80,13 +106,21 @@ std::vector<Activation> parse_activations(const ops::NodeSpec& node, size_t per_
     // name, kind, alpha default, beta default (NaN: the activation takes none)
     using K = Activation;
     const double no = std::nan("");
-    const struct { const char* name; K::Kind kind; double alpha, beta; } table[] = {
-        {"relu", K::Relu, no, no},           {"tanh", K::Tanh, no, no},
-        {"sigmoid", K::Sigmoid, no, no},     {"affine", K::Affine, 1, 0},
-        {"leakyrelu", K::LeakyRelu, 0.01, no}, {"thresholdedrelu", K::ThresholdedRelu, 1, no},
-        {"scaledtanh", K::ScaledTanh, 1, 1}, {"hardsigmoid", K::HardSigmoid, 0.2, 0.5},
-        {"elu", K::Elu, 1, no},              {"softsign", K::Softsign, no, no},
-        {"softplus", K::Softplus, no, no}};
+    const struct {
+      const char* name;
+      K::Kind kind;
+      double alpha, beta;
+    } table[] = {{"relu", K::Relu, no, no},
+                 {"tanh", K::Tanh, no, no},
+                 {"sigmoid", K::Sigmoid, no, no},
+                 {"affine", K::Affine, 1, 0},
+                 {"leakyrelu", K::LeakyRelu, 0.01, no},
+                 {"thresholdedrelu", K::ThresholdedRelu, 1, no},
+                 {"scaledtanh", K::ScaledTanh, 1, 1},
+                 {"hardsigmoid", K::HardSigmoid, 0.2, 0.5},
+                 {"elu", K::Elu, 1, no},
+                 {"softsign", K::Softsign, no, no},
+                 {"softplus", K::Softplus, no, no}};
     const auto* e = std::find_if(std::begin(table), std::end(table),
                                  [&](const auto& row) { return name == row.name; });
     DEEP500_CHECK(e != std::end(table), node.describe(), ": unknown activation '", name, "'");
@@ -115,7 +149,8 @@ class RecurrentOp final : public Operator {
       if (ctx.has_input(i) && i != 4)
         DEEP500_CHECK(ctx.inputs[i].dtype == ctx.inputs[0].dtype, node_, ": input #", i,
                       " must have the element type of X (", name_of(ctx.inputs[0].dtype), ")");
-    dispatch_float(ctx.inputs[0].dtype, [](auto) {}, node_ + ": X");
+    dispatch_float(
+        ctx.inputs[0].dtype, [](auto) {}, node_ + ": X");
     std::string dir = at.get_string("direction", "forward");
     DEEP500_CHECK(dir == "forward" || dir == "reverse" || dir == "bidirectional", node_,
                   ": direction must be forward, reverse or bidirectional, got '", dir, "'");
@@ -161,8 +196,8 @@ class RecurrentOp final : public Operator {
     return d;
   }
 
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor>, std::span<Tensor> gx) override;
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override;
 
   Cost cost(std::span<const TensorDesc> in) const override {
     Cost c = Operator::cost(in);
@@ -232,8 +267,8 @@ class RecurrentOp final : public Operator {
     auto load_state = [&](size_t i, const char* what) {
       std::vector<double> v(dirs_ * p.B * H, 0.0);
       if (auto* t = ops::optional_input(in, i)) {
-        DEEP500_CHECK(t->shape() == state, node_, ": ", what, " must have shape ",
-                      to_string(state), ", got ", to_string(t->shape()));
+        DEEP500_CHECK(t->shape() == state, node_, ": ", what, " must have shape ", to_string(state),
+                      ", got ", to_string(t->shape()));
         v = t->to_double_vector();
         if (layout_ == 1) v = permute(v, state, {1, 0, 2});
       }

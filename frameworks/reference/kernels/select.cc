@@ -26,13 +26,16 @@ void check_inputs(const OpContext& ctx, const std::string& node, size_t lo, size
 // Copies element blocks: y[dst block] = x[src block] (blocks of `len`).
 void copy_blocks(const Tensor& x, Tensor& y, const std::vector<std::pair<int64_t, int64_t>>& map,
                  int64_t len, const std::string& node) {
-  dispatch_all(x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* px = x.data<T>();
-    T* py = y.data<T>();
-    for (const auto& [dst, src] : map)
-      for (int64_t i = 0; i < len; ++i) py[dst * len + i] = px[src * len + i];
-  }, node);
+  dispatch_all(
+      x.dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* px = x.data<T>();
+        T* py = y.data<T>();
+        for (const auto& [dst, src] : map)
+          for (int64_t i = 0; i < len; ++i) py[dst * len + i] = px[src * len + i];
+      },
+      node);
 }
 
 class CompressOp final : public Operator {
@@ -86,8 +89,7 @@ class OneHotOp final : public Operator {
     DEEP500_CHECK(depth_t.numel() == 1, node_, ": depth must hold one value, got shape ",
                   to_string(depth_t.shape()));
     DEEP500_CHECK(values.rank() == 1 && values.numel() == 2, node_,
-                  ": values must be [off_value, on_value], got shape ",
-                  to_string(values.shape()));
+                  ": values must be [off_value, on_value], got shape ", to_string(values.shape()));
     const int64_t depth = static_cast<int64_t>(depth_t.at_as_double(0));
     DEEP500_CHECK(depth >= 1, node_, ": depth must be positive, got ", depth);
     const int64_t r = indices.rank();
@@ -99,19 +101,22 @@ class OneHotOp final : public Operator {
     const int64_t outer = prod(is, 0, axis), inner = prod(is, axis, is.size());
     std::vector<double> idx = indices.to_double_vector();
     Tensor& y = ops::ensure_output(out, 0, values.dtype(), ys);
-    dispatch_all(values.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* v = values.data<T>();
-      T* py = y.data<T>();
-      for (int64_t i = 0; i < y.numel(); ++i) py[i] = v[0];
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t i = 0; i < inner; ++i) {
-          auto k = static_cast<int64_t>(idx[o * inner + i]);
-          if (k < 0) k += depth;
-          if (k < 0 || k >= depth) continue;  // out of range: all off_value (spec)
-          py[(o * depth + k) * inner + i] = v[1];
-        }
-    }, node_);
+    dispatch_all(
+        values.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* v = values.data<T>();
+          T* py = y.data<T>();
+          for (int64_t i = 0; i < y.numel(); ++i) py[i] = v[0];
+          for (int64_t o = 0; o < outer; ++o)
+            for (int64_t i = 0; i < inner; ++i) {
+              auto k = static_cast<int64_t>(idx[o * inner + i]);
+              if (k < 0) k += depth;
+              if (k < 0 || k >= depth) continue;  // out of range: all off_value (spec)
+              py[(o * depth + k) * inner + i] = v[1];
+            }
+        },
+        node_);
   }
 
  private:
@@ -178,27 +183,30 @@ class TopKOp final : public Operator {
     Tensor& values = ops::ensure_output(out, 0, x.dtype(), ys);
     Tensor& indices = ops::ensure_output(out, 1, DataType::Int64, ys);
     int64_t* pi = indices.data<int64_t>();
-    dispatch_numeric(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* px = x.data<T>();
-      T* pv = values.data<T>();
-      std::vector<int64_t> order(static_cast<size_t>(n));
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t i = 0; i < inner; ++i) {
-          auto at = [&](int64_t j) { return static_cast<double>(px[(o * n + j) * inner + i]); };
-          std::iota(order.begin(), order.end(), 0);
-          // Ties go to the lower index, so the sort is stable on the value.
-          auto before = [&](int64_t a, int64_t b) {
-            return largest_ ? at(a) > at(b) : at(a) < at(b);
-          };
-          std::stable_sort(order.begin(), order.end(), before);
-          if (!sorted_) std::sort(order.begin(), order.begin() + k);  // index order
-          for (int64_t j = 0; j < k; ++j) {
-            pv[(o * k + j) * inner + i] = px[(o * n + order[j]) * inner + i];
-            pi[(o * k + j) * inner + i] = order[j];
-          }
-        }
-    }, node_);
+    dispatch_numeric(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* px = x.data<T>();
+          T* pv = values.data<T>();
+          std::vector<int64_t> order(static_cast<size_t>(n));
+          for (int64_t o = 0; o < outer; ++o)
+            for (int64_t i = 0; i < inner; ++i) {
+              auto at = [&](int64_t j) { return static_cast<double>(px[(o * n + j) * inner + i]); };
+              std::iota(order.begin(), order.end(), 0);
+              // Ties go to the lower index, so the sort is stable on the value.
+              auto before = [&](int64_t a, int64_t b) {
+                return largest_ ? at(a) > at(b) : at(a) < at(b);
+              };
+              std::stable_sort(order.begin(), order.end(), before);
+              if (!sorted_) std::sort(order.begin(), order.begin() + k);  // index order
+              for (int64_t j = 0; j < k; ++j) {
+                pv[(o * k + j) * inner + i] = px[(o * n + order[j]) * inner + i];
+                pi[(o * k + j) * inner + i] = order[j];
+              }
+            }
+        },
+        node_);
   }
 
  private:
@@ -229,25 +237,28 @@ class UniqueOp final : public Operator {
     std::vector<int64_t> order(static_cast<size_t>(n));
     std::iota(order.begin(), order.end(), 0);
     std::vector<int64_t> group(static_cast<size_t>(n));  // slice -> its first equal slice
-    dispatch_all(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* px = x.data<T>();
-      auto cmp = [&](int64_t a, int64_t b) {  // -1, 0, 1 lexicographically
-        for (int64_t o = 0; o < outer; ++o)
-          for (int64_t i = 0; i < inner; ++i) {
-            const T& va = px[(o * n + a) * inner + i];
-            const T& vb = px[(o * n + b) * inner + i];
-            if (va < vb) return -1;
-            if (vb < va) return 1;
-          }
-        return 0;
-      };
-      std::stable_sort(order.begin(), order.end(),
-                       [&](int64_t a, int64_t b) { return cmp(a, b) < 0; });
-      for (int64_t j = 0; j < n; ++j)
-        group[order[j]] = (j > 0 && cmp(order[j - 1], order[j]) == 0) ? group[order[j - 1]]
-                                                                       : order[j];
-    }, node_);
+    dispatch_all(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* px = x.data<T>();
+          auto cmp = [&](int64_t a, int64_t b) {  // -1, 0, 1 lexicographically
+            for (int64_t o = 0; o < outer; ++o)
+              for (int64_t i = 0; i < inner; ++i) {
+                const T& va = px[(o * n + a) * inner + i];
+                const T& vb = px[(o * n + b) * inner + i];
+                if (va < vb) return -1;
+                if (vb < va) return 1;
+              }
+            return 0;
+          };
+          std::stable_sort(order.begin(), order.end(),
+                           [&](int64_t a, int64_t b) { return cmp(a, b) < 0; });
+          for (int64_t j = 0; j < n; ++j)
+            group[order[j]] =
+                (j > 0 && cmp(order[j - 1], order[j]) == 0) ? group[order[j - 1]] : order[j];
+        },
+        node_);
     // Unique slices by their first occurrence, in sorted or appearance order.
     std::vector<int64_t> firsts;
     if (sorted_) {

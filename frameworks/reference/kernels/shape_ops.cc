@@ -116,8 +116,8 @@ class ReshapeOp final : public ViewLikeOp {
         has_zero = true;
         if (!allowzero_) {
           DEEP500_CHECK(i < x.size(), node_, ": shape ", to_string(Shape(req)),
-                        " copies dimension ", i, " (0) but the input ", to_string(x),
-                        " has rank ", x.size());
+                        " copies dimension ", i, " (0) but the input ", to_string(x), " has rank ",
+                        x.size());
           s[i] = x[i];
         }
       }
@@ -132,8 +132,8 @@ class ReshapeOp final : public ViewLikeOp {
                     to_string(x), " (", n, " elements) to ", to_string(Shape(req)));
       s[static_cast<size_t>(infer)] = n / known;
     }
-    DEEP500_CHECK(numel(s) == n, node_, ": cannot reshape input of shape ", to_string(x), " (",
-                  n, " elements) to ", to_string(Shape(req)), " (", numel(s), " elements)");
+    DEEP500_CHECK(numel(s) == n, node_, ": cannot reshape input of shape ", to_string(x), " (", n,
+                  " elements) to ", to_string(Shape(req)), " (", numel(s), " elements)");
     return s;
   }
   std::vector<int64_t> attr_shape_;
@@ -148,8 +148,8 @@ class FlattenOp final : public ViewLikeOp {
   }
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     const int64_t r = in[0].rank();
-    DEEP500_CHECK(axis_ >= -r && axis_ <= r, node_, ": axis ", axis_, " out of range [", -r,
-                  ", ", r, "] for input of shape ", to_string(in[0].shape()));
+    DEEP500_CHECK(axis_ >= -r && axis_ <= r, node_, ": axis ", axis_, " out of range [", -r, ", ",
+                  r, "] for input of shape ", to_string(in[0].shape()));
     const int64_t a = axis_ < 0 ? axis_ + r : axis_;
     int64_t outer = 1;
     for (int64_t i = 0; i < a; ++i) outer *= in[0].dim(i);
@@ -241,13 +241,16 @@ class ExpandOp final : public Operator {
                       to_string(Shape(req)), ": ", e.what()));
     }
     Tensor& y = ops::ensure_output(out, 0, x.dtype(), shape);
-    dispatch_all(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* px = x.data<T>();
-      T* py = y.data<T>();
-      MultiIndex it(shape, {broadcast_strides(x.shape(), shape)});
-      for (int64_t i = 0; !it.done(); it.next(), ++i) py[i] = px[it.offset(0)];
-    }, node_);
+    dispatch_all(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* px = x.data<T>();
+          T* py = y.data<T>();
+          MultiIndex it(shape, {broadcast_strides(x.shape(), shape)});
+          for (int64_t i = 0; !it.done(); it.next(), ++i) py[i] = px[it.offset(0)];
+        },
+        node_);
   }
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
@@ -261,11 +264,15 @@ class ExpandOp final : public Operator {
       gx[0] = Tensor(in[0].dtype(), in[0].shape());
       return;
     }
-    dispatch_float(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      gx[0] = reduce_to_shape<T>(gy[0], in[0].shape());
-    }, node_);
+    dispatch_float(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          gx[0] = reduce_to_shape<T>(gy[0], in[0].shape());
+        },
+        node_);
   }
+
  private:
   std::string node_;
 };

@@ -22,7 +22,8 @@ double scalar_double(const Tensor& t, const std::string& what) {
 
 DataType output_datatype(const OpContext& ctx) {
   auto dt = static_cast<DataType>(ctx.node.attributes.get_int("output_datatype", 1));
-  dispatch_numeric(dt, [](auto) {}, ctx.node.describe() + ": output_datatype");
+  dispatch_numeric(
+      dt, [](auto) {}, ctx.node.describe() + ": output_datatype");
   return dt;
 }
 
@@ -32,7 +33,8 @@ template <Window W>
 class WindowOp final : public Operator {
  public:
   explicit WindowOp(const OpContext& ctx)
-      : node_(ctx.node.describe()), dtype_(output_datatype(ctx)),
+      : node_(ctx.node.describe()),
+        dtype_(output_datatype(ctx)),
         periodic_(ctx.node.attributes.get_int("periodic", 1) != 0) {
     DEEP500_CHECK(ctx.num_inputs() == 1, node_, ": expected 1 input (size)");
   }
@@ -47,8 +49,8 @@ class WindowOp final : public Operator {
       if (W == Window::Hamming) v[i] = 25.0 / 46.0 - 21.0 / 46.0 * std::cos(x);
       if (W == Window::Blackman) v[i] = 0.42 - 0.5 * std::cos(x) + 0.08 * std::cos(2 * x);
     }
-    ops::ensure_output(out, 0, dtype_, {n}).copy_from(
-        Tensor::from_vector<double>({n}, v).cast(dtype_));
+    ops::ensure_output(out, 0, dtype_, {n})
+        .copy_from(Tensor::from_vector<double>({n}, v).cast(dtype_));
   }
 
  private:
@@ -89,7 +91,8 @@ class DftOp final : public Operator {
     inverse_ = at.get_int("inverse", 0) != 0;
     onesided_ = at.get_int("onesided", 0) != 0;
     DEEP500_CHECK(ctx.num_inputs() >= 1, node_, ": expected an input");
-    dispatch_float(ctx.inputs[0].dtype, [](auto) {}, node_ + " input");
+    dispatch_float(
+        ctx.inputs[0].dtype, [](auto) {}, node_ + " input");
   }
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     const Tensor& x = in[0];
@@ -147,7 +150,8 @@ class StftOp final : public Operator {
   explicit StftOp(const OpContext& ctx) : node_(ctx.node.describe()) {
     onesided_ = ctx.node.attributes.get_int("onesided", 1) != 0;
     DEEP500_CHECK(ctx.num_inputs() >= 2, node_, ": expected signal and frame_step inputs");
-    dispatch_float(ctx.inputs[0].dtype, [](auto) {}, node_ + " signal");
+    dispatch_float(
+        ctx.inputs[0].dtype, [](auto) {}, node_ + " signal");
   }
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     const Tensor& x = in[0];

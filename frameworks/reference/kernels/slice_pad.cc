@@ -27,28 +27,34 @@ std::vector<int64_t> int_input(const Tensor& t, const std::string& node, const c
 // makes forward a gather and backward a scatter-add.
 void gather(const Tensor& x, Tensor& y, const std::vector<int64_t>& src, const Tensor* fill,
             const std::string& node) {
-  dispatch_all(x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* px = x.data<T>();
-    T* py = y.data<T>();
-    T pad{};
-    if (fill) pad = fill->data<T>()[0];
-    for (size_t i = 0; i < src.size(); ++i) py[i] = src[i] >= 0 ? px[src[i]] : pad;
-  }, node);
+  dispatch_all(
+      x.dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* px = x.data<T>();
+        T* py = y.data<T>();
+        T pad{};
+        if (fill) pad = fill->data<T>()[0];
+        for (size_t i = 0; i < src.size(); ++i) py[i] = src[i] >= 0 ? px[src[i]] : pad;
+      },
+      node);
 }
 
 Tensor scatter_add(const Tensor& gy, const Shape& x_shape, const std::vector<int64_t>& src,
                    const std::string& node) {
   Tensor gx(gy.dtype(), x_shape);
-  dispatch_float(gy.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* pg = gy.data<T>();
-    std::vector<double> acc(static_cast<size_t>(gx.numel()), 0.0);
-    for (size_t i = 0; i < src.size(); ++i)
-      if (src[i] >= 0) acc[src[i]] += static_cast<double>(pg[i]);
-    T* px = gx.data<T>();
-    for (int64_t i = 0; i < gx.numel(); ++i) px[i] = T(acc[i]);
-  }, node);
+  dispatch_float(
+      gy.dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* pg = gy.data<T>();
+        std::vector<double> acc(static_cast<size_t>(gx.numel()), 0.0);
+        for (size_t i = 0; i < src.size(); ++i)
+          if (src[i] >= 0) acc[src[i]] += static_cast<double>(pg[i]);
+        T* px = gx.data<T>();
+        for (int64_t i = 0; i < gx.numel(); ++i) px[i] = T(acc[i]);
+      },
+      node);
   return gx;
 }
 
@@ -165,12 +171,18 @@ class PadOp final : public Operator {
   explicit PadOp(const OpContext& ctx) : node_(ctx.node.describe()), opset_(ctx.node.opset) {
     const auto& a = ctx.node.attributes;
     std::string mode = a.get_string("mode", "constant");
-    if (mode == "constant") mode_ = PadMode::Constant;
-    else if (mode == "reflect") mode_ = PadMode::Reflect;
-    else if (mode == "edge") mode_ = PadMode::Edge;
-    else if (mode == "wrap" && opset_ >= 19) mode_ = PadMode::Wrap;
-    else throw Error(cat(node_, ": unsupported mode '", mode, "' (expected constant, reflect or "
-                         "edge)"));
+    if (mode == "constant")
+      mode_ = PadMode::Constant;
+    else if (mode == "reflect")
+      mode_ = PadMode::Reflect;
+    else if (mode == "edge")
+      mode_ = PadMode::Edge;
+    else if (mode == "wrap" && opset_ >= 19)
+      mode_ = PadMode::Wrap;
+    else
+      throw Error(cat(node_, ": unsupported mode '", mode,
+                      "' (expected constant, reflect or "
+                      "edge)"));
     if (opset_ < 11) {
       DEEP500_CHECK(ctx.num_inputs() == 1, node_, ": expected 1 input, got ", ctx.num_inputs());
       pads_ = a.get_ints(opset_ < 2 ? "paddings" : "pads");
@@ -219,8 +231,10 @@ class PadOp final : public Operator {
     const int64_t r = x.rank();
     std::vector<int64_t> pads = opset_ < 11 ? pads_ : int_input(in[1], node_, "pads");
     std::vector<int64_t> axes;
-    if (auto* a = ops::optional_input(in, 3)) axes = int_input(*a, node_, "axes");
-    else for (int64_t d = 0; d < r; ++d) axes.push_back(d);
+    if (auto* a = ops::optional_input(in, 3))
+      axes = int_input(*a, node_, "axes");
+    else
+      for (int64_t d = 0; d < r; ++d) axes.push_back(d);
     const size_t n = axes.size();
     DEEP500_CHECK(pads.size() == 2 * n, node_, ": pads ", to_string(Shape(pads)), " must have ",
                   2 * n, " entries (begin and end for each of ", n, " axes) for input shape ",
@@ -236,8 +250,8 @@ class PadOp final : public Operator {
     for (int64_t d = 0; d < r; ++d) {
       const int64_t dim = x.dim(d), b = begin[static_cast<size_t>(d)];
       const int64_t len = dim + b + end[static_cast<size_t>(d)];
-      DEEP500_CHECK(len >= 0, node_, ": pads ", to_string(Shape(pads)), " crop more than the ",
-                    dim, " elements of axis ", d);
+      DEEP500_CHECK(len >= 0, node_, ": pads ", to_string(Shape(pads)), " crop more than the ", dim,
+                    " elements of axis ", d);
       DEEP500_CHECK(mode_ == PadMode::Constant || dim > 0 || len == 0, node_,
                     ": cannot pad an empty axis ", d, " in non-constant mode");
       shape.push_back(len);

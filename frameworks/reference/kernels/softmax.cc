@@ -31,42 +31,46 @@ class SoftmaxOp final : public Operator {
     const Tensor& x = in[0];
     Groups g = groups(x.shape());
     Tensor& y = ops::ensure_output(out, 0, x.dtype(), x.shape());
-    dispatch_float(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* px = x.data<T>();
-      T* py = y.data<T>();
-      std::vector<double> e(static_cast<size_t>(g.n));
-      for (int64_t o = 0; o < g.outer; ++o) {
-        for (int64_t k = 0; k < g.inner; ++k) {
-          const int64_t base = o * g.n * g.inner + k;
-          double mx = -std::numeric_limits<double>::infinity();
-          int64_t arg = 0;
-          for (int64_t j = 0; j < g.n; ++j) {
-            double v = static_cast<double>(px[base + j * g.inner]);
-            if (v > mx) {
-              mx = v;
-              arg = j;
+    dispatch_float(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* px = x.data<T>();
+          T* py = y.data<T>();
+          std::vector<double> e(static_cast<size_t>(g.n));
+          for (int64_t o = 0; o < g.outer; ++o) {
+            for (int64_t k = 0; k < g.inner; ++k) {
+              const int64_t base = o * g.n * g.inner + k;
+              double mx = -std::numeric_limits<double>::infinity();
+              int64_t arg = 0;
+              for (int64_t j = 0; j < g.n; ++j) {
+                double v = static_cast<double>(px[base + j * g.inner]);
+                if (v > mx) {
+                  mx = v;
+                  arg = j;
+                }
+              }
+              if constexpr (K == Sm::Hardmax) {
+                for (int64_t j = 0; j < g.n; ++j)
+                  py[base + j * g.inner] = T(j == arg ? 1.0f : 0.0f);
+                continue;
+              }
+              double sum = 0;
+              for (int64_t j = 0; j < g.n; ++j) {
+                e[j] = std::exp(static_cast<double>(px[base + j * g.inner]) - mx);
+                sum += e[j];
+              }
+              for (int64_t j = 0; j < g.n; ++j) {
+                double v = K == Sm::Softmax
+                               ? e[j] / sum
+                               : static_cast<double>(px[base + j * g.inner]) - mx - std::log(sum);
+                py[base + j * g.inner] = T(static_cast<float>(v));
+                if constexpr (std::is_same_v<T, double>) py[base + j * g.inner] = v;
+              }
             }
           }
-          if constexpr (K == Sm::Hardmax) {
-            for (int64_t j = 0; j < g.n; ++j) py[base + j * g.inner] = T(j == arg ? 1.0f : 0.0f);
-            continue;
-          }
-          double sum = 0;
-          for (int64_t j = 0; j < g.n; ++j) {
-            e[j] = std::exp(static_cast<double>(px[base + j * g.inner]) - mx);
-            sum += e[j];
-          }
-          for (int64_t j = 0; j < g.n; ++j) {
-            double v = K == Sm::Softmax
-                           ? e[j] / sum
-                           : static_cast<double>(px[base + j * g.inner]) - mx - std::log(sum);
-            py[base + j * g.inner] = T(static_cast<float>(v));
-            if constexpr (std::is_same_v<T, double>) py[base + j * g.inner] = v;
-          }
-        }
-      }
-    }, node_);
+        },
+        node_);
   }
 
   bool has_backward() const override { return K != Sm::Hardmax; }
@@ -75,37 +79,40 @@ class SoftmaxOp final : public Operator {
   }
 
   // Softmax: dx = y * (g - sum(g * y)); LogSoftmax: dx = g - exp(y) * sum(g).
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor> out, std::span<Tensor> gx) override {
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor> out,
+                std::span<Tensor> gx) override {
     DEEP500_CHECK(K != Sm::Hardmax, node_, ": Hardmax has no gradient");
     if (!gy[0].defined()) return;
     const Tensor& x = in[0];
     Groups g = groups(x.shape());
     gx[0] = Tensor(x.dtype(), x.shape());
-    dispatch_float(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* py = out[0].data<T>();
-      const T* pg = gy[0].data<T>();
-      T* pd = gx[0].data<T>();
-      for (int64_t o = 0; o < g.outer; ++o) {
-        for (int64_t k = 0; k < g.inner; ++k) {
-          const int64_t base = o * g.n * g.inner + k;
-          double s = 0;
-          for (int64_t j = 0; j < g.n; ++j) {
-            const int64_t i = base + j * g.inner;
-            s += K == Sm::Softmax ? static_cast<double>(pg[i]) * static_cast<double>(py[i])
-                                  : static_cast<double>(pg[i]);
+    dispatch_float(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* py = out[0].data<T>();
+          const T* pg = gy[0].data<T>();
+          T* pd = gx[0].data<T>();
+          for (int64_t o = 0; o < g.outer; ++o) {
+            for (int64_t k = 0; k < g.inner; ++k) {
+              const int64_t base = o * g.n * g.inner + k;
+              double s = 0;
+              for (int64_t j = 0; j < g.n; ++j) {
+                const int64_t i = base + j * g.inner;
+                s += K == Sm::Softmax ? static_cast<double>(pg[i]) * static_cast<double>(py[i])
+                                      : static_cast<double>(pg[i]);
+              }
+              for (int64_t j = 0; j < g.n; ++j) {
+                const int64_t i = base + j * g.inner;
+                const double yv = static_cast<double>(py[i]), gv = static_cast<double>(pg[i]);
+                double d = K == Sm::Softmax ? yv * (gv - s) : gv - std::exp(yv) * s;
+                pd[i] = T(static_cast<float>(d));
+                if constexpr (std::is_same_v<T, double>) pd[i] = d;
+              }
+            }
           }
-          for (int64_t j = 0; j < g.n; ++j) {
-            const int64_t i = base + j * g.inner;
-            const double yv = static_cast<double>(py[i]), gv = static_cast<double>(pg[i]);
-            double d = K == Sm::Softmax ? yv * (gv - s) : gv - std::exp(yv) * s;
-            pd[i] = T(static_cast<float>(d));
-            if constexpr (std::is_same_v<T, double>) pd[i] = d;
-          }
-        }
-      }
-    }, node_);
+        },
+        node_);
   }
 
   Cost cost(std::span<const TensorDesc> in) const override {
@@ -126,9 +133,12 @@ class SoftmaxOp final : public Operator {
                   " <= axis < ", hi, ")");
     Groups g;
     for (int64_t d = 0; d < rank; ++d) {
-      if (d < axis) g.outer *= s[d];
-      else if (d == axis || coerce_2d_) g.n *= s[d];
-      else g.inner *= s[d];
+      if (d < axis)
+        g.outer *= s[d];
+      else if (d == axis || coerce_2d_)
+        g.n *= s[d];
+      else
+        g.inner *= s[d];
     }
     return g;
   }

@@ -48,15 +48,15 @@ class OptimizerOp final : public Operator {
     for (int64_t i = 0; i < n_; ++i)
       for (int64_t k = 0; k < per; ++k) {
         const TensorDesc& d = ctx.inputs[2 + k * n_ + i];
-        dispatch_float(d.dtype, [](auto) {}, node_ + " input");
+        dispatch_float(
+            d.dtype, [](auto) {}, node_ + " input");
         DEEP500_CHECK(d.shape == ctx.inputs[2 + i].shape, node_, ": tensor #", i,
                       " and its gradient/state must have the same shape");
       }
   }
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
-    DEEP500_CHECK(in[0].numel() == 1 && in[1].numel() == 1, node_,
-                  ": R and T must be scalars");
+    DEEP500_CHECK(in[0].numel() == 1 && in[1].numel() == 1, node_, ": R and T must be scalars");
     const double r = in[0].at_as_double(0);
     const double t = in[1].at_as_double(0);
     for (int64_t i = 0; i < n_; ++i) {
@@ -64,8 +64,8 @@ class OptimizerOp final : public Operator {
       std::vector<double> x = xt.to_double_vector();
       std::vector<double> g = in[2 + n_ + i].to_double_vector();
       std::vector<double> s1 = in[2 + 2 * n_ + i].to_double_vector();
-      std::vector<double> s2 = kStates == 2 ? in[2 + 3 * n_ + i].to_double_vector()
-                                            : std::vector<double>();
+      std::vector<double> s2 =
+          kStates == 2 ? in[2 + 3 * n_ + i].to_double_vector() : std::vector<double>();
       for (size_t j = 0; j < x.size(); ++j) {
         const double gr = norm_ * x[j] + g[j];
         if constexpr (K == Rule::Adagrad) {

@@ -18,27 +18,34 @@ std::vector<bool> first_only(size_t n) {
 // into x. Expresses transposes, broadcasts and tiles.
 void gather_strided(const Tensor& x, Tensor& y, const Shape& walk, const Shape& strides,
                     const std::string& node) {
-  dispatch_all(x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* px = x.data<T>();
-    T* py = y.data<T>();
-    MultiIndex it(walk, {strides});
-    for (int64_t i = 0; !it.done(); it.next(), ++i) py[i] = px[it.offset(0)];
-  }, node);
+  dispatch_all(
+      x.dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* px = x.data<T>();
+        T* py = y.data<T>();
+        MultiIndex it(walk, {strides});
+        for (int64_t i = 0; !it.done(); it.next(), ++i) py[i] = px[it.offset(0)];
+      },
+      node);
 }
 
 // Adjoint of gather_strided: gx[offset_i] += gy[i] (gx zero-initialised).
 void scatter_add_strided(const Tensor& gy, Tensor& gx, const Shape& walk, const Shape& strides,
                          const std::string& node) {
-  dispatch_float(gy.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* pg = gy.data<T>();
-    std::vector<double> acc(static_cast<size_t>(gx.numel()), 0.0);
-    MultiIndex it(walk, {strides});
-    for (int64_t i = 0; !it.done(); it.next(), ++i) acc[it.offset(0)] += static_cast<double>(pg[i]);
-    T* px = gx.data<T>();
-    for (int64_t i = 0; i < gx.numel(); ++i) px[i] = T(acc[i]);
-  }, node);
+  dispatch_float(
+      gy.dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* pg = gy.data<T>();
+        std::vector<double> acc(static_cast<size_t>(gx.numel()), 0.0);
+        MultiIndex it(walk, {strides});
+        for (int64_t i = 0; !it.done(); it.next(), ++i)
+          acc[it.offset(0)] += static_cast<double>(pg[i]);
+        T* px = gx.data<T>();
+        for (int64_t i = 0; i < gx.numel(); ++i) px[i] = T(acc[i]);
+      },
+      node);
 }
 
 // Copies `rows` blocks of `n` elements from src (block stride src_ld) to dst
@@ -213,8 +220,8 @@ class SplitOp final : public Operator {
   }
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override { return first_only(n); }
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor> out, std::span<Tensor> gx) override {
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor> out,
+                std::span<Tensor> gx) override {
     const Tensor& x = in[0];
     const int64_t a = normalize_axis(axis_, x.rank(), cat(node_, ": axis"));
     const int64_t outer = prod(x.shape(), 0, a), inner = prod(x.shape(), a + 1, x.rank());
@@ -256,8 +263,8 @@ class SplitOp final : public Operator {
       DEEP500_CHECK(s >= 0, node_, ": negative split size ", s);
       total += s;
     }
-    DEEP500_CHECK(total == dim, node_, ": split sizes ", to_string(Shape(sizes)), " sum to ",
-                  total, ", but the axis has size ", dim);
+    DEEP500_CHECK(total == dim, node_, ": split sizes ", to_string(Shape(sizes)), " sum to ", total,
+                  ", but the axis has size ", dim);
     return sizes;
   }
   std::string node_;
@@ -301,8 +308,10 @@ class TileOp final : public Operator {
       int64_t axis = normalize_axis(in[2].to_int64_vector().at(0), x.rank(), node_ + ": axis");
       reps[static_cast<size_t>(axis)] = in[1].to_int64_vector().at(0);
     } else {
-      DEEP500_CHECK(in[1].dtype() == DataType::Int64, node_, ": input 'repeats' must be int64, "
-                    "got ", name_of(in[1].dtype()));
+      DEEP500_CHECK(in[1].dtype() == DataType::Int64, node_,
+                    ": input 'repeats' must be int64, "
+                    "got ",
+                    name_of(in[1].dtype()));
       reps = in[1].to_int64_vector();
     }
     DEEP500_CHECK(static_cast<int64_t>(reps.size()) == x.rank(), node_, ": repeats ",

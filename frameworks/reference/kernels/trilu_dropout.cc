@@ -24,10 +24,13 @@ class TriluOp final : public Operator {
     const Tensor& x = in[0];
     const int64_t k = diagonal(in);
     Tensor& y = ops::ensure_output(out, 0, x.dtype(), x.shape());
-    dispatch_all(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      apply<T>(x, y, k);
-    }, node_);
+    dispatch_all(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          apply<T>(x, y, k);
+        },
+        node_);
   }
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override { return first_only(n); }
@@ -36,10 +39,13 @@ class TriluOp final : public Operator {
     gx[0] = Tensor(in[0].dtype(), in[0].shape());
     if (!gy[0].defined()) return;
     const int64_t k = diagonal(in);
-    dispatch_float(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      apply<T>(gy[0], gx[0], k);
-    }, node_);
+    dispatch_float(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          apply<T>(gy[0], gx[0], k);
+        },
+        node_);
   }
 
  private:
@@ -74,7 +80,8 @@ class TriluOp final : public Operator {
 class DropoutOp final : public Operator {
  public:
   explicit DropoutOp(const OpContext& ctx)
-      : node_(ctx.node.describe()), opset_(ctx.node.opset),
+      : node_(ctx.node.describe()),
+        opset_(ctx.node.opset),
         rng_(static_cast<uint32_t>(ctx.node.attributes.get_int("seed", 0))) {
     const auto& a = ctx.node.attributes;
     if (opset_ < 12) {
@@ -90,7 +97,8 @@ class DropoutOp final : public Operator {
       DEEP500_CHECK(!ctx.has_input(2) || ctx.inputs[2].dtype == DataType::Bool, node_,
                     ": input 'training_mode' must be bool, got ", name_of(ctx.inputs[2].dtype));
     }
-    dispatch_float(ctx.inputs[0].dtype, [](auto) {}, node_ + ": input 'data'");
+    dispatch_float(
+        ctx.inputs[0].dtype, [](auto) {}, node_ + ": input 'data'");
   }
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     const Tensor& x = in[0];
@@ -99,7 +107,8 @@ class DropoutOp final : public Operator {
       ratio_ = 0.5f;
       if (auto* r = ops::optional_input(in, 1)) {
         DEEP500_CHECK(r->numel() == 1 && is_floating(r->dtype()), node_,
-                      ": input 'ratio' must be a floating-point scalar, got ", to_string(r->desc()));
+                      ": input 'ratio' must be a floating-point scalar, got ",
+                      to_string(r->desc()));
         ratio_ = static_cast<float>(r->at_as_double(0));
       }
       if (auto* t = ops::optional_input(in, 2)) {
@@ -116,13 +125,16 @@ class DropoutOp final : public Operator {
     const bool drop = training_ && ratio_ > 0.0f;
     for (int64_t i = 0; i < x.numel(); ++i) m[i] = !drop || uniform() >= ratio_;
     const double scale = drop ? 1.0 / (1.0 - ratio_) : 1.0;
-    dispatch_float(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* px = x.data<T>();
-      T* py = y.data<T>();
-      for (int64_t i = 0; i < x.numel(); ++i)
-        py[i] = drop ? T(m[i] ? static_cast<double>(px[i]) * scale : 0.0) : px[i];
-    }, node_);
+    dispatch_float(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* px = x.data<T>();
+          T* py = y.data<T>();
+          for (int64_t i = 0; i < x.numel(); ++i)
+            py[i] = drop ? T(m[i] ? static_cast<double>(px[i]) * scale : 0.0) : px[i];
+        },
+        node_);
     if (out.size() > 1) {
       // Before opset 10 the mask has the data's type.
       const DataType mt = opset_ < 10 ? x.dtype() : DataType::Bool;
@@ -132,8 +144,8 @@ class DropoutOp final : public Operator {
   }
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override { return first_only(n); }
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor> out, std::span<Tensor> gx) override {
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor> out,
+                std::span<Tensor> gx) override {
     const Tensor& x = in[0];
     gx[0] = Tensor(x.dtype(), x.shape());
     if (!gy[0].defined()) return;
@@ -145,13 +157,16 @@ class DropoutOp final : public Operator {
     const bool drop = training_ && ratio_ > 0.0f;
     const double scale = drop ? 1.0 / (1.0 - ratio_) : 1.0;
     const bool* m = mask.data<bool>();
-    dispatch_float(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* g = gy[0].data<T>();
-      T* d = gx[0].data<T>();
-      for (int64_t i = 0; i < x.numel(); ++i)
-        d[i] = drop ? T(m[i] ? static_cast<double>(g[i]) * scale : 0.0) : g[i];
-    }, node_);
+    dispatch_float(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* g = gy[0].data<T>();
+          T* d = gx[0].data<T>();
+          for (int64_t i = 0; i < x.numel(); ++i)
+            d[i] = drop ? T(m[i] ? static_cast<double>(g[i]) * scale : 0.0) : g[i];
+        },
+        node_);
   }
 
  private:

@@ -10,8 +10,8 @@ namespace deep500::reference {
 namespace {
 
 template <class T>
-constexpr bool kFloat = std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
-                        std::is_same_v<T, BFloat16>;
+constexpr bool kFloat =
+    std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 template <class T>
 T from_double(double v) {
@@ -33,35 +33,47 @@ T wrap_neg(T x) {
 struct NegF {
   static constexpr bool kIntegers = true, kDiff = true;
   static double f(double x) { return -x; }
-  template <class T> static T fi(T x) { return wrap_neg(x); }
+  template <class T>
+  static T fi(T x) {
+    return wrap_neg(x);
+  }
   static double df(double) { return -1; }
 };
 struct AbsF {
   static constexpr bool kIntegers = true, kDiff = true;
   static double f(double x) { return std::fabs(x); }
-  template <class T> static T fi(T x) {
-    if constexpr (std::is_signed_v<T>) return x < 0 ? wrap_neg(x) : x;
-    else return x;
+  template <class T>
+  static T fi(T x) {
+    if constexpr (std::is_signed_v<T>)
+      return x < 0 ? wrap_neg(x) : x;
+    else
+      return x;
   }
   static double df(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }
 };
 struct SignF {
   static constexpr bool kIntegers = true, kDiff = false;
   static double f(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }  // keeps NaN and 0
-  template <class T> static T fi(T x) { return x > 0 ? T(1) : x < 0 ? T(-1) : T(0); }
+  template <class T>
+  static T fi(T x) {
+    return x > 0 ? T(1) : x < 0 ? T(-1) : T(0);
+  }
 };
 struct ErfF {  // Erf is specified for all numeric types
   static constexpr bool kIntegers = true, kDiff = true;
   static double f(double x) { return std::erf(x); }
-  template <class T> static T fi(T x) { return static_cast<T>(std::erf(static_cast<double>(x))); }
+  template <class T>
+  static T fi(T x) {
+    return static_cast<T>(std::erf(static_cast<double>(x)));
+  }
   static double df(double x) { return 2.0 / std::sqrt(M_PI) * std::exp(-x * x); }
 };
 
 // Floating-only functions, described by a value and an optional derivative.
-#define DEEP500_FLOAT_UNARY(NAME, EXPR, DEXPR, DIFF)  \
-  struct NAME {                                        \
-    static constexpr bool kIntegers = false, kDiff = DIFF; \
-    static double f(double x) { return EXPR; }         \
+#define DEEP500_FLOAT_UNARY(NAME, EXPR, DEXPR, DIFF)              \
+  struct NAME {                                                   \
+    static constexpr bool kIntegers = false, kDiff = DIFF;        \
+    static double f(double x) { return EXPR; }                    \
     static double df([[maybe_unused]] double x) { return DEXPR; } \
   };
 DEEP500_FLOAT_UNARY(SqrtF, std::sqrt(x), 0.5 / std::sqrt(x), true)
@@ -90,47 +102,53 @@ class UnaryOp final : public Operator {
   explicit UnaryOp(const OpContext& ctx) : node_(ctx.node.describe()) {
     DEEP500_CHECK(ctx.num_inputs() == 1, node_, ": expected 1 input, got ", ctx.num_inputs());
     DataType t = ctx.inputs[0].dtype;
-    DEEP500_CHECK(is_floating(t) || (F::kIntegers && is_integer(t)), node_,
-                  ": input must be ", F::kIntegers ? "numeric" : "floating-point", ", got ",
-                  name_of(t));
+    DEEP500_CHECK(is_floating(t) || (F::kIntegers && is_integer(t)), node_, ": input must be ",
+                  F::kIntegers ? "numeric" : "floating-point", ", got ", name_of(t));
   }
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), in[0].shape());
-    dispatch_numeric(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* px = in[0].data<T>();
-      T* py = y.data<T>();
-      const int64_t n = y.numel();
-      if constexpr (kFloat<T>) {
-        for (int64_t i = 0; i < n; ++i) py[i] = from_double<T>(F::f(static_cast<double>(px[i])));
-      } else if constexpr (F::kIntegers) {
-        for (int64_t i = 0; i < n; ++i) py[i] = F::template fi<T>(px[i]);
-      } else {
-        throw Error(cat(node_, ": input must be floating-point, got ", name_of(in[0].dtype())));
-      }
-    }, node_);
+    dispatch_numeric(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* px = in[0].data<T>();
+          T* py = y.data<T>();
+          const int64_t n = y.numel();
+          if constexpr (kFloat<T>) {
+            for (int64_t i = 0; i < n; ++i)
+              py[i] = from_double<T>(F::f(static_cast<double>(px[i])));
+          } else if constexpr (F::kIntegers) {
+            for (int64_t i = 0; i < n; ++i) py[i] = F::template fi<T>(px[i]);
+          } else {
+            throw Error(cat(node_, ": input must be floating-point, got ", name_of(in[0].dtype())));
+          }
+        },
+        node_);
   }
 
   bool has_backward() const override { return F::kDiff; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
     return std::vector<bool>(n, F::kDiff);
   }
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor>, std::span<Tensor> gx) override {
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
     if constexpr (!F::kDiff) {
       throw Error(cat(node_, ": not differentiable"));
     } else {
       gx[0] = Tensor(in[0].dtype(), in[0].shape());
       if (!gy[0].defined()) return;  // zero gradient
-      dispatch_float(in[0].dtype(), [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T* x = in[0].data<T>();
-        const T* g = gy[0].data<T>();
-        T* d = gx[0].data<T>();
-        for (int64_t i = 0; i < in[0].numel(); ++i)
-          d[i] = from_double<T>(static_cast<double>(g[i]) * F::df(static_cast<double>(x[i])));
-      }, node_);
+      dispatch_float(
+          in[0].dtype(),
+          [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            const T* x = in[0].data<T>();
+            const T* g = gy[0].data<T>();
+            T* d = gx[0].data<T>();
+            for (int64_t i = 0; i < in[0].numel(); ++i)
+              d[i] = from_double<T>(static_cast<double>(g[i]) * F::df(static_cast<double>(x[i])));
+          },
+          node_);
     }
   }
 
@@ -158,14 +176,17 @@ class FloatClassOp : public Operator {
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     Tensor& y = ops::ensure_output(out, 0, DataType::Bool, in[0].shape());
     bool* py = y.data<bool>();
-    dispatch_float(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* px = in[0].data<T>();
-      for (int64_t i = 0; i < y.numel(); ++i) {
-        double v = static_cast<double>(px[i]);
-        py[i] = nan_ ? std::isnan(v) : std::isinf(v) && ((v > 0 && pos_) || (v < 0 && neg_));
-      }
-    }, node_);
+    dispatch_float(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* px = in[0].data<T>();
+          for (int64_t i = 0; i < y.numel(); ++i) {
+            double v = static_cast<double>(px[i]);
+            py[i] = nan_ ? std::isnan(v) : std::isinf(v) && ((v > 0 && pos_) || (v < 0 && neg_));
+          }
+        },
+        node_);
   }
 
  private:

@@ -8,8 +8,8 @@ namespace deep500::reference {
 namespace {
 
 template <class T>
-constexpr bool kFloat = std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
-                        std::is_same_v<T, BFloat16>;
+constexpr bool kFloat =
+    std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 template <class T>
 T from_double(double v) {
@@ -39,64 +39,71 @@ class VariadicOp final : public Operator {
     std::vector<Shape> shapes;
     for (const Tensor& t : in) {
       DEEP500_CHECK(t.dtype() == in[0].dtype(), node_,
-                    ": all inputs must have the same element type, got ",
-                    name_of(in[0].dtype()), " and ", name_of(t.dtype()));
+                    ": all inputs must have the same element type, got ", name_of(in[0].dtype()),
+                    " and ", name_of(t.dtype()));
       shapes.push_back(t.shape());
     }
     Shape shape = broadcast_shapes(shapes);
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), shape);
-    dispatch_numeric(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      T* py = y.data<T>();
-      MultiIndex it = iterate(in, shape);
-      for (int64_t i = 0; !it.done(); it.next(), ++i) {
-        if constexpr (K == Var::Min || K == Var::Max) {
-          size_t k = select<T>(in, it);
-          py[i] = in[k].template data<T>()[it.offset(k)];
-        } else if constexpr (kFloat<T>) {
-          double s = 0;
-          for (size_t k = 0; k < in.size(); ++k)
-            s += static_cast<double>(in[k].data<T>()[it.offset(k)]);
-          py[i] = from_double<T>(K == Var::Mean ? s / static_cast<double>(in.size()) : s);
-        } else {  // integers: wrapping sum, truncating mean
-          T s = 0;
-          for (size_t k = 0; k < in.size(); ++k)
-            s = static_cast<T>(s + in[k].template data<T>()[it.offset(k)]);
-          py[i] = K == Var::Mean ? static_cast<T>(s / static_cast<T>(in.size())) : s;
-        }
-      }
-    }, node_);
+    dispatch_numeric(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          T* py = y.data<T>();
+          MultiIndex it = iterate(in, shape);
+          for (int64_t i = 0; !it.done(); it.next(), ++i) {
+            if constexpr (K == Var::Min || K == Var::Max) {
+              size_t k = select<T>(in, it);
+              py[i] = in[k].template data<T>()[it.offset(k)];
+            } else if constexpr (kFloat<T>) {
+              double s = 0;
+              for (size_t k = 0; k < in.size(); ++k)
+                s += static_cast<double>(in[k].data<T>()[it.offset(k)]);
+              py[i] = from_double<T>(K == Var::Mean ? s / static_cast<double>(in.size()) : s);
+            } else {  // integers: wrapping sum, truncating mean
+              T s = 0;
+              for (size_t k = 0; k < in.size(); ++k)
+                s = static_cast<T>(s + in[k].template data<T>()[it.offset(k)]);
+              py[i] = K == Var::Mean ? static_cast<T>(s / static_cast<T>(in.size())) : s;
+            }
+          }
+        },
+        node_);
   }
 
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
     return std::vector<bool>(n, true);
   }
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor>, std::span<Tensor> gx) override {
-    dispatch_float(in[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      std::vector<Shape> shapes;
-      for (const Tensor& t : in) shapes.push_back(t.shape());
-      Shape shape = broadcast_shapes(shapes);
-      std::vector<Tensor> full;
-      for (size_t k = 0; k < in.size(); ++k) full.emplace_back(in[0].dtype(), shape);
-      if (gy[0].defined()) {
-        const T* g = gy[0].data<T>();
-        MultiIndex it = iterate(in, shape);
-        for (int64_t i = 0; !it.done(); it.next(), ++i) {
-          if constexpr (K == Var::Min || K == Var::Max) {
-            full[select<T>(in, it)].template data<T>()[i] = g[i];
-          } else {
-            T v = K == Var::Mean ? from_double<T>(static_cast<double>(g[i]) /
-                                                  static_cast<double>(in.size()))
-                                 : g[i];
-            for (size_t k = 0; k < in.size(); ++k) full[k].data<T>()[i] = v;
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
+    dispatch_float(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          std::vector<Shape> shapes;
+          for (const Tensor& t : in) shapes.push_back(t.shape());
+          Shape shape = broadcast_shapes(shapes);
+          std::vector<Tensor> full;
+          for (size_t k = 0; k < in.size(); ++k) full.emplace_back(in[0].dtype(), shape);
+          if (gy[0].defined()) {
+            const T* g = gy[0].data<T>();
+            MultiIndex it = iterate(in, shape);
+            for (int64_t i = 0; !it.done(); it.next(), ++i) {
+              if constexpr (K == Var::Min || K == Var::Max) {
+                full[select<T>(in, it)].template data<T>()[i] = g[i];
+              } else {
+                T v =
+                    K == Var::Mean
+                        ? from_double<T>(static_cast<double>(g[i]) / static_cast<double>(in.size()))
+                        : g[i];
+                for (size_t k = 0; k < in.size(); ++k) full[k].data<T>()[i] = v;
+              }
+            }
           }
-        }
-      }
-      for (size_t k = 0; k < in.size(); ++k) gx[k] = reduce_to_shape<T>(full[k], in[k].shape());
-    }, node_);
+          for (size_t k = 0; k < in.size(); ++k) gx[k] = reduce_to_shape<T>(full[k], in[k].shape());
+        },
+        node_);
   }
 
   Cost cost(std::span<const TensorDesc> in) const override {
