@@ -18,6 +18,7 @@ namespace {
 const fs::path kAdd = fs::path(DEEP500_ONNX_TESTDATA) / "node" / "test_add";
 
 fs::path fresh_copy(const std::string& name) {
+  deep500::frameworks::register_all();  // ctest runs each test in its own process
   fs::path dir = fs::temp_directory_path() / ("deep500_broken_" + name);
   fs::remove_all(dir);
   fs::copy(kAdd, dir, fs::copy_options::recursive);
