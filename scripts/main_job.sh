@@ -14,9 +14,9 @@ for suite in node pytorch-converted pytorch-operator simple; do
   "$BUILD_DIR"/recipes/deep500 onnx-test "$data/$suite" --backend reference \
     --json "$out/conformance-$suite.json" | tail -1
 done
-if "$BUILD_DIR"/recipes/deep500 --help 2>/dev/null | grep -q " op "; then
-  echo "== operator benchmark across backends"
-  "$BUILD_DIR"/recipes/deep500 op bench Conv --input x:float32:1x64x56x56 \
-    --input w:float32:64x64x3x3 --attr pads=1,1,1,1 --json "$out/bench-conv.json" || true
-fi
+echo "== operator benchmark across built backends (ResNet-50 layer shapes)"
+"$BUILD_DIR"/recipes/deep500 op bench Conv --input x:float32:1x64x56x56 --input w:float32:64x64x3x3 \
+  --attr pads=1,1,1,1 --backend all --max-time 5 --json "$out/bench-conv.json"
+"$BUILD_DIR"/recipes/deep500 op bench Gemm --input a:float32:256x1024 --input b:float32:1024x1024 \
+  --backend all --max-time 5 --json "$out/bench-gemm.json"
 echo "results in $out"
