@@ -212,3 +212,40 @@ g (bool c, float[2] x) => (float y) {
   ASSERT_EQ(y.size(), 2u);
   EXPECT_EQ(y[1].to_double_vector(), (std::vector<double>{4, 9}));
 }
+
+TEST(SequenceOps, TensorKernelGivenASequenceSaysSo) {
+  std::string msg;
+  try {
+    run_model(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[1] x) => (float[1] y) {
+  s = SequenceConstruct(x)
+  y = Add(s, x)
+})",
+              {{"x", vec({1})}}, {});
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("(Add"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("input 's'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected a tensor, got sequence of 1 float32 tensors"), std::string::npos)
+      << msg;
+}
+
+TEST(SequenceOps, ScanCarriesASequence) {
+  // Collects the rows of X (scanned along axis 0) into a sequence and
+  // doubles them as a scan output.
+  auto out = run_model(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[3,2] X) => (float s, float[3,2] Y) {
+  e = SequenceEmpty<dtype = 1>()
+  s, Y = Scan<num_scan_inputs = 1, body = b (float acc, float[2] r) => (float acc2, float[2] y) {
+    acc2 = SequenceInsert(acc, r)
+    y = Add(r, r)
+  }>(e, X)
+})",
+                       {{"X", Tensor::from_vector<float>({3, 2}, {1, 2, 3, 4, 5, 6})}},
+                       {"s", "acc", "acc2"});
+  const auto& s = out.at("s").sequence("s");
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[1].to_double_vector(), (std::vector<double>{3, 4}));
+  EXPECT_EQ(out.at("Y").tensor("Y").to_double_vector(), (std::vector<double>{2, 4, 6, 8, 10, 12}));
+}
