@@ -2,7 +2,12 @@
 
 #include <onnx/defs/schema.h>
 
+#include <algorithm>
+#include <optional>
+#include <set>
+
 #include "deep/onnx_tensor.h"
+#include "network/backprop.h"
 #include "operators/registry.h"
 
 namespace deep500::network {
@@ -36,9 +41,22 @@ void check_feed(const onnx::ValueInfoProto& vi, const Tensor& t, const std::stri
                 " (-1 = any), got ", to_string(t.shape()));
 }
 
+// A non-tensor feed must match the declared kind (sequence / optional).
+void check_value_feed(const onnx::ValueInfoProto& vi, const Value& v, const std::string& model,
+                      bool check_shape) {
+  const std::string what = model + ": input '" + vi.name() + "'";
+  if (vi.type().has_tensor_type()) {
+    check_feed(vi, v.tensor(what), model, check_shape);
+  } else if (vi.type().has_sequence_type()) {
+    v.sequence(what);
+  } else if (vi.type().has_optional_type()) {
+    v.has_element(what);
+  }
+}
+
 }  // namespace
 
-const Tensor* ReferenceExecutor::Scope::lookup(const std::string& name) const {
+const Value* ReferenceExecutor::Scope::lookup(const std::string& name) const {
   for (const Scope* s = this; s; s = s->parent) {
     auto it = s->values.find(name);
     if (it != s->values.end()) return &it->second;
@@ -50,6 +68,15 @@ ReferenceExecutor::ReferenceExecutor(const Model& model, std::vector<std::string
     : model_(model), backends_(std::move(backends)) {}
 
 std::map<std::string, Tensor> ReferenceExecutor::run(const std::map<std::string, Tensor>& feeds) {
+  std::map<std::string, Value> values(feeds.begin(), feeds.end());
+  std::map<std::string, Tensor> out;
+  for (auto& [name, v] : run_values(values))
+    out[name] = v.tensor(model_.path + ": graph output '" + name + "'");
+  return out;
+}
+
+std::map<std::string, Value> ReferenceExecutor::run_values(
+    const std::map<std::string, Value>& feeds) {
   records_.clear();
   const auto& g = model_.graph();
   Scope scope;
@@ -59,7 +86,7 @@ std::map<std::string, Tensor> ReferenceExecutor::run(const std::map<std::string,
   for (const auto& in : g.input()) {
     auto it = feeds.find(in.name());
     if (it != feeds.end()) {
-      check_feed(in, it->second, model_.path, strict_feed_shapes_);
+      check_value_feed(in, it->second, model_.path, strict_feed_shapes_);
       scope.values[in.name()] = it->second;
     } else {
       DEEP500_CHECK(scope.values.count(in.name()), model_.path, ": required input '", in.name(),
@@ -69,20 +96,21 @@ std::map<std::string, Tensor> ReferenceExecutor::run(const std::map<std::string,
   for (const auto& [name, t] : feeds) {
     bool known = false;
     for (const auto& in : g.input()) known |= in.name() == name;
-    DEEP500_CHECK(known, model_.path, ": fed tensor '", name, "' is not an input of the graph");
+    DEEP500_CHECK(known, model_.path, ": fed value '", name, "' is not an input of the graph");
   }
   run_nodes(g.node(), model_.opsets, scope);
-  std::map<std::string, Tensor> out;
+  std::map<std::string, Value> out;
   for (const auto& o : g.output()) {
-    const Tensor* t = scope.lookup(o.name());
-    DEEP500_CHECK(t, model_.path, ": graph output '", o.name(), "' was never computed");
-    out[o.name()] = *t;
+    const Value* v = scope.lookup(o.name());
+    DEEP500_CHECK(v, model_.path, ": graph output '", o.name(), "' was never computed");
+    out[o.name()] = *v;
   }
   return out;
 }
 
-void ReferenceExecutor::run_nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
-                                  const std::map<std::string, int>& opsets, Scope& scope) {
+void ReferenceExecutor::run_nodes(const Nodes& nodes, const std::map<std::string, int>& opsets,
+                                  Scope& scope) {
+  scope.nodes = &nodes;
   for (const auto& node : nodes) run_node(node, opsets, scope);
 }
 
@@ -94,48 +122,113 @@ void ReferenceExecutor::run_node(const onnx::NodeProto& node,
                 domain, "' is not imported by the model");
   ops::NodeSpec spec = ops::node_from_onnx(node, os->second);
 
-  std::vector<Tensor> inputs;
-  std::vector<TensorDesc> descs;
+  std::vector<Value> values;
+  bool all_tensors = true;
   for (const auto& name : spec.inputs) {
     if (name.empty()) {
-      inputs.emplace_back();
-      descs.push_back({});
+      values.emplace_back();
       continue;
     }
-    const Tensor* t = scope.lookup(name);
-    DEEP500_CHECK(t, spec.describe(), ": input '", name,
+    const Value* v = scope.lookup(name);
+    DEEP500_CHECK(v, spec.describe(), ": input '", name,
                   "' is not defined (not a graph input, initializer or earlier output)");
-    inputs.push_back(*t);
-    descs.push_back(t->desc());
+    values.push_back(*v);
+    all_tensors = all_tensors && v->is_tensor();
   }
 
-  ops::OpContext ctx{spec, descs, this};
-  auto made = ops::Registry::global().create(ctx, backends_);
-  if (!made.ok()) {
-    if (expand_function(node, spec.opset, inputs, scope)) {
-      records_.push_back({spec.name, spec.op_type, "function-body"});
-      return;
-    }
-    throw Error(cat(made.refusal().reason, " [backends: ", list(backends_),
-                    "; no ONNX function body to expand]"));
-  }
-  std::vector<Tensor> outputs(spec.outputs.size());
+  std::vector<Value> results;
+  std::string implementation = "executor:" + spec.op_type;
   Scope* saved = current_;
   current_ = &scope;
   try {
-    made->op->forward(inputs, outputs);
+    if (spec.domain == "ai.onnx.preview.training" && spec.op_type == "Gradient") {
+      auto grads = run_gradient(spec, values, opsets, scope);
+      results.assign(grads.begin(), grads.end());
+    } else if (is_value_op(spec, values)) {
+      results = run_value_op(spec, values, *this);
+    } else {
+      std::vector<Tensor> inputs;
+      std::vector<TensorDesc> descs;
+      for (size_t i = 0; i < values.size(); ++i) {
+        inputs.push_back(values[i].is_tensor() ? values[i].tensor("") : Tensor());
+        descs.push_back(inputs.back().defined() ? inputs.back().desc() : TensorDesc{});
+      }
+      std::optional<Expected<ops::CreatedOp>> made;
+      if (all_tensors) {
+        ops::OpContext ctx{spec, descs, this};
+        made.emplace(ops::Registry::global().create(ctx, backends_));
+      }
+      if (!made || !made->ok()) {
+        current_ = saved;
+        if (expand_function(node, spec.opset, values, scope)) {
+          records_.push_back({spec.name, spec.op_type, "function-body"});
+          return;
+        }
+        for (size_t i = 0; i < values.size(); ++i)
+          values[i].tensor(
+              cat(spec.describe(), " input '", spec.inputs[i], "' (kernels take tensors)"));
+        throw Error(cat(made->refusal().reason, " [backends: ", list(backends_),
+                        "; no ONNX function body to expand]"));
+      }
+      std::vector<Tensor> outputs(spec.outputs.size());
+      (*made)->op->forward(inputs, outputs);
+      implementation = (*made)->implementation;
+      results.assign(outputs.begin(), outputs.end());
+    }
   } catch (...) {
     current_ = saved;
     throw;
   }
   current_ = saved;
-  records_.push_back({spec.name, spec.op_type, made->implementation});
-  for (size_t i = 0; i < spec.outputs.size(); ++i)
-    if (!spec.outputs[i].empty()) scope.values[spec.outputs[i]] = outputs[i];
+  records_.push_back({spec.name, spec.op_type, implementation});
+  DEEP500_CHECK(results.size() >= spec.outputs.size() ||
+                    std::all_of(spec.outputs.begin() + static_cast<long>(results.size()),
+                                spec.outputs.end(), [](const auto& o) { return o.empty(); }),
+                spec.describe(), ": produced ", results.size(), " outputs, node names ",
+                spec.outputs.size());
+  for (size_t i = 0; i < spec.outputs.size() && i < results.size(); ++i)
+    if (!spec.outputs[i].empty()) scope.values[spec.outputs[i]] = results[i];
+}
+
+std::vector<Tensor> ReferenceExecutor::run_gradient(const ops::NodeSpec& spec,
+                                                    const std::vector<Value>& inputs,
+                                                    const std::map<std::string, int>& opsets,
+                                                    Scope& scope) {
+  const auto& at = spec.attributes;
+  auto xs = at.get_strings("xs", {});
+  auto zs = at.get_strings("zs", {});
+  std::string y = at.get_string("y");
+  DEEP500_CHECK(!xs.empty(), spec.describe(), ": attribute xs must name at least one tensor");
+  DEEP500_CHECK(inputs.size() == xs.size() + zs.size(), spec.describe(), ": expected ",
+                xs.size() + zs.size(), " inputs (values of xs then zs), got ", inputs.size());
+  DEEP500_CHECK(spec.outputs.size() == xs.size(), spec.describe(), ": expected one output per xs (",
+                xs.size(), "), got ", spec.outputs.size());
+  DEEP500_CHECK(scope.nodes, spec.describe(), ": not inside a graph");
+  // Re-run the sub-computation from xs/zs to y with this node's input values.
+  Scope inner;
+  inner.parent = &scope;
+  std::set<std::string> sources;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string& name = i < xs.size() ? xs[i] : zs[i - xs.size()];
+    inner.values[name] = inputs[i].tensor(cat(spec.describe(), " input '", name, "'"));
+    sources.insert(name);
+  }
+  auto path = nodes_between(*scope.nodes, sources, {y});
+  for (const auto* n : path) run_node(*n, opsets, inner);
+  auto lookup = [&](const std::string& name) -> const Tensor* {
+    const Value* v = inner.lookup(name);
+    return v && v->is_tensor() ? &v->tensor("") : nullptr;
+  };
+  const Tensor* yv = lookup(y);
+  DEEP500_CHECK(yv && yv->defined(), spec.describe(), ": y = '", y, "' is not a computed tensor");
+  auto grads = gradients(path, opsets, lookup, {{y, ones_like(*yv)}}, xs, backends_);
+  std::vector<Tensor> out;
+  for (const auto& x : xs) out.push_back(grads.at(x));
+  return out;
 }
 
 bool ReferenceExecutor::expand_function(const onnx::NodeProto& node, int opset,
-                                        std::vector<Tensor>& inputs, Scope& scope) {
+                                        const std::vector<Value>& inputs, Scope& scope) {
   const auto* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), opset, node.domain());
   if (!schema) return false;
   onnx::FunctionProto fn;
@@ -143,16 +236,7 @@ bool ReferenceExecutor::expand_function(const onnx::NodeProto& node, int opset,
     fn = *schema->GetFunction();
   } else if (schema->HasContextDependentFunction()) {
     std::vector<onnx::TypeProto> types;
-    for (const auto& t : inputs) {
-      onnx::TypeProto tp;
-      if (t.defined()) {
-        auto* tt = tp.mutable_tensor_type();
-        tt->set_elem_type(static_cast<int>(t.dtype()));
-        auto* shape = tt->mutable_shape();
-        for (auto d : t.shape()) shape->add_dim()->set_dim_value(d);
-      }
-      types.push_back(tp);
-    }
+    for (const auto& v : inputs) types.push_back(type_of(v));
     onnx::FunctionBodyBuildContextImpl bctx(node, types);
     if (!schema->BuildContextDependentFunction(bctx, fn)) return false;
   } else {
@@ -166,7 +250,8 @@ bool ReferenceExecutor::expand_function(const onnx::NodeProto& node, int opset,
 
   Scope inner;
   for (int i = 0; i < fn.input_size() && i < static_cast<int>(inputs.size()); ++i)
-    if (inputs[i].defined()) inner.values[fn.input(i)] = inputs[i];
+    if (!inputs[i].is_tensor() || inputs[i].tensor("").defined())
+      inner.values[fn.input(i)] = inputs[i];
 
   // Attributes referenced by the body (ref_attr_name) take the caller's value.
   std::map<std::string, const onnx::AttributeProto*> caller;
@@ -195,7 +280,7 @@ bool ReferenceExecutor::expand_function(const onnx::NodeProto& node, int opset,
   --depth_;
   for (int i = 0; i < node.output_size() && i < fn.output_size(); ++i) {
     if (node.output(i).empty()) continue;
-    const Tensor* t = inner.lookup(fn.output(i));
+    const Value* t = inner.lookup(fn.output(i));
     DEEP500_CHECK(t, "node '", node.name(), "': function body of ", node.op_type(),
                   " did not produce output '", fn.output(i), "'");
     scope.values[node.output(i)] = *t;
@@ -205,6 +290,16 @@ bool ReferenceExecutor::expand_function(const onnx::NodeProto& node, int opset,
 
 std::vector<Tensor> ReferenceExecutor::run(const onnx::GraphProto& graph,
                                            const std::vector<Tensor>& inputs) {
+  auto values = run_graph(graph, std::vector<Value>(inputs.begin(), inputs.end()));
+  std::vector<Tensor> out;
+  for (int i = 0; i < static_cast<int>(values.size()); ++i)
+    out.push_back(values[i].tensor(
+        cat("subgraph '", graph.name(), "' output '", graph.output(i).name(), "'")));
+  return out;
+}
+
+std::vector<Value> ReferenceExecutor::run_graph(const onnx::GraphProto& graph,
+                                                const std::vector<Value>& inputs) {
   DEEP500_CHECK(++depth_ < 64, "subgraph '", graph.name(), "' nested too deeply");
   Scope inner;
   inner.parent = current_;
@@ -224,9 +319,9 @@ std::vector<Tensor> ReferenceExecutor::run(const onnx::GraphProto& graph,
   }
   current_ = saved;
   --depth_;
-  std::vector<Tensor> out;
+  std::vector<Value> out;
   for (const auto& o : graph.output()) {
-    const Tensor* t = inner.lookup(o.name());
+    const Value* t = inner.lookup(o.name());
     DEEP500_CHECK(t, "subgraph '", graph.name(), "': output '", o.name(), "' was never computed");
     out.push_back(*t);
   }

@@ -3,6 +3,12 @@
 // a function body are expanded into that body. Subgraphs (If/Loop/Scan)
 // run through the SubgraphRunner interface with lexical scoping.
 //
+// Names hold Values (tensor, sequence or optional). Level 0 kernels see
+// tensors only; sequence/optional ops, and If/Loop/Scan whose values are not
+// all tensors, are executor built-ins (sequence_ops.h). The training op
+// ai.onnx.preview.training.Gradient backpropagates through the graph that
+// holds it (backprop.h).
+//
 // Threading: one run at a time per executor instance.
 #pragma once
 
@@ -11,6 +17,8 @@
 #include <vector>
 
 #include "network/model.h"
+#include "network/sequence_ops.h"
+#include "network/value.h"
 #include "operators/operator.h"
 
 namespace deep500::network {
@@ -22,7 +30,7 @@ struct NodeRecord {
   std::string implementation;  // "function-body" for expanded nodes
 };
 
-class ReferenceExecutor final : public ops::SubgraphRunner {
+class ReferenceExecutor final : public ops::SubgraphRunner, public ValueGraphRunner {
  public:
   // `backends`: preference order (empty: every registered backend, reference last).
   ReferenceExecutor(const Model& model, std::vector<std::string> backends);
@@ -30,7 +38,10 @@ class ReferenceExecutor final : public ops::SubgraphRunner {
   // Runs the graph with `feeds` (graph inputs by name; initializers fill the
   // rest) and returns every graph output by name. Throws Error naming the
   // missing input, the failing node, etc.
+  // Every graph output must be a tensor (else Error naming it).
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& feeds);
+  // Same with sequence/optional inputs and outputs.
+  std::map<std::string, Value> run_values(const std::map<std::string, Value>& feeds);
 
   const std::vector<NodeRecord>& records() const { return records_; }
   // Feeds must match the static dimensions the graph declares (default on).
@@ -40,19 +51,27 @@ class ReferenceExecutor final : public ops::SubgraphRunner {
 
   std::vector<Tensor> run(const onnx::GraphProto& graph,
                           const std::vector<Tensor>& inputs) override;
+  std::vector<Value> run_graph(const onnx::GraphProto& graph,
+                               const std::vector<Value>& inputs) override;
 
  private:
+  using Nodes = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
   struct Scope {
-    std::map<std::string, Tensor> values;
+    std::map<std::string, Value> values;
     const Scope* parent = nullptr;
-    const Tensor* lookup(const std::string& name) const;
+    const Nodes* nodes = nullptr;  // the graph being run here (for Gradient)
+    const Value* lookup(const std::string& name) const;
   };
   void run_nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
                  const std::map<std::string, int>& opsets, Scope& scope);
   void run_node(const onnx::NodeProto& node, const std::map<std::string, int>& opsets,
                 Scope& scope);
-  bool expand_function(const onnx::NodeProto& node, int opset, std::vector<Tensor>& inputs,
+  bool expand_function(const onnx::NodeProto& node, int opset, const std::vector<Value>& inputs,
                        Scope& scope);
+  std::vector<Value> run_builtin(const ops::NodeSpec& spec, const std::vector<Value>& inputs,
+                                 Scope& scope);
+  std::vector<Tensor> run_gradient(const ops::NodeSpec& spec, const std::vector<Value>& inputs,
+                                   const std::map<std::string, int>& opsets, Scope& scope);
 
   const Model& model_;
   std::vector<std::string> backends_;

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <set>
 
+#include <onnx/onnx-data_pb.h>
+
 #include "deep/onnx_tensor.h"
 #include "network/model.h"
 #include "network/reference_executor.h"
@@ -55,10 +57,6 @@ std::vector<std::string> sorted_files(const fs::path& dir, const std::string& pr
   return out;
 }
 
-bool is_tensor_typed(const onnx::ValueInfoProto& vi) {
-  return vi.type().has_tensor_type();
-}
-
 // ONNX 1.12's test data stores bfloat16 tensors as uint16 bit patterns; read
 // them as the type the graph declares.
 Tensor as_declared(Tensor t, const onnx::ValueInfoProto& vi) {
@@ -71,26 +69,70 @@ Tensor as_declared(Tensor t, const onnx::ValueInfoProto& vi) {
   return t;
 }
 
+// Reads input_*/output_*.pb as the kind of value the graph declares.
+network::Value read_value(const std::string& file, const onnx::ValueInfoProto& vi) {
+  const auto& type = vi.type();
+  if (type.has_sequence_type()) {
+    onnx::SequenceProto p;
+    DEEP500_CHECK(p.ParseFromString(read_file(file)), file,
+                  ": not a serialized onnx.SequenceProto (the graph declares '", vi.name(),
+                  "' a sequence)");
+    return network::value_from_onnx(p, file);
+  }
+  if (type.has_optional_type()) {
+    onnx::OptionalProto p;
+    DEEP500_CHECK(p.ParseFromString(read_file(file)), file,
+                  ": not a serialized onnx.OptionalProto (the graph declares '", vi.name(),
+                  "' an optional)");
+    return network::value_from_onnx(p, file);
+  }
+  DEEP500_CHECK(!type.has_map_type() && !type.has_sparse_tensor_type(), file, ": '", vi.name(),
+                "' is a map or sparse tensor (not supported)");
+  return as_declared(from_onnx(read_tensor_proto(file), file), vi);
+}
+
+// Empty when equal; else what differs. Sequences compare length first,
+// optionals presence first, then element by element.
+std::string compare_values(const network::Value& actual, const network::Value& expected,
+                           Tolerance tol) {
+  using K = network::Value::Kind;
+  if (actual.kind() != expected.kind())
+    return cat("expected a ", network::kind_name(expected.kind()), " (", expected.describe(),
+               "), got ", actual.describe());
+  switch (expected.kind()) {
+    case K::Tensor: {
+      Comparison c = compare(actual.tensor(""), expected.tensor(""), tol);
+      return c.ok ? "" : c.message;
+    }
+    case K::Sequence: {
+      const auto& a = actual.sequence("");
+      const auto& e = expected.sequence("");
+      if (a.size() != e.size())
+        return cat("sequence has ", a.size(), " elements, expected ", e.size());
+      for (size_t i = 0; i < e.size(); ++i) {
+        Comparison c = compare(a[i], e[i], tol);
+        if (!c.ok) return cat("sequence element ", i, ": ", c.message);
+      }
+      return "";
+    }
+    case K::Optional: {
+      bool has = actual.has_element(""), want = expected.has_element("");
+      if (has != want)
+        return cat("optional is ", has ? "present" : "empty", ", expected ",
+                   want ? "present" : "empty");
+      if (!want) return "";
+      std::string m = compare_values(actual.element(""), expected.element(""), tol);
+      return m.empty() ? "" : "optional's value: " + m;
+    }
+  }
+  return "";
+}
+
 void run_case_body(const std::string& dir, const ConformanceOptions& opt, CaseResult& r) {
   auto model = network::load_model((fs::path(dir) / "model.onnx").string());
   std::set<std::string> types;
   for (const auto& n : model.graph().node()) types.insert(n.op_type());
   for (const auto& t : types) r.op_types += (r.op_types.empty() ? "" : ",") + t;
-
-  for (const auto& vi : model.graph().input())
-    if (!is_tensor_typed(vi)) {
-      r.status = CaseStatus::Skipped;
-      r.message =
-          "input '" + vi.name() + "' is not a tensor (sequence/optional values are not supported)";
-      return;
-    }
-  for (const auto& vi : model.graph().output())
-    if (!is_tensor_typed(vi)) {
-      r.status = CaseStatus::Skipped;
-      r.message =
-          "output '" + vi.name() + "' is not a tensor (sequence/optional values are not supported)";
-      return;
-    }
 
   std::vector<fs::path> sets;
   for (const auto& e : fs::directory_iterator(dir))
@@ -104,7 +146,7 @@ void run_case_body(const std::string& dir, const ConformanceOptions& opt, CaseRe
   for (const auto& set : sets) {
     auto in_files = sorted_files(set, "input_");
     auto out_files = sorted_files(set, "output_");
-    std::map<std::string, Tensor> feeds;
+    std::map<std::string, network::Value> feeds;
     // Inputs bind to the graph inputs that are not initializers, in order.
     std::set<std::string> inits;
     for (const auto& i : model.graph().initializer()) inits.insert(i.name());
@@ -114,10 +156,9 @@ void run_case_body(const std::string& dir, const ConformanceOptions& opt, CaseRe
     DEEP500_CHECK(in_files.size() <= names.size(), set.string(), ": ", in_files.size(),
                   " input files for ", names.size(), " graph inputs");
     for (size_t i = 0; i < in_files.size(); ++i)
-      feeds[names[i]->name()] =
-          as_declared(from_onnx(read_tensor_proto(in_files[i]), in_files[i]), *names[i]);
+      feeds[names[i]->name()] = read_value(in_files[i], *names[i]);
 
-    auto outputs = exec.run(feeds);
+    auto outputs = exec.run_values(feeds);
     std::set<std::string> impls;
     for (const auto& rec : exec.records()) impls.insert(rec.implementation);
     r.implementations.clear();
@@ -129,9 +170,9 @@ void run_case_body(const std::string& dir, const ConformanceOptions& opt, CaseRe
     for (size_t i = 0; i < out_files.size(); ++i) {
       const auto& vi = model.graph().output(static_cast<int>(i));
       const std::string& name = vi.name();
-      Tensor expected = as_declared(from_onnx(read_tensor_proto(out_files[i]), out_files[i]), vi);
-      Comparison c = compare(outputs.at(name), expected, {opt.rtol, opt.atol});
-      DEEP500_CHECK(c.ok, "output '", name, "': ", c.message);
+      network::Value expected = read_value(out_files[i], vi);
+      std::string m = compare_values(outputs.at(name), expected, {opt.rtol, opt.atol});
+      DEEP500_CHECK(m.empty(), "output '", name, "': ", m);
     }
   }
   r.status = CaseStatus::Passed;
