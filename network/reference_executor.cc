@@ -3,6 +3,7 @@
 #include <onnx/defs/schema.h>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <set>
 
@@ -77,9 +78,14 @@ std::map<std::string, Tensor> ReferenceExecutor::run(const std::map<std::string,
 
 std::map<std::string, Value> ReferenceExecutor::run_values(
     const std::map<std::string, Value>& feeds) {
+  Scope scope;
+  return run_scope(feeds, scope);
+}
+
+std::map<std::string, Value> ReferenceExecutor::run_scope(const std::map<std::string, Value>& feeds,
+                                                          Scope& scope) {
   records_.clear();
   const auto& g = model_.graph();
-  Scope scope;
   for (const auto& init : g.initializer())
     scope.values[init.name()] =
         from_onnx(init, model_.path + ": initializer '" + init.name() + "'");
@@ -171,8 +177,16 @@ void ReferenceExecutor::run_node(const onnx::NodeProto& node,
                         "; no ONNX function body to expand]"));
       }
       std::vector<Tensor> outputs(spec.outputs.size());
-      (*made)->op->forward(inputs, outputs);
       implementation = (*made)->implementation;
+      if (has_events()) {
+        notify_before({spec.name, spec.op_type, ""});
+        auto t0 = std::chrono::steady_clock::now();
+        (*made)->op->forward(inputs, outputs);
+        double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        notify_after({spec.name, spec.op_type, implementation, dt});
+      } else {
+        (*made)->op->forward(inputs, outputs);
+      }
       results.assign(outputs.begin(), outputs.end());
     }
   } catch (...) {
@@ -286,6 +300,31 @@ bool ReferenceExecutor::expand_function(const onnx::NodeProto& node, int opset,
     scope.values[node.output(i)] = *t;
   }
   return true;
+}
+
+BackpropResult ReferenceExecutor::inference_and_backprop(
+    const std::map<std::string, Tensor>& inputs, const std::string& loss) {
+  std::map<std::string, Value> feeds(inputs.begin(), inputs.end());
+  Scope scope;
+  BackpropResult result;
+  for (auto& [name, v] : run_scope(feeds, scope))
+    result.outputs[name] = v.tensor(model_.path + ": graph output '" + name + "'");
+  const Value* lv = scope.lookup(loss);
+  DEEP500_CHECK(lv, model_.path, ": loss '", loss, "' is not a value of the graph");
+  const Tensor& l = lv->tensor(model_.path + ": loss '" + loss + "'");
+  DEEP500_CHECK(l.numel() == 1, model_.path, ": loss '", loss, "' must be a scalar, has shape ",
+                to_string(l.shape()));
+  result.outputs[loss] = l;
+  auto params = parameter_names(model_);
+  std::set<std::string> sources(params.begin(), params.end());
+  auto path = nodes_between(model_.graph().node(), sources, {loss});
+  TensorLookup lookup = [&](const std::string& name) -> const Tensor* {
+    const Value* v = scope.lookup(name);
+    return v && v->is_tensor() ? &v->tensor("") : nullptr;
+  };
+  result.gradients =
+      gradients(path, model_.opsets, lookup, {{loss, ones_like(l)}}, params, backends_);
+  return result;
 }
 
 std::vector<Tensor> ReferenceExecutor::run(const onnx::GraphProto& graph,

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "network/executor.h"
 #include "network/model.h"
 #include "network/sequence_ops.h"
 #include "network/value.h"
@@ -30,7 +31,9 @@ struct NodeRecord {
   std::string implementation;  // "function-body" for expanded nodes
 };
 
-class ReferenceExecutor final : public ops::SubgraphRunner, public ValueGraphRunner {
+class ReferenceExecutor final : public GraphExecutor,
+                                public ops::SubgraphRunner,
+                                public ValueGraphRunner {
  public:
   // `backends`: preference order (empty: every registered backend, reference last).
   ReferenceExecutor(const Model& model, std::vector<std::string> backends);
@@ -42,6 +45,14 @@ class ReferenceExecutor final : public ops::SubgraphRunner, public ValueGraphRun
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& feeds);
   // Same with sequence/optional inputs and outputs.
   std::map<std::string, Value> run_values(const std::map<std::string, Value>& feeds);
+
+  // GraphExecutor
+  std::string name() const override { return "reference"; }
+  std::map<std::string, Tensor> inference(const std::map<std::string, Tensor>& inputs) override {
+    return run(inputs);
+  }
+  BackpropResult inference_and_backprop(const std::map<std::string, Tensor>& inputs,
+                                        const std::string& loss) override;
 
   const std::vector<NodeRecord>& records() const { return records_; }
   // Feeds must match the static dimensions the graph declares (default on).
@@ -62,6 +73,7 @@ class ReferenceExecutor final : public ops::SubgraphRunner, public ValueGraphRun
     const Nodes* nodes = nullptr;  // the graph being run here (for Gradient)
     const Value* lookup(const std::string& name) const;
   };
+  std::map<std::string, Value> run_scope(const std::map<std::string, Value>& feeds, Scope& scope);
   void run_nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
                  const std::map<std::string, int>& opsets, Scope& scope);
   void run_node(const onnx::NodeProto& node, const std::map<std::string, int>& opsets,

@@ -1,0 +1,55 @@
+#include "network/executor.h"
+
+#include <algorithm>
+
+#include "deep/error.h"
+#include "network/reference_executor.h"
+
+namespace deep500::network {
+
+void GraphExecutor::remove_events(ExecutorEvents* e) {
+  events_.erase(std::remove(events_.begin(), events_.end(), e), events_.end());
+}
+
+ExecutorRegistry& ExecutorRegistry::global() {
+  static ExecutorRegistry r = [] {
+    ExecutorRegistry reg;
+    reg.add("reference", [](const Model& m, const ExecutorOptions& o) {
+      return std::unique_ptr<GraphExecutor>(std::make_unique<ReferenceExecutor>(m, o.backends));
+    });
+    return reg;
+  }();
+  return r;
+}
+
+void ExecutorRegistry::add(const std::string& name, ExecutorFactory factory) {
+  factories_[name] = std::move(factory);
+}
+
+std::unique_ptr<GraphExecutor> ExecutorRegistry::create(const std::string& name, const Model& model,
+                                                        const ExecutorOptions& options) const {
+  auto it = factories_.find(name);
+  if (it == factories_.end()) {
+    std::string known;
+    for (const auto& [n, f] : factories_) known += (known.empty() ? "" : ", ") + n;
+    throw Error(cat("unknown executor '", name, "' (expected one of: ", known, ")"));
+  }
+  return it->second(model, options);
+}
+
+std::vector<std::string> ExecutorRegistry::names() const {
+  std::vector<std::string> n;
+  for (const auto& [name, f] : factories_) n.push_back(name);
+  return n;
+}
+
+std::vector<std::string> parameter_names(const Model& model) {
+  std::vector<std::string> names;
+  for (const auto& init : model.graph().initializer()) {
+    auto t = static_cast<DataType>(init.data_type());
+    if (is_floating(t)) names.push_back(init.name());
+  }
+  return names;
+}
+
+}  // namespace deep500::network

@@ -1,0 +1,99 @@
+// GraphExecutor: the Level 1 interface (Deep500's GraphExecutor). An
+// executor runs one ONNX model for inference, or for inference plus
+// backpropagation of a scalar output to every parameter.
+//
+// Contract:
+//  * The Model passed at construction must outlive the executor.
+//  * inference() takes graph inputs by name (initializers fill the rest) and
+//    returns every graph output by name; bad feeds throw Error naming the
+//    input and both shapes/types.
+//  * inference_and_backprop() also returns d(loss)/d(parameter) for every
+//    floating-point initializer the loss depends on (others get zeros), where
+//    `loss` names any scalar (one-element) value of the graph. Gradients of
+//    values used more than once are accumulated.
+//  * Listeners (ExecutorEvents) are called on the executing thread before
+//    and after every node; they must not throw. One run at a time.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "deep/tensor.h"
+#include "network/model.h"
+
+namespace deep500::network {
+
+struct NodeEvent {
+  const std::string& node;  // node name
+  const std::string& op_type;
+  const std::string& implementation;  // kernel that ran ("" in before_node)
+  double seconds = 0;                 // wall time of the node (after_node only)
+  bool backward = false;              // true during backpropagation
+};
+
+class ExecutorEvents {
+ public:
+  virtual ~ExecutorEvents() = default;
+  virtual void before_node(const NodeEvent&) {}
+  virtual void after_node(const NodeEvent&) {}
+};
+
+struct BackpropResult {
+  std::map<std::string, Tensor> outputs;    // graph outputs (and the loss)
+  std::map<std::string, Tensor> gradients;  // parameter name -> gradient
+};
+
+class GraphExecutor {
+ public:
+  virtual ~GraphExecutor() = default;
+  virtual std::string name() const = 0;
+  virtual std::map<std::string, Tensor> inference(const std::map<std::string, Tensor>& inputs) = 0;
+  virtual BackpropResult inference_and_backprop(const std::map<std::string, Tensor>& inputs,
+                                                const std::string& loss) = 0;
+  // Listeners are not owned; remove them before they die.
+  void add_events(ExecutorEvents* e) { events_.push_back(e); }
+  void remove_events(ExecutorEvents* e);
+
+ protected:
+  void notify_before(const NodeEvent& e) {
+    for (auto* l : events_) l->before_node(e);
+  }
+  void notify_after(const NodeEvent& e) {
+    for (auto* l : events_) l->after_node(e);
+  }
+  bool has_events() const { return !events_.empty(); }
+
+ private:
+  std::vector<ExecutorEvents*> events_;
+};
+
+struct ExecutorOptions {
+  std::vector<std::string> backends;  // kernel preference; empty = all, reference last
+  int threads = 0;                    // 0 = library default
+};
+
+using ExecutorFactory =
+    std::function<std::unique_ptr<GraphExecutor>(const Model&, const ExecutorOptions&)>;
+
+// Executors by name ("reference", "optimized", "libtorch", ...). Framework
+// executors register from frameworks/register_all.cc.
+class ExecutorRegistry {
+ public:
+  static ExecutorRegistry& global();
+  void add(const std::string& name, ExecutorFactory factory);
+  // Throws Error listing the known executors when `name` is unknown.
+  std::unique_ptr<GraphExecutor> create(const std::string& name, const Model& model,
+                                        const ExecutorOptions& options = {}) const;
+  std::vector<std::string> names() const;
+
+ private:
+  std::map<std::string, ExecutorFactory> factories_;
+};
+
+// Floating-point initializers: the parameters gradients are taken for.
+std::vector<std::string> parameter_names(const Model& model);
+
+}  // namespace deep500::network
