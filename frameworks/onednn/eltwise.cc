@@ -1,5 +1,7 @@
 // Element-wise activations that map 1:1 onto oneDNN eltwise algorithms,
 // forward and (where oneDNN has it) backward. Tensors are viewed as 1-D.
+// Log is left out: the jit log is off by ~1e-6 near 1 (log(1) != 0), which
+// fails the ONNX node tests at atol 1e-7.
 #include <cfloat>
 #include <limits>
 
@@ -25,7 +27,6 @@ EltInfo info_for(const ops::NodeSpec& n) {
   if (t == "Sigmoid") return {algorithm::eltwise_logistic};
   if (t == "Tanh") return {algorithm::eltwise_tanh};
   if (t == "Exp") return {algorithm::eltwise_exp};
-  if (t == "Log") return {algorithm::eltwise_log};
   if (t == "Sqrt") return {algorithm::eltwise_sqrt};
   if (t == "Abs") return {algorithm::eltwise_abs};
   if (t == "Softplus") return {algorithm::eltwise_soft_relu};
@@ -166,7 +167,7 @@ void register_eltwise(Registry& r) {
     impl = impl_name("eltwise", dnnl::eltwise_forward::primitive_desc(d, engine()));
   } catch (const dnnl::error&) {
   }
-  for (const char* t : {"Relu", "LeakyRelu", "Elu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Abs",
+  for (const char* t : {"Relu", "LeakyRelu", "Elu", "Sigmoid", "Tanh", "Exp", "Sqrt", "Abs",
                         "Softplus", "Neg", "Reciprocal", "Round", "Clip"})
     add_kernel<EltwiseOp>(r, t, impl);
   add_kernel<EltwiseOp>(r, "HardSwish", impl, 14);
