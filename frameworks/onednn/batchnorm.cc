@@ -14,7 +14,7 @@ struct BnPlan : Plan {
   int64_t c = 0;
 };
 
-class BatchNormOp final : public Operator {
+class BatchNormOp final : public Kernel {
  public:
   explicit BatchNormOp(const OpContext& ctx) : node_(ctx.node.describe()) {
     const auto& a = ctx.node.attributes;
@@ -61,6 +61,7 @@ class BatchNormOp final : public Operator {
     }
     p->bind(5, y.raw());
     p->run();
+    last_ = p;
     if (training_ && out.size() > 1) {  // running statistics
       const float* bm = static_cast<const float*>(p->mean.get_data_handle());
       const float* bv = static_cast<const float*>(p->var.get_data_handle());
@@ -107,6 +108,7 @@ class BatchNormOp final : public Operator {
     p->bind(7, ds.raw());
     p->bind(8, db.raw());
     p->run();
+    last_ = p;
   }
 
  private:

@@ -121,6 +121,21 @@ class Plan {
   std::vector<Step> steps_;
 };
 
+// Base of every oneDNN-backed operator: reports the oneDNN implementation
+// (impl_info_str) its last forward/backward call actually ran, e.g.
+// "onednn:conv:brgconv_1x1:avx512_core" (the registry's name is the one of a
+// representative shape).
+class Kernel : public Operator {
+ public:
+  const std::string& last_impl() const {
+    static const std::string none = "onednn:(not run yet)";
+    return last_ ? last_->impl : none;
+  }
+
+ protected:
+  const Plan* last_ = nullptr;
+};
+
 // Small LRU-free cache: a handful of plans per operator, linear lookup.
 class PlanCache {
  public:

@@ -16,7 +16,7 @@ struct ConvGeom {
   Window win;
 };
 
-class ConvOp final : public Operator {
+class ConvOp final : public Kernel {
  public:
   explicit ConvOp(const OpContext& ctx)
       : node_(ctx.node.describe()), spec_(ctx.node), group_(ctx.node.attributes.get_int("group", 1)) {
@@ -48,6 +48,7 @@ class ConvOp final : public Operator {
     if (b) p->bind(2, b->raw());
     p->bind(3, y.raw());
     p->run();
+    last_ = p;
   }
 
   bool has_backward() const override { return true; }
@@ -77,6 +78,7 @@ class ConvOp final : public Operator {
     p->bind(5, dw.raw());
     if (b) p->bind(6, ops::ensure_output(gx, 2, DataType::Float, b->shape()).raw());
     p->run();
+    last_ = p;
   }
 
   Cost cost(std::span<const TensorDesc> in) const override {

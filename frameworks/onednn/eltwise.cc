@@ -40,7 +40,7 @@ EltInfo info_for(const ops::NodeSpec& n) {
   throw Error(cat(n.describe(), ": not an element-wise op known to the oneDNN backend"));
 }
 
-class EltwiseOp final : public Operator {
+class EltwiseOp final : public Kernel {
  public:
   explicit EltwiseOp(const OpContext& ctx)
       : node_(ctx.node.describe()),
@@ -74,6 +74,7 @@ class EltwiseOp final : public Operator {
     p->bind(0, in[0].raw());
     p->bind(1, y.raw());
     p->run();
+    last_ = p;
   }
 
   bool has_backward() const override { return info_.backward; }
@@ -99,6 +100,7 @@ class EltwiseOp final : public Operator {
     p->bind(1, gy[0].raw());
     p->bind(2, dx.raw());
     p->run();
+    last_ = p;
   }
 
   Cost cost(std::span<const TensorDesc> in) const override {

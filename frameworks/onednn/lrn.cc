@@ -8,7 +8,7 @@ namespace {
 using dnnl::algorithm;
 using dnnl::prop_kind;
 
-class LrnOp final : public Operator {
+class LrnOp final : public Kernel {
  public:
   explicit LrnOp(const OpContext& ctx) : node_(ctx.node.describe()) {
     const auto& a = ctx.node.attributes;
@@ -41,6 +41,7 @@ class LrnOp final : public Operator {
     p->bind(0, in[0].raw());
     p->bind(1, y.raw());
     p->run();
+    last_ = p;
   }
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
@@ -61,6 +62,7 @@ class LrnOp final : public Operator {
     p->bind(1, gy[0].raw());
     p->bind(2, dx.raw());
     p->run();
+    last_ = p;
   }
 
  private:

@@ -41,7 +41,7 @@ struct GemmPlan : Plan {
   bool fill_c = false;
 };
 
-class GemmOp final : public Operator {
+class GemmOp final : public Kernel {
  public:
   explicit GemmOp(const OpContext& ctx) : node_(ctx.node.describe()) {
     const auto& a = ctx.node.attributes;
@@ -82,6 +82,7 @@ class GemmOp final : public Operator {
         for (int64_t j = 0; j < p->n; ++j) py[i * p->n + j] = pc[i * p->sm + j * p->sn];
     }
     p->run();
+    last_ = p;
   }
 
   bool has_backward() const override { return true; }
@@ -110,6 +111,7 @@ class GemmOp final : public Operator {
     p->bind(3, da.raw());
     p->bind(4, db.raw());
     p->run();
+    last_ = p;
     if (dc) {  // dC = beta * (dY summed over C's broadcast dims)
       Shape st = broadcast_strides(c->shape(), p->out_shapes[0]);
       int64_t sm = st[0], sn = st[1];
@@ -229,7 +231,7 @@ struct MatMulGeom {
   Shape out;             // ONNX output shape
 };
 
-class MatMulOp final : public Operator {
+class MatMulOp final : public Kernel {
  public:
   explicit MatMulOp(const OpContext& ctx) : node_(ctx.node.describe()) {
     DEEP500_CHECK(ctx.num_inputs() == 2 && ctx.has_input(1), node_, ": expected inputs A and B");
@@ -254,6 +256,7 @@ class MatMulOp final : public Operator {
     p->bind(1, in[1].raw());
     p->bind(2, y.raw());
     p->run();
+    last_ = p;
   }
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
@@ -279,6 +282,7 @@ class MatMulOp final : public Operator {
     p->bind(3, da.raw());
     p->bind(4, db.raw());
     p->run();
+    last_ = p;
   }
   Cost cost(std::span<const TensorDesc> in) const override {
     Cost c = Operator::cost(in);
@@ -337,11 +341,11 @@ class MatMulOp final : public Operator {
                    int dst_slot) {
     memory dst = p.user_mem(dst_slot);
     if (dst.get_desc().dims() == full) {
-      add_matmul(p, lhs, rhs, dst, 1.f, nullptr, 0.f, nullptr);
+      add_matmul(p, lhs, rhs, dst, 1.f, nullptr, 0.f, &p.impl);
       return;
     }
     memory tmp = p.owned(plain_md(full));
-    add_matmul(p, lhs, rhs, tmp, 1.f, nullptr, 0.f, nullptr);
+    add_matmul(p, lhs, rhs, tmp, 1.f, nullptr, 0.f, &p.impl);
     dnnl::reduction::desc d(dnnl::algorithm::reduction_sum, tmp.get_desc(), dst.get_desc(), 0.f,
                             0.f);
     dnnl::reduction::primitive_desc pd(d, user_scratchpad_attr(), engine());

@@ -9,7 +9,7 @@ namespace {
 using dnnl::algorithm;
 using dnnl::prop_kind;
 
-class PoolOp final : public Operator {
+class PoolOp final : public Kernel {
  public:
   explicit PoolOp(const OpContext& ctx)
       : node_(ctx.node.describe()),
@@ -44,6 +44,7 @@ class PoolOp final : public Operator {
     p->bind(0, in[0].raw());
     p->bind(1, y.raw());
     p->run();
+    last_ = p;
   }
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
@@ -66,6 +67,7 @@ class PoolOp final : public Operator {
     p->bind(1, gy[0].raw());
     p->bind(2, dx.raw());
     p->run();
+    last_ = p;
   }
 
  private:

@@ -8,7 +8,7 @@ namespace {
 
 using dnnl::prop_kind;
 
-class SoftmaxOp final : public Operator {
+class SoftmaxOp final : public Kernel {
  public:
   explicit SoftmaxOp(const OpContext& ctx)
       : node_(ctx.node.describe()),
@@ -31,6 +31,7 @@ class SoftmaxOp final : public Operator {
     p->bind(0, in[0].raw());
     p->bind(1, y.raw());
     p->run();
+    last_ = p;
   }
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
@@ -60,6 +61,7 @@ class SoftmaxOp final : public Operator {
     p->bind(1, gy[0].raw());
     p->bind(2, dx.raw());
     p->run();
+    last_ = p;
   }
 
  private:
