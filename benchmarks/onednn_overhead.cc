@@ -9,6 +9,8 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <atomic>
+#include <new>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -30,6 +32,16 @@
 
 using namespace deep500;
 using Clock = std::chrono::steady_clock;
+
+// Counts heap allocations, to show that the steady-state path allocates nothing.
+static std::atomic<long> g_allocs{0};
+void* operator new(std::size_t n) {
+  g_allocs.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 using dnnl::memory;
 
 namespace {
@@ -89,6 +101,9 @@ struct Row {
   std::string name, impl, raw_impl;
   double flops = 0;
   Stat ours, raw, ratio, overhead_us;
+  // Heap allocations per call in steady state (oneDNN's C execute itself
+  // builds an argument map, so neither path reaches 0).
+  double allocs_per_call = -1, raw_allocs_per_call = -1;
   double conv_only_ms = -1;  // raw conv primitive alone (blocked layouts), for reference
   int samples = 0, calls_per_sample = 1;
 };
@@ -100,6 +115,12 @@ void measure(Row& r, A&& ours, B&& raw, double budget_s, int max_samples) {
     ours();
     raw();
   }
+  long a0 = g_allocs.load();
+  for (int i = 0; i < 5; ++i) ours();
+  r.allocs_per_call = (g_allocs.load() - a0) / 5.0;
+  a0 = g_allocs.load();
+  for (int i = 0; i < 5; ++i) raw();
+  r.raw_allocs_per_call = (g_allocs.load() - a0) / 5.0;
   double t0 = now_s();
   ours();
   double one = now_s() - t0;
@@ -387,12 +408,13 @@ int main(int argc, char** argv) {
     rows.push_back(bench_gemm(m, n, k, m * n * k > 1e10 ? 3 * b : b, 41));
   rows.push_back(bench_relu(64, b));
 
-  std::printf("\n%-36s %10s %10s %8s %17s %11s %9s  %s\n", "shape", "ours ms", "raw ms", "ratio",
-              "ratio 95% CI", "ovh us", "GFLOP/s", "implementation (ours | raw)");
+  std::printf("\n%-36s %10s %10s %8s %17s %11s %9s %10s  %s\n", "shape", "ours ms", "raw ms", "ratio",
+              "ratio 95% CI", "ovh us", "GFLOP/s", "allocs o/r", "implementation (ours | raw)");
   for (const auto& r : rows)
-    std::printf("%-36s %10.4f %10.4f %8.4f [%7.4f,%7.4f] %11.3f %9.1f  %s | %s%s\n",
+    std::printf("%-36s %10.4f %10.4f %8.4f [%7.4f,%7.4f] %11.3f %9.1f %4.0f/%-5.0f  %s | %s%s\n",
                 r.name.c_str(), r.ours.median * 1e3, r.raw.median * 1e3, r.ratio.median,
                 r.ratio.lo, r.ratio.hi, r.overhead_us.median, r.flops / r.ours.median / 1e9,
+                r.allocs_per_call, r.raw_allocs_per_call,
                 r.impl.c_str(), r.raw_impl.c_str(),
                 r.conv_only_ms > 0 ? (" (conv alone " + std::to_string(r.conv_only_ms) + " ms)").c_str()
                                    : "");
@@ -424,7 +446,9 @@ int main(int argc, char** argv) {
                            {"overhead_us_ci", {r.overhead_us.lo, r.overhead_us.hi}},
                            {"samples", r.samples}, {"calls_per_sample", r.calls_per_sample},
                            {"gflops_ours", r.flops / r.ours.median / 1e9},
-                           {"conv_alone_ms", r.conv_only_ms}});
+                           {"conv_alone_ms", r.conv_only_ms},
+                           {"allocs_per_call", r.allocs_per_call},
+                           {"raw_allocs_per_call", r.raw_allocs_per_call}});
     for (const auto& s : big)
       j["sgemm"].push_back({{"n", s.n}, {"ours_best_gflops", s.ours_best},
                             {"ours_median_gflops", s.ours_median},
