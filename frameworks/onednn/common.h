@@ -202,5 +202,6 @@ void register_batchnorm(Registry& r);
 void register_eltwise(Registry& r);
 void register_softmax(Registry& r);
 void register_lrn(Registry& r);
+void register_deconv(Registry& r);
 
 }  // namespace deep500::onednn

@@ -12,6 +12,7 @@ void register_kernels(ops::Registry& r) {
   register_eltwise(r);
   register_softmax(r);
   register_lrn(r);
+  register_deconv(r);
 }
 
 }  // namespace deep500::onednn

@@ -337,6 +337,31 @@ void check_fd(const NodeSpec& spec, std::vector<Tensor> in, size_t which, uint64
   EXPECT_NEAR(an, fd, tol * (std::abs(fd) + 1)) << spec.op_type << " input " << which;
 }
 
+TEST(OnednnConvTranspose, IsTheAdjointOfConvAndBackwardMatchesFiniteDifferences) {
+  // ConvTranspose(z; W) with W [OC, IC, kh, kw] is Conv's data adjoint:
+  // <ConvT(z), x> = <z, Conv(x)> for the same strides/pads/dilations.
+  Tensor x = rnd({2, 3, 9, 8}, 101), w = rnd({4, 3, 3, 2}, 102);
+  std::vector<int64_t> st = {2, 1}, dil = {1, 2}, pads = {1, 0, 1, 1};
+  Tensor conv = naive_conv2d(x, w, nullptr, 1, st, dil, pads);
+  Tensor z = rnd(conv.shape(), 103);
+  // Output size of ConvT: s*(in-1) + ext - pads; output_padding restores x's size.
+  std::vector<int64_t> opad = {
+      x.dim(2) - (st[0] * (z.dim(2) - 1) + (3 - 1) * dil[0] + 1 - pads[0] - pads[2]),
+      x.dim(3) - (st[1] * (z.dim(3) - 1) + (2 - 1) * dil[1] + 1 - pads[1] - pads[3])};
+  Node node("ConvTranspose", 11, 2);
+  node.is("strides", st).is("dilations", dil).is("pads", pads).is("output_padding", opad);
+  auto op = onednn_op(node.spec, {z, w});
+  Tensor y = run(*op, {z, w})[0];
+  ASSERT_EQ(y.shape(), x.shape());
+  double ref = dot(z, conv);
+  EXPECT_NEAR(dot(y, x), ref, 1e-4 * std::abs(ref) + 1e-3);
+  Node grouped("ConvTranspose", 11, 3);
+  grouped.i("group", 2).is("strides", {2, 2}).is("output_shape", {10, 9});
+  for (size_t which : {0, 1, 2})
+    check_fd(grouped.spec, {rnd({1, 4, 4, 4}, 104), rnd({4, 3, 3, 2}, 105), rnd({6}, 106)}, which,
+             107 + which);
+}
+
 TEST(OnednnBackward, EltwiseMatchesFiniteDifferences) {
   for (const char* t : {"Relu", "LeakyRelu", "Elu", "Sigmoid", "Tanh", "Exp", "Abs", "Softplus",
                         "Neg", "HardSwish"}) {
@@ -488,6 +513,8 @@ TEST(OnednnVsReference, Conv) {
                          {rnd({2, 4, 9, 8}, 1), rnd({6, 2, 3, 3}, 2), rnd({6}, 3)});
   compare_with_reference(Node("Conv", 13, 2).is("dilations", {2, 1, 1}).spec,
                          {rnd({1, 2, 7, 6, 5}, 4), rnd({3, 2, 2, 3, 2}, 5)});
+  compare_with_reference(Node("ConvTranspose", 11, 3).i("group", 2).is("strides", {2, 1}).is("pads", {1, 0, 0, 1}).spec,
+                         {rnd({2, 4, 5, 6}, 6), rnd({4, 3, 3, 3}, 7), rnd({6}, 8)});
 }
 TEST(OnednnVsReference, GemmMatMul) {
   compare_with_reference(Node("Gemm", 13, 3).i("transA", 1).f("alpha", 0.5f).f("beta", 2.f).spec,
