@@ -1,0 +1,211 @@
+// BatchNormalization: inference (running statistics) and training mode
+// (batch statistics, opset 14+ running-stat outputs), forward and backward
+// (dX, dScale, dB).
+#include "frameworks/onednn/common.h"
+
+namespace deep500::onednn {
+namespace {
+
+using dnnl::normalization_flags;
+using dnnl::prop_kind;
+
+struct BnPlan : Plan {
+  memory mean, var;  // batch statistics (training mode)
+  int64_t c = 0;
+};
+
+class BatchNormOp final : public Kernel {
+ public:
+  explicit BatchNormOp(const OpContext& ctx) : node_(ctx.node.describe()) {
+    const auto& a = ctx.node.attributes;
+    eps_ = a.get_float("epsilon", 1e-5f);
+    momentum_ = a.get_float("momentum", 0.9f);
+    training_ = ctx.node.opset >= 14 && a.get_int("training_mode", 0) != 0;
+    DEEP500_CHECK(ctx.num_inputs() == 5, node_, ": expected 5 inputs, got ", ctx.num_inputs());
+  }
+  static std::string refusal(const OpContext& ctx) {
+    std::string why = check_f32(ctx, 5);
+    if (!why.empty()) return why;
+    for (size_t i = 1; i < ctx.num_inputs(); ++i)
+      if (!ctx.has_input(i)) return "all five inputs are required";
+    size_t r = ctx.inputs[0].shape.size();
+    if (r < 2 || r > 5) return cat("oneDNN batch normalization needs rank 2-5 (X is rank ", r, ")");
+    const auto& a = ctx.node.attributes;
+    if (ctx.node.opset < 9 && a.get_int("spatial", 1) == 0) return "spatial=0 is not supported";
+    size_t outs = 0;
+    for (const auto& o : ctx.node.outputs) outs += !o.empty();
+    if (ctx.node.opset < 14 && outs > 1)
+      return "pre-opset-14 training outputs (saved mean/var) are not supported";
+    return {};
+  }
+  void prepare(const OpContext& ctx) {
+    Key k;
+    k.add(ctx.inputs[0].shape);
+    cache_.put(k, build(ctx.inputs[0].shape));
+  }
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    Key k;
+    k.add(in[0].shape());
+    auto* p = static_cast<BnPlan*>(cache_.find(k));
+    if (!p) p = static_cast<BnPlan*>(cache_.put(k, build(in[0].shape())));
+    for (size_t i = 1; i < 5; ++i)
+      DEEP500_CHECK(in[i].numel() == p->c, node_, ": input ", i, " has ", in[i].numel(),
+                    " values, expected ", p->c);
+    Tensor& y = ops::ensure_output(out, 0, DataType::Float, in[0].shape());
+    p->bind(0, in[0].raw());
+    p->bind(1, in[1].raw());
+    p->bind(2, in[2].raw());
+    if (!training_) {
+      p->bind(3, in[3].raw());
+      p->bind(4, in[4].raw());
+    }
+    p->bind(5, y.raw());
+    p->run();
+    last_ = p;
+    if (training_ && out.size() > 1) {  // running statistics
+      const float* bm = static_cast<const float*>(p->mean.get_data_handle());
+      const float* bv = static_cast<const float*>(p->var.get_data_handle());
+      const float* im = in[3].data<float>();
+      const float* iv = in[4].data<float>();
+      float* rm = ops::ensure_output(out, 1, DataType::Float, in[3].shape()).data<float>();
+      float* rv = out.size() > 2
+                      ? ops::ensure_output(out, 2, DataType::Float, in[4].shape()).data<float>()
+                      : nullptr;
+      for (int64_t i = 0; i < p->c; ++i) {
+        rm[i] = im[i] * momentum_ + bm[i] * (1 - momentum_);
+        if (rv) rv[i] = iv[i] * momentum_ + bv[i] * (1 - momentum_);
+      }
+    }
+  }
+  bool has_backward() const override { return true; }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    std::vector<bool> d(n, false);
+    for (size_t i = 0; i < std::min<size_t>(n, 3); ++i) d[i] = true;
+    return d;
+  }
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
+    Tensor& dx = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
+    Tensor& ds = ops::ensure_output(gx, 1, DataType::Float, in[1].shape());
+    Tensor& db = ops::ensure_output(gx, 2, DataType::Float, in[2].shape());
+    if (!gy[0].defined()) {
+      for (Tensor* t : {&dx, &ds, &db}) std::fill_n(t->data<float>(), t->numel(), 0.f);
+      return;
+    }
+    Key k;
+    k.add(in[0].shape());
+    Plan* p = bwd_cache_.find(k);
+    if (!p) p = bwd_cache_.put(k, build_bwd(in[0].shape()));
+    p->bind(0, in[0].raw());
+    p->bind(1, in[1].raw());
+    p->bind(2, in[2].raw());
+    if (!training_) {
+      p->bind(3, in[3].raw());
+      p->bind(4, in[4].raw());
+    }
+    p->bind(5, gy[0].raw());
+    p->bind(6, dx.raw());
+    p->bind(7, ds.raw());
+    p->bind(8, db.raw());
+    p->run();
+    last_ = p;
+  }
+
+ private:
+  normalization_flags flags() const {
+    auto f = normalization_flags::use_scale | normalization_flags::use_shift;
+    return training_ ? f : f | normalization_flags::use_global_stats;
+  }
+  dnnl::batch_normalization_forward::primitive_desc fwd_pd(const Shape& x, prop_kind prop) const {
+    dnnl::batch_normalization_forward::desc d(prop, plain_md(to_dims(x)), eps_, flags());
+    return dnnl::batch_normalization_forward::primitive_desc(d, user_scratchpad_attr(), engine());
+  }
+  // Slots: 0 x, 1 scale, 2 shift, 3 mean, 4 var, 5 y (forward) / dy (backward), 6 dx, 7 dscale,
+  // 8 dshift.
+  int add_slots(BnPlan& p, const Shape& x) const {
+    auto c = plain_md(memory::dims{x[1]});
+    p.user(plain_md(to_dims(x)));
+    for (int i = 0; i < 4; ++i) p.user(c);
+    p.user(plain_md(to_dims(x)));
+    p.c = x[1];
+    return 0;
+  }
+  std::unique_ptr<Plan> build(const Shape& x) const {
+    auto pd = fwd_pd(x, training_ ? prop_kind::forward_training : prop_kind::forward_inference);
+    auto p = std::make_unique<BnPlan>();
+    add_slots(*p, x);
+    memory mean = p->user_mem(3), var = p->user_mem(4);
+    if (training_) {
+      p->mean = mean = p->owned(pd.mean_desc());
+      p->var = var = p->owned(pd.variance_desc());
+    }
+    p->add(dnnl::batch_normalization_forward(pd), {{DNNL_ARG_SRC, p->user_mem(0)},
+                                                   {DNNL_ARG_SCALE, p->user_mem(1)},
+                                                   {DNNL_ARG_SHIFT, p->user_mem(2)},
+                                                   {DNNL_ARG_MEAN, mean},
+                                                   {DNNL_ARG_VARIANCE, var},
+                                                   {DNNL_ARG_DST, p->user_mem(5)},
+                                                   {DNNL_ARG_SCRATCHPAD, p->scratchpad(pd)}});
+    p->impl = impl_name("bnorm", pd);
+    return p;
+  }
+  std::unique_ptr<Plan> build_bwd(const Shape& x) const {
+    auto hint = fwd_pd(x, prop_kind::forward_training);
+    auto md = plain_md(to_dims(x));
+    dnnl::batch_normalization_backward::desc d(prop_kind::backward, md, md, eps_, flags());
+    dnnl::batch_normalization_backward::primitive_desc pd(d, user_scratchpad_attr(), engine(),
+                                                          hint);
+    auto p = std::make_unique<BnPlan>();
+    add_slots(*p, x);
+    auto c = plain_md(memory::dims{x[1]});
+    p->user(md);  // 6 dx
+    p->user(c);   // 7 dscale
+    p->user(c);   // 8 dshift
+    memory mean = p->user_mem(3), var = p->user_mem(4);
+    if (training_) {  // recompute the batch statistics
+      mean = p->owned(hint.mean_desc());
+      var = p->owned(hint.variance_desc());
+      p->add(dnnl::batch_normalization_forward(hint), {{DNNL_ARG_SRC, p->user_mem(0)},
+                                                       {DNNL_ARG_SCALE, p->user_mem(1)},
+                                                       {DNNL_ARG_SHIFT, p->user_mem(2)},
+                                                       {DNNL_ARG_MEAN, mean},
+                                                       {DNNL_ARG_VARIANCE, var},
+                                                       {DNNL_ARG_DST, p->owned(md)},
+                                                       {DNNL_ARG_SCRATCHPAD, p->scratchpad(hint)}});
+    }
+    p->add(dnnl::batch_normalization_backward(pd), {{DNNL_ARG_SRC, p->user_mem(0)},
+                                                    {DNNL_ARG_SCALE, p->user_mem(1)},
+                                                    {DNNL_ARG_SHIFT, p->user_mem(2)},
+                                                    {DNNL_ARG_MEAN, mean},
+                                                    {DNNL_ARG_VARIANCE, var},
+                                                    {DNNL_ARG_DIFF_DST, p->user_mem(5)},
+                                                    {DNNL_ARG_DIFF_SRC, p->user_mem(6)},
+                                                    {DNNL_ARG_DIFF_SCALE, p->user_mem(7)},
+                                                    {DNNL_ARG_DIFF_SHIFT, p->user_mem(8)},
+                                                    {DNNL_ARG_SCRATCHPAD, p->scratchpad(pd)}});
+    p->impl = impl_name("bnorm_bwd", pd);
+    return p;
+  }
+
+  std::string node_;
+  float eps_, momentum_;
+  bool training_;
+  PlanCache cache_, bwd_cache_;
+};
+
+}  // namespace
+
+void register_batchnorm(Registry& r) {
+  std::string impl = "onednn:bnorm";
+  try {
+    dnnl::batch_normalization_forward::desc d(
+        prop_kind::forward_inference, plain_md({1, 64, 56, 56}), 1e-5f,
+        normalization_flags::use_scale | normalization_flags::use_shift |
+            normalization_flags::use_global_stats);
+    impl = impl_name("bnorm", dnnl::batch_normalization_forward::primitive_desc(d, engine()));
+  } catch (const dnnl::error&) {
+  }
+  add_kernel<BatchNormOp>(r, "BatchNormalization", impl);
+}
+
+}  // namespace deep500::onednn

@@ -1,0 +1,207 @@
+// Shared machinery of the oneDNN backend: engine/stream singletons, plain
+// (row-major) memory descriptors, and the per-operator plan cache.
+//
+// A Plan is everything one forward/backward call needs for one set of input
+// shapes: primitives, their argument arrays, user-memory objects whose data
+// handles are rebound each call, and internal buffers (reordered weights,
+// blocked activations, workspaces, scratchpads). Calls with shapes seen
+// before reuse the plan: the hot path rebinds pointers and executes the
+// prepared C argument arrays, with no allocation.
+#pragma once
+
+#include <array>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "deep/tensor.h"
+#include "operators/registry.h"
+
+namespace deep500::onednn {
+
+using ops::Cost;
+using ops::OpContext;
+using ops::Operator;
+using ops::Registry;
+using dnnl::memory;
+using tag = dnnl::memory::format_tag;
+
+dnnl::engine& engine();
+dnnl::stream& stream();
+
+memory::dims to_dims(const Shape& s);
+// Row-major f32 descriptor (memory::dims is the same type as Shape; use
+// to_dims() first for shapes that may be rank 0).
+memory::desc plain_md(const memory::dims& d);
+// Strided f32 descriptor (for transposed views).
+memory::desc strided_md(const memory::dims& d, const memory::dims& strides);
+// Attribute with user-managed scratchpad (so a plan owns all its memory).
+dnnl::primitive_attr user_scratchpad_attr();
+
+// "onednn:<family>:<impl_info_str>" e.g. "onednn:conv:jit:avx512_core".
+std::string impl_name(const std::string& family, const dnnl::primitive_desc_base& pd);
+
+// Fixed-capacity cache key (shapes and a few scalars), built without
+// allocating on the hot path.
+struct Key {
+  std::array<int64_t, 80> v{};
+  int n = 0;
+  void add(int64_t x) {
+    if (n < static_cast<int>(v.size())) v[n] = x;
+    ++n;
+  }
+  void add(const Shape& s) {
+    add(-1000 - static_cast<int64_t>(s.size()));
+    for (int64_t d : s) add(d);
+  }
+  void add(const Tensor* t) {
+    if (!t || !t->defined()) return add(int64_t{-7});
+    add(t->shape());
+  }
+  void add_float(float f) {
+    int32_t b;
+    std::memcpy(&b, &f, sizeof b);
+    add(static_cast<int64_t>(b));
+  }
+  bool operator==(const Key& o) const {
+    return n == o.n && std::memcmp(v.data(), o.v.data(), sizeof(int64_t) * std::min<int>(n, 80)) == 0;
+  }
+};
+
+class Plan {
+ public:
+  virtual ~Plan() = default;
+  // Adds a user memory (rebound to tensor data each call); returns its slot.
+  int user(const memory::desc& md);
+  memory& user_mem(int slot) { return user_[static_cast<size_t>(slot)]; }
+  // Binds slot to p (no-op if unchanged).
+  void bind(int slot, const void* p) {
+    auto& b = bound_[static_cast<size_t>(slot)];
+    if (b != p) {
+      user_[static_cast<size_t>(slot)].set_data_handle(const_cast<void*>(p));
+      for (auto& [s, m] : aliases_)
+        if (s == slot) m.set_data_handle(const_cast<void*>(p));
+      b = p;
+    }
+  }
+  // Another view (descriptor) of the buffer bound to `slot`, rebound with it.
+  memory alias(int slot, const memory::desc& md);
+  // An internal buffer owned by the plan.
+  memory owned(const memory::desc& md);
+  // Returns `m` if it already has layout `want`, else an owned buffer of
+  // layout `want` plus a reorder step m -> buffer (appended now).
+  memory reorder_in(const memory& m, const memory::desc& want);
+  // For outputs: returns `user` if it has layout `have`, else an owned buffer
+  // of layout `have`; call finish_out() after adding the producing step.
+  memory out_buffer(const memory& user, const memory::desc& have);
+  void finish_out(const memory& buffer, const memory& user);
+  // Appends a step; args keep the memories alive through the plan.
+  void add(const dnnl::primitive& p, std::initializer_list<std::pair<int, memory>> args);
+  // Scratchpad for a pd created with user_scratchpad_attr().
+  memory scratchpad(const dnnl::primitive_desc_base& pd) { return owned(pd.scratchpad_desc()); }
+  void run() const;
+
+  std::string impl;           // impl name of the main primitive
+  std::vector<Shape> out_shapes;  // output shapes for this plan's input shapes
+
+ private:
+  struct Step {
+    dnnl::primitive prim;
+    std::vector<dnnl_exec_arg_t> args;
+  };
+  std::vector<memory> user_;
+  std::vector<const void*> bound_;
+  std::vector<memory> owned_;
+  std::vector<std::pair<int, memory>> aliases_;
+  std::vector<Step> steps_;
+};
+
+// Base of every oneDNN-backed operator: reports the oneDNN implementation
+// (impl_info_str) its last forward/backward call actually ran, e.g.
+// "onednn:conv:brgconv_1x1:avx512_core" (the registry's name is the one of a
+// representative shape).
+class Kernel : public Operator {
+ public:
+  const std::string& last_impl() const {
+    static const std::string none = "onednn:(not run yet)";
+    return last_ ? last_->impl : none;
+  }
+
+ protected:
+  const Plan* last_ = nullptr;
+};
+
+// Small LRU-free cache: a handful of plans per operator, linear lookup.
+class PlanCache {
+ public:
+  Plan* find(const Key& k) {
+    for (auto& e : entries_)
+      if (e.first == k) return e.second.get();
+    return nullptr;
+  }
+  Plan* put(const Key& k, std::unique_ptr<Plan> p) {
+    if (entries_.size() >= 8) entries_.erase(entries_.begin());
+    entries_.emplace_back(k, std::move(p));
+    return entries_.back().second.get();
+  }
+
+ private:
+  std::vector<std::pair<Key, std::unique_ptr<Plan>>> entries_;
+};
+
+// Sliding-window geometry of Conv/pooling nodes in oneDNN terms.
+struct Window {
+  memory::dims kernel, strides, dilation /* oneDNN: ONNX dilation - 1 */, pad_l, pad_r;
+  Shape out;  // output spatial dims
+  bool ceil_extra = false;  // ceil_mode added padding beyond the ONNX pads
+};
+// `in` and `kernel` are spatial dims. Reads auto_pad, pads, strides,
+// dilations (and ceil_mode when `allow_ceil`). Throws Error on bad values.
+Window make_window(const ops::NodeSpec& node, const Shape& in, const Shape& kernel,
+                   bool allow_ceil);
+
+// Thrown while building a plan for a configuration this backend does not
+// handle; the factory turns it into a refusal.
+struct Unsupported : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Registration: factory makes Op(ctx) unless Op::refusal(ctx) returns a
+// reason; then Op::prepare(ctx) may build the first plan (a dnnl::error there
+// turns into a refusal, so unsupported shapes never reach forward()).
+std::string check_f32(const OpContext& ctx, size_t max_inputs);
+
+template <class Op>
+void add_kernel(Registry& r, const std::string& op_type, const std::string& impl, int since = 1,
+                int until = INT_MAX) {
+  r.add({"", op_type, since, until, "onednn", impl,
+         [](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
+           std::string why = Op::refusal(ctx);
+           if (!why.empty()) return refuse(why);
+           try {
+             auto op = std::make_unique<Op>(ctx);
+             op->prepare(ctx);
+             return std::unique_ptr<Operator>(std::move(op));
+           } catch (const dnnl::error& e) {
+             return refuse(cat("oneDNN cannot do this configuration (", e.what(), ")"));
+           } catch (const Unsupported& e) {
+             return refuse(e.what());
+           }
+         }});
+}
+
+void register_conv(Registry& r);
+void register_matmul(Registry& r);
+void register_pool(Registry& r);
+void register_batchnorm(Registry& r);
+void register_eltwise(Registry& r);
+void register_softmax(Registry& r);
+void register_lrn(Registry& r);
+void register_deconv(Registry& r);
+
+}  // namespace deep500::onednn

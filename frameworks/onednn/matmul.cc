@@ -1,0 +1,389 @@
+// Gemm (transA/transB, alpha/beta, broadcast C) and MatMul (NumPy batch
+// broadcasting) on the oneDNN matmul primitive, forward and backward.
+// Transposes are strided views, never copies.
+#include "deep/shape.h"
+#include "frameworks/onednn/common.h"
+
+namespace deep500::onednn {
+namespace {
+
+// Adds dst = alpha * src x wei (+ bias) (+ sum_scale * dst) to `p`; operands
+// are given as memories (user slots or owned buffers).
+void add_matmul(Plan& p, const memory& src, const memory& wei, const memory& dst, float alpha,
+                const memory* bias, float sum_scale, std::string* impl) {
+  dnnl::primitive_attr attr = user_scratchpad_attr();
+  if (alpha != 1.f) attr.set_output_scales(0, {alpha});
+  if (sum_scale != 0.f) {
+    dnnl::post_ops po;
+    po.append_sum(sum_scale);
+    attr.set_post_ops(po);
+  }
+  dnnl::matmul::desc d = bias ? dnnl::matmul::desc(src.get_desc(), wei.get_desc(),
+                                                   bias->get_desc(), dst.get_desc())
+                              : dnnl::matmul::desc(src.get_desc(), wei.get_desc(), dst.get_desc());
+  dnnl::matmul::primitive_desc pd(d, attr, engine());
+  p.add(dnnl::matmul(pd), {{DNNL_ARG_SRC, src},
+                           {DNNL_ARG_WEIGHTS, wei},
+                           {DNNL_ARG_BIAS, bias ? *bias : memory()},
+                           {DNNL_ARG_DST, dst},
+                           {DNNL_ARG_SCRATCHPAD, p.scratchpad(pd)}});
+  if (impl) *impl = impl_name("matmul", pd);
+}
+
+// 2-D view [r, c] of a row-major buffer, transposed when `t` (the buffer
+// then holds [c, r]).
+memory::desc view2(int64_t r, int64_t c, bool t) {
+  return t ? strided_md({r, c}, {1, r}) : strided_md({r, c}, {c, 1});
+}
+
+struct GemmPlan : Plan {
+  int64_t m = 0, n = 0, sm = 0, sn = 0;  // C broadcast strides
+  bool fill_c = false;
+};
+
+class GemmOp final : public Kernel {
+ public:
+  explicit GemmOp(const OpContext& ctx) : node_(ctx.node.describe()) {
+    const auto& a = ctx.node.attributes;
+    alpha_ = a.get_float("alpha", 1.f);
+    beta_ = a.get_float("beta", 1.f);
+    ta_ = a.get_int("transA", 0) != 0;
+    tb_ = a.get_int("transB", 0) != 0;
+    DEEP500_CHECK(ctx.num_inputs() >= 2 && ctx.has_input(1), node_, ": expected inputs A and B");
+  }
+  static std::string refusal(const OpContext& ctx) {
+    std::string why = check_f32(ctx, 3);
+    if (!why.empty()) return why;
+    if (ctx.inputs[0].shape.size() != 2 || ctx.inputs[1].shape.size() != 2)
+      return "Gemm needs 2-D A and B";
+    return {};
+  }
+  void prepare(const OpContext& ctx) {
+    const Shape* c = ctx.has_input(2) ? &ctx.inputs[2].shape : nullptr;
+    cache_.put(key(ctx.inputs[0].shape, ctx.inputs[1].shape, c),
+               build(ctx.inputs[0].shape, ctx.inputs[1].shape, c));
+  }
+
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    const Tensor* c = ops::optional_input(in, 2);
+    const Shape* cs = c ? &c->shape() : nullptr;
+    Key k = key(in[0].shape(), in[1].shape(), cs);
+    auto* p = static_cast<GemmPlan*>(cache_.find(k));
+    if (!p) p = static_cast<GemmPlan*>(cache_.put(k, build(in[0].shape(), in[1].shape(), cs)));
+    Tensor& y = ops::ensure_output(out, 0, DataType::Float, p->out_shapes[0]);
+    p->bind(0, in[0].raw());
+    p->bind(1, in[1].raw());
+    if (c) p->bind(2, c->raw());
+    p->bind(3, y.raw());
+    if (p->fill_c) {  // y = broadcast(C); the matmul then adds alpha*AB with sum scale beta
+      const float* pc = c->data<float>();
+      float* py = y.data<float>();
+      for (int64_t i = 0; i < p->m; ++i)
+        for (int64_t j = 0; j < p->n; ++j) py[i * p->n + j] = pc[i * p->sm + j * p->sn];
+    }
+    p->run();
+    last_ = p;
+  }
+
+  bool has_backward() const override { return true; }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    return std::vector<bool>(n, true);
+  }
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
+    const Tensor* c = ops::optional_input(in, 2);
+    Tensor& da = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
+    Tensor& db = ops::ensure_output(gx, 1, DataType::Float, in[1].shape());
+    Tensor* dc = c ? &ops::ensure_output(gx, 2, DataType::Float, c->shape()) : nullptr;
+    if (!gy[0].defined()) {
+      for (Tensor* t : {&da, &db, dc})
+        if (t) std::fill_n(t->data<float>(), t->numel(), 0.f);
+      return;
+    }
+    Key k = key(in[0].shape(), in[1].shape(), nullptr);
+    auto* p = static_cast<GemmPlan*>(bwd_cache_.find(k));
+    if (!p) p = static_cast<GemmPlan*>(bwd_cache_.put(k, build_bwd(in[0].shape(), in[1].shape())));
+    DEEP500_CHECK(gy[0].shape() == p->out_shapes[0], node_, ": output gradient has shape ",
+                  to_string(gy[0].shape()), ", expected ", to_string(p->out_shapes[0]));
+    p->bind(0, in[0].raw());
+    p->bind(1, in[1].raw());
+    p->bind(2, gy[0].raw());
+    p->bind(3, da.raw());
+    p->bind(4, db.raw());
+    p->run();
+    last_ = p;
+    if (dc) {  // dC = beta * (dY summed over C's broadcast dims)
+      Shape st = broadcast_strides(c->shape(), p->out_shapes[0]);
+      int64_t sm = st[0], sn = st[1];
+      float* pc = dc->data<float>();
+      std::fill_n(pc, dc->numel(), 0.f);
+      const float* g = gy[0].data<float>();
+      for (int64_t i = 0; i < p->m; ++i)
+        for (int64_t j = 0; j < p->n; ++j) pc[i * sm + j * sn] += beta_ * g[i * p->n + j];
+    }
+  }
+
+  Cost cost(std::span<const TensorDesc> in) const override {
+    Cost c = Operator::cost(in);
+    const Shape& a = in[0].shape;
+    const Shape& b = in[1].shape;
+    if (a.size() == 2 && b.size() == 2) {
+      double m = ta_ ? a[1] : a[0], kk = ta_ ? a[0] : a[1], n = tb_ ? b[0] : b[1];
+      c.flops = 2 * m * n * kk;
+      c.bytes += 4 * m * n;
+    }
+    return c;
+  }
+
+ private:
+  static Key key(const Shape& a, const Shape& b, const Shape* c) {
+    Key k;
+    k.add(a);
+    k.add(b);
+    if (c) k.add(*c); else k.add(int64_t{-7});
+    return k;
+  }
+  void dims(const Shape& a, const Shape& b, int64_t& m, int64_t& kk, int64_t& n) const {
+    DEEP500_CHECK(a.size() == 2 && b.size() == 2, node_, ": A and B must be 2-D");
+    m = ta_ ? a[1] : a[0];
+    kk = ta_ ? a[0] : a[1];
+    n = tb_ ? b[0] : b[1];
+    int64_t kb = tb_ ? b[1] : b[0];
+    DEEP500_CHECK(kk == kb, node_, ": inner dimensions differ (A ", to_string(a), ", B ",
+                  to_string(b), ", transA=", ta_, ", transB=", tb_, ")");
+  }
+  std::unique_ptr<Plan> build(const Shape& a, const Shape& b, const Shape* c) const {
+    int64_t m, kk, n;
+    dims(a, b, m, kk, n);
+    auto p = std::make_unique<GemmPlan>();
+    p->m = m;
+    p->n = n;
+    int sa = p->user(view2(m, kk, ta_)), sb = p->user(view2(kk, n, tb_));
+    bool use_c = c && beta_ != 0.f;
+    bool as_bias = use_c && alpha_ == 1.f && beta_ == 1.f && numel(*c) == n &&
+                   (c->size() == 1 || (c->size() == 2 && (*c)[0] == 1));
+    int sc = p->user(as_bias ? plain_md(memory::dims{1, n}) : plain_md(memory::dims{1}));
+    int sy = p->user(plain_md(memory::dims{m, n}));
+    if (use_c && !as_bias) {
+      Shape st = broadcast_strides(*c, Shape{m, n});  // throws if not broadcastable
+      p->sm = st[0];
+      p->sn = st[1];
+      p->fill_c = true;
+    }
+    memory bias = p->user_mem(sc);
+    add_matmul(*p, p->user_mem(sa), p->user_mem(sb), p->user_mem(sy), alpha_,
+               as_bias ? &bias : nullptr, p->fill_c ? beta_ : 0.f, &p->impl);
+    p->out_shapes = {Shape{m, n}};
+    return p;
+  }
+  // Slots: 0 A, 1 B, 2 dY, 3 dA, 4 dB.
+  std::unique_ptr<Plan> build_bwd(const Shape& a, const Shape& b) const {
+    int64_t m, kk, n;
+    dims(a, b, m, kk, n);
+    auto p = std::make_unique<GemmPlan>();
+    p->m = m;
+    p->n = n;
+    int sa = p->user(plain_md(to_dims(a))), sb = p->user(plain_md(to_dims(b)));
+    int sdy = p->user(plain_md(memory::dims{m, n}));
+    int sda = p->user(plain_md(to_dims(a))), sdb = p->user(plain_md(to_dims(b)));
+    // Views of the user buffers: A' is [m,kk], B' is [kk,n].
+    memory dY = p->user_mem(sdy);
+    memory Bt = p->alias(sb, view2(n, kk, !tb_));   // B'^T [n,kk]
+    memory Bv = p->alias(sb, view2(kk, n, tb_));    // B'   [kk,n]
+    memory At = p->alias(sa, view2(kk, m, !ta_));   // A'^T [kk,m]
+    memory Av = p->alias(sa, view2(m, kk, ta_));    // A'   [m,kk]
+    memory dYt = p->alias(sdy, view2(n, m, true));  // dY^T [n,m]
+    if (!ta_)  // dA [m,kk] = dY [m,n] x B'^T [n,kk]
+      add_matmul(*p, dY, Bt, p->user_mem(sda), alpha_, nullptr, 0.f, nullptr);
+    else  // dA [kk,m] = B' [kk,n] x dY^T [n,m]
+      add_matmul(*p, Bv, dYt, p->user_mem(sda), alpha_, nullptr, 0.f, nullptr);
+    if (!tb_)  // dB [kk,n] = A'^T [kk,m] x dY [m,n]
+      add_matmul(*p, At, dY, p->user_mem(sdb), alpha_, nullptr, 0.f, &p->impl);
+    else  // dB [n,kk] = dY^T [n,m] x A' [m,kk]
+      add_matmul(*p, dYt, Av, p->user_mem(sdb), alpha_, nullptr, 0.f, &p->impl);
+    p->out_shapes = {Shape{m, n}};
+    return p;
+  }
+
+  std::string node_;
+  float alpha_, beta_;
+  bool ta_, tb_;
+  PlanCache cache_, bwd_cache_;
+};
+
+}  // namespace
+}  // namespace deep500::onednn
+
+namespace deep500::onednn {
+namespace {
+
+memory::desc swap_last2(const memory::dims& d) {  // transposed view of a plain buffer
+  memory::dims strides(d.size(), 1);
+  for (size_t i = d.size(); i-- > 1;) strides[i - 1] = strides[i] * d[i];
+  memory::dims td = d, ts = strides;
+  std::swap(td[d.size() - 1], td[d.size() - 2]);
+  std::swap(ts[d.size() - 1], ts[d.size() - 2]);
+  return strided_md(td, ts);
+}
+
+struct MatMulGeom {
+  memory::dims a, b, y;  // padded to a common rank >= 2
+  Shape out;             // ONNX output shape
+};
+
+class MatMulOp final : public Kernel {
+ public:
+  explicit MatMulOp(const OpContext& ctx) : node_(ctx.node.describe()) {
+    DEEP500_CHECK(ctx.num_inputs() == 2 && ctx.has_input(1), node_, ": expected inputs A and B");
+  }
+  static std::string refusal(const OpContext& ctx) {
+    std::string why = check_f32(ctx, 2);
+    if (!why.empty()) return why;
+    if (ctx.inputs[0].shape.empty() || ctx.inputs[1].shape.empty()) return "scalar operand";
+    return {};
+  }
+  void prepare(const OpContext& ctx) {
+    cache_.put(key(ctx.inputs[0].shape, ctx.inputs[1].shape),
+               build(ctx.inputs[0].shape, ctx.inputs[1].shape));
+  }
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    Key k = key(in[0].shape(), in[1].shape());
+    Plan* p = cache_.find(k);
+    if (!p) p = cache_.put(k, build(in[0].shape(), in[1].shape()));
+    Tensor& y = ops::ensure_output(out, 0, DataType::Float, p->out_shapes[0]);
+    if (y.numel() == 0) return;
+    p->bind(0, in[0].raw());
+    p->bind(1, in[1].raw());
+    p->bind(2, y.raw());
+    p->run();
+    last_ = p;
+  }
+  bool has_backward() const override { return true; }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    return std::vector<bool>(n, true);
+  }
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
+    Tensor& da = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
+    Tensor& db = ops::ensure_output(gx, 1, DataType::Float, in[1].shape());
+    if (!gy[0].defined()) {
+      std::fill_n(da.data<float>(), da.numel(), 0.f);
+      std::fill_n(db.data<float>(), db.numel(), 0.f);
+      return;
+    }
+    Key k = key(in[0].shape(), in[1].shape());
+    Plan* p = bwd_cache_.find(k);
+    if (!p) p = bwd_cache_.put(k, build_bwd(in[0].shape(), in[1].shape()));
+    DEEP500_CHECK(gy[0].numel() == numel(p->out_shapes[0]), node_, ": output gradient has shape ",
+                  to_string(gy[0].shape()), ", expected ", to_string(p->out_shapes[0]));
+    p->bind(0, in[0].raw());
+    p->bind(1, in[1].raw());
+    p->bind(2, gy[0].raw());
+    p->bind(3, da.raw());
+    p->bind(4, db.raw());
+    p->run();
+    last_ = p;
+  }
+  Cost cost(std::span<const TensorDesc> in) const override {
+    Cost c = Operator::cost(in);
+    try {
+      MatMulGeom g = geom(in[0].shape, in[1].shape);
+      double k = static_cast<double>(g.a.back());
+      c.flops = 2 * k * static_cast<double>(numel(g.out));
+      c.bytes += 4.0 * static_cast<double>(numel(g.out));
+    } catch (const Error&) {
+    }
+    return c;
+  }
+
+ private:
+  static Key key(const Shape& a, const Shape& b) {
+    Key k;
+    k.add(a);
+    k.add(b);
+    return k;
+  }
+  MatMulGeom geom(const Shape& a0, const Shape& b0) const {
+    Shape a = a0, b = b0;
+    if (a.size() == 1) a.insert(a.begin(), 1);
+    if (b.size() == 1) b.push_back(1);
+    DEEP500_CHECK(a.back() == b[b.size() - 2], node_, ": inner dimensions differ (A ",
+                  to_string(a0), ", B ", to_string(b0), ")");
+    size_t r = std::max(a.size(), b.size());
+    a.insert(a.begin(), r - a.size(), 1);
+    b.insert(b.begin(), r - b.size(), 1);
+    MatMulGeom g;
+    g.a = memory::dims(a.begin(), a.end());
+    g.b = memory::dims(b.begin(), b.end());
+    for (size_t i = 0; i + 2 < r; ++i) {
+      DEEP500_CHECK(a[i] == b[i] || a[i] == 1 || b[i] == 1, node_, ": batch dims of ",
+                    to_string(a0), " and ", to_string(b0), " do not broadcast");
+      g.y.push_back(std::max(a[i], b[i]));
+      g.out.push_back(g.y.back());
+    }
+    g.y.push_back(a[r - 2]);
+    g.y.push_back(b[r - 1]);
+    if (a0.size() > 1) g.out.push_back(a[r - 2]);
+    if (b0.size() > 1) g.out.push_back(b[r - 1]);
+    return g;
+  }
+  std::unique_ptr<Plan> build(const Shape& a, const Shape& b) const {
+    MatMulGeom g = geom(a, b);
+    auto p = std::make_unique<Plan>();
+    int sa = p->user(plain_md(g.a)), sb = p->user(plain_md(g.b)), sy = p->user(plain_md(g.y));
+    add_matmul(*p, p->user_mem(sa), p->user_mem(sb), p->user_mem(sy), 1.f, nullptr, 0.f, &p->impl);
+    p->out_shapes = {g.out};
+    return p;
+  }
+  // Gradient of one operand: full = lhs x rhs over the output batch, summed
+  // down to the operand's (broadcast) batch dims when they differ.
+  static void grad(Plan& p, const memory& lhs, const memory& rhs, const memory::dims& full,
+                   int dst_slot) {
+    memory dst = p.user_mem(dst_slot);
+    if (dst.get_desc().dims() == full) {
+      add_matmul(p, lhs, rhs, dst, 1.f, nullptr, 0.f, &p.impl);
+      return;
+    }
+    memory tmp = p.owned(plain_md(full));
+    add_matmul(p, lhs, rhs, tmp, 1.f, nullptr, 0.f, &p.impl);
+    dnnl::reduction::desc d(dnnl::algorithm::reduction_sum, tmp.get_desc(), dst.get_desc(), 0.f,
+                            0.f);
+    dnnl::reduction::primitive_desc pd(d, user_scratchpad_attr(), engine());
+    p.add(dnnl::reduction(pd), {{DNNL_ARG_SRC, tmp},
+                                {DNNL_ARG_DST, dst},
+                                {DNNL_ARG_SCRATCHPAD, p.scratchpad(pd)}});
+  }
+  // Slots: 0 A, 1 B, 2 dY, 3 dA, 4 dB.
+  std::unique_ptr<Plan> build_bwd(const Shape& a, const Shape& b) const {
+    MatMulGeom g = geom(a, b);
+    auto p = std::make_unique<Plan>();
+    int sa = p->user(plain_md(g.a)), sb = p->user(plain_md(g.b)), sdy = p->user(plain_md(g.y));
+    int sda = p->user(plain_md(g.a)), sdb = p->user(plain_md(g.b));
+    memory::dims fa = g.y, fb = g.y;
+    fa.back() = g.a.back();             // [batch, M, K]
+    fb[fb.size() - 2] = g.a.back();     // [batch, K, N]
+    grad(*p, p->user_mem(sdy), p->alias(sb, swap_last2(g.b)), fa, sda);
+    grad(*p, p->alias(sa, swap_last2(g.a)), p->user_mem(sdy), fb, sdb);
+    p->out_shapes = {g.out};
+    return p;
+  }
+
+  std::string node_;
+  PlanCache cache_, bwd_cache_;
+};
+
+}  // namespace
+
+void register_matmul(Registry& r) {
+  std::string impl = "onednn:matmul";
+  try {
+    dnnl::matmul::desc d(plain_md(memory::dims{64, 64}), plain_md(memory::dims{64, 64}),
+                         plain_md(memory::dims{64, 64}));
+    impl = impl_name("matmul", dnnl::matmul::primitive_desc(d, engine()));
+  } catch (const dnnl::error&) {
+  }
+  add_kernel<GemmOp>(r, "Gemm", impl);
+  add_kernel<MatMulOp>(r, "MatMul", impl);
+}
+
+}  // namespace deep500::onednn

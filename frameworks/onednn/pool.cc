@@ -1,0 +1,167 @@
+// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool on oneDNN
+// pooling_v2 (dilations, asymmetric pads, ceil_mode), forward and backward
+// (max pooling backward recomputes the forward workspace).
+#include "frameworks/onednn/common.h"
+
+namespace deep500::onednn {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+
+class PoolOp final : public Kernel {
+ public:
+  explicit PoolOp(const OpContext& ctx)
+      : node_(ctx.node.describe()),
+        spec_(ctx.node),
+        global_(ctx.node.op_type.rfind("Global", 0) == 0),
+        max_(ctx.node.op_type.find("Max") != std::string::npos) {
+    include_pad_ = ctx.node.attributes.get_int("count_include_pad", 0) != 0;
+    alg_ = max_ ? algorithm::pooling_max
+                : include_pad_ ? algorithm::pooling_avg_include_padding
+                               : algorithm::pooling_avg_exclude_padding;
+  }
+  static std::string refusal(const OpContext& ctx) {
+    std::string why = check_f32(ctx, 1);
+    if (!why.empty()) return why;
+    size_t r = ctx.inputs[0].shape.size();
+    if (r < 3 || r > 5) return cat("oneDNN pooling needs 1-3 spatial dims (X is rank ", r, ")");
+    if (ctx.node.outputs.size() > 1 && !ctx.node.outputs[1].empty())
+      return "MaxPool Indices output is not supported by the oneDNN backend";
+    return {};
+  }
+  void prepare(const OpContext& ctx) {
+    Key k;
+    k.add(ctx.inputs[0].shape);
+    cache_.put(k, build(ctx.inputs[0].shape));
+  }
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    Key k;
+    k.add(in[0].shape());
+    Plan* p = cache_.find(k);
+    if (!p) p = cache_.put(k, build(in[0].shape()));
+    Tensor& y = ops::ensure_output(out, 0, DataType::Float, p->out_shapes[0]);
+    p->bind(0, in[0].raw());
+    p->bind(1, y.raw());
+    p->run();
+    last_ = p;
+  }
+  bool has_backward() const override { return true; }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    return std::vector<bool>(n, true);
+  }
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
+    Tensor& dx = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
+    if (!gy[0].defined()) {
+      std::fill_n(dx.data<float>(), dx.numel(), 0.f);
+      return;
+    }
+    Key k;
+    k.add(in[0].shape());
+    Plan* p = bwd_cache_.find(k);
+    if (!p) p = bwd_cache_.put(k, build_bwd(in[0].shape()));
+    DEEP500_CHECK(gy[0].shape() == p->out_shapes[0], node_, ": output gradient has shape ",
+                  to_string(gy[0].shape()), ", expected ", to_string(p->out_shapes[0]));
+    p->bind(0, in[0].raw());
+    p->bind(1, gy[0].raw());
+    p->bind(2, dx.raw());
+    p->run();
+    last_ = p;
+  }
+
+ private:
+  Window window(const Shape& x) const {
+    Shape sp(x.begin() + 2, x.end());
+    if (global_) {
+      Window w;
+      for (int64_t d : sp) {
+        w.kernel.push_back(d);
+        w.strides.push_back(1);
+        w.dilation.push_back(0);
+        w.pad_l.push_back(0);
+        w.pad_r.push_back(0);
+        w.out.push_back(1);
+      }
+      return w;
+    }
+    Shape ks = spec_.attributes.get_ints("kernel_shape");
+    DEEP500_CHECK(ks.size() == sp.size(), node_, ": kernel_shape has ", ks.size(),
+                  " values for ", sp.size(), " spatial dims");
+    Window w = make_window(spec_, sp, ks, true);
+    if (w.ceil_extra && !max_ && include_pad_)
+      throw Unsupported("ceil_mode with count_include_pad=1 is not handled by the oneDNN backend");
+    return w;
+  }
+  dnnl::pooling_v2_forward::primitive_desc fwd_pd(const Shape& x, const Window& w, Shape& out,
+                                                  prop_kind prop) const {
+    out = {x[0], x[1]};
+    out.insert(out.end(), w.out.begin(), w.out.end());
+    dnnl::pooling_v2_forward::desc d(prop, alg_, plain_md(to_dims(x)), plain_md(out), w.strides,
+                                     w.kernel, w.dilation, w.pad_l, w.pad_r);
+    return dnnl::pooling_v2_forward::primitive_desc(d, user_scratchpad_attr(), engine());
+  }
+  std::unique_ptr<Plan> build(const Shape& x) const {
+    Window w = window(x);
+    Shape out;
+    auto pd = fwd_pd(x, w, out, prop_kind::forward_inference);
+    auto p = std::make_unique<Plan>();
+    int sx = p->user(pd.src_desc()), sy = p->user(pd.dst_desc());
+    p->add(dnnl::pooling_v2_forward(pd), {{DNNL_ARG_SRC, p->user_mem(sx)},
+                                          {DNNL_ARG_DST, p->user_mem(sy)},
+                                          {DNNL_ARG_SCRATCHPAD, p->scratchpad(pd)}});
+    p->impl = impl_name("pool", pd);
+    p->out_shapes = {out};
+    return p;
+  }
+  // Slots: 0 x, 1 dy, 2 dx.
+  std::unique_ptr<Plan> build_bwd(const Shape& x) const {
+    Window w = window(x);
+    Shape out;
+    auto hint = fwd_pd(x, w, out, prop_kind::forward_training);
+    dnnl::pooling_v2_backward::desc d(alg_, plain_md(to_dims(x)), plain_md(out), w.strides,
+                                      w.kernel, w.dilation, w.pad_l, w.pad_r);
+    dnnl::pooling_v2_backward::primitive_desc pd(d, user_scratchpad_attr(), engine(), hint);
+    auto p = std::make_unique<Plan>();
+    int sx = p->user(plain_md(to_dims(x))), sdy = p->user(plain_md(out)),
+        sdx = p->user(plain_md(to_dims(x)));
+    memory ws;
+    if (max_) {  // recompute the argmax workspace
+      ws = p->owned(hint.workspace_desc());
+      p->add(dnnl::pooling_v2_forward(hint), {{DNNL_ARG_SRC, p->user_mem(sx)},
+                                              {DNNL_ARG_DST, p->owned(hint.dst_desc())},
+                                              {DNNL_ARG_WORKSPACE, ws},
+                                              {DNNL_ARG_SCRATCHPAD, p->scratchpad(hint)}});
+    }
+    p->add(dnnl::pooling_v2_backward(pd), {{DNNL_ARG_DIFF_DST, p->user_mem(sdy)},
+                                           {DNNL_ARG_DIFF_SRC, p->user_mem(sdx)},
+                                           {DNNL_ARG_WORKSPACE, ws},
+                                           {DNNL_ARG_SCRATCHPAD, p->scratchpad(pd)}});
+    p->impl = impl_name("pool_bwd", pd);
+    p->out_shapes = {out};
+    return p;
+  }
+
+  std::string node_;
+  ops::NodeSpec spec_;
+  bool global_, max_, include_pad_ = false;
+  algorithm alg_;
+  PlanCache cache_, bwd_cache_;
+};
+
+}  // namespace
+
+void register_pool(Registry& r) {
+  std::string impl = "onednn:pool";
+  try {
+    dnnl::pooling_v2_forward::desc d(prop_kind::forward_inference, algorithm::pooling_max,
+                                     plain_md({1, 64, 56, 56}), plain_md({1, 64, 28, 28}), {2, 2},
+                                     {2, 2}, {0, 0}, {0, 0}, {0, 0});
+    impl = impl_name("pool", dnnl::pooling_v2_forward::primitive_desc(d, engine()));
+  } catch (const dnnl::error&) {
+  }
+  for (const char* t : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
+    add_kernel<PoolOp>(r, t, impl);
+}
+
+}  // namespace deep500::onednn

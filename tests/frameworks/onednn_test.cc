@@ -1,0 +1,555 @@
+// oneDNN backend tests. Oracles: naive loops written here (conv, Gemm,
+// MatMul forward), adjoint identities for bilinear ops (<dY, f(A,B)> =
+// <dA, A> = <dB, B>), central differences of <r, f(x)> for the rest, and the
+// reference backend (comparison tests; they need the reference kernels).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "deep/random.h"
+#include "frameworks/register_all.h"
+#include "operators/registry.h"
+#include "validation/compare.h"
+
+namespace deep500 {
+namespace {
+
+using ops::Attribute;
+using ops::NodeSpec;
+
+struct Node {
+  NodeSpec spec;
+  Node(const std::string& op, int opset, size_t n_in, size_t n_out = 1) {
+    spec.name = "n";
+    spec.op_type = op;
+    spec.opset = opset;
+    for (size_t i = 0; i < n_in; ++i) spec.inputs.push_back("x" + std::to_string(i));
+    for (size_t i = 0; i < n_out; ++i) spec.outputs.push_back("y" + std::to_string(i));
+  }
+  Node& i(const std::string& k, int64_t v) {
+    Attribute a;
+    a.kind = Attribute::Kind::Int;
+    a.i = v;
+    spec.attributes.set(k, a);
+    return *this;
+  }
+  Node& f(const std::string& k, float v) {
+    Attribute a;
+    a.kind = Attribute::Kind::Float;
+    a.f = v;
+    spec.attributes.set(k, a);
+    return *this;
+  }
+  Node& is(const std::string& k, std::vector<int64_t> v) {
+    Attribute a;
+    a.kind = Attribute::Kind::Ints;
+    a.ints = std::move(v);
+    spec.attributes.set(k, a);
+    return *this;
+  }
+  Node& s(const std::string& k, const std::string& v) {
+    Attribute a;
+    a.kind = Attribute::Kind::String;
+    a.s = v;
+    spec.attributes.set(k, a);
+    return *this;
+  }
+};
+
+Expected<ops::CreatedOp> create(const NodeSpec& spec, const std::vector<Tensor>& in,
+                                const std::string& backend) {
+  frameworks::register_all();
+  std::vector<TensorDesc> d;
+  for (const auto& t : in) d.push_back(t.defined() ? t.desc() : TensorDesc{});
+  ops::OpContext ctx{spec, d, nullptr};
+  return ops::Registry::global().create(ctx, {backend});
+}
+
+std::unique_ptr<ops::Operator> onednn_op(const NodeSpec& spec, const std::vector<Tensor>& in) {
+  auto made = create(spec, in, "onednn");
+  if (!made.ok()) throw Error(made.refusal().reason);
+  EXPECT_EQ(made->backend, "onednn");
+  return std::move(made->op);
+}
+
+Tensor rnd(Shape s, uint64_t seed, double lo = -1, double hi = 1) {
+  Tensor t(DataType::Float, std::move(s));
+  Random(seed).fill_uniform(t, lo, hi);
+  return t;
+}
+
+std::vector<Tensor> run(ops::Operator& op, const std::vector<Tensor>& in, size_t n_out = 1) {
+  std::vector<Tensor> out(n_out);
+  op.forward(in, out);
+  return out;
+}
+
+double dot(const Tensor& a, const Tensor& b) {
+  double s = 0;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    s += static_cast<double>(a.data<float>()[i]) * b.data<float>()[i];
+  return s;
+}
+
+void expect_close(const Tensor& got, const Tensor& want, double rtol, double atol,
+                  const std::string& what) {
+  auto c = validation::compare(got, want, {rtol, atol});
+  EXPECT_TRUE(c.ok) << what << ": " << c.message;
+}
+
+// ---- naive oracles ---------------------------------------------------------
+
+// 2-D convolution, NCHW/OIHW, groups, strides, dilations, pads (t,l,b,r).
+Tensor naive_conv2d(const Tensor& x, const Tensor& w, const Tensor* b, int64_t g,
+                    std::vector<int64_t> st, std::vector<int64_t> dil, std::vector<int64_t> pad) {
+  int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), wd = x.dim(3);
+  int64_t oc = w.dim(0), icg = w.dim(1), kh = w.dim(2), kw = w.dim(3);
+  int64_t oh = (h + pad[0] + pad[2] - ((kh - 1) * dil[0] + 1)) / st[0] + 1;
+  int64_t ow = (wd + pad[1] + pad[3] - ((kw - 1) * dil[1] + 1)) / st[1] + 1;
+  Tensor y(DataType::Float, {n, oc, oh, ow});
+  const float *px = x.data<float>(), *pw = w.data<float>();
+  float* py = y.data<float>();
+  int64_t ocg = oc / g;
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t yh = 0; yh < oh; ++yh)
+        for (int64_t yw = 0; yw < ow; ++yw) {
+          double s = b ? b->data<float>()[o] : 0.0;
+          int64_t grp = o / ocg;
+          for (int64_t ci = 0; ci < icg; ++ci)
+            for (int64_t a = 0; a < kh; ++a)
+              for (int64_t bb = 0; bb < kw; ++bb) {
+                int64_t ih = yh * st[0] - pad[0] + a * dil[0];
+                int64_t iw = yw * st[1] - pad[1] + bb * dil[1];
+                if (ih < 0 || ih >= h || iw < 0 || iw >= wd) continue;
+                s += static_cast<double>(
+                         px[((in * c + grp * icg + ci) * h + ih) * wd + iw]) *
+                     pw[((o * icg + ci) * kh + a) * kw + bb];
+              }
+          py[((in * oc + o) * oh + yh) * ow + yw] = static_cast<float>(s);
+        }
+  return y;
+}
+
+// Y = alpha * A' B' + beta * C (C broadcast from [M,N], [N], [1,N], [M,1] or scalar).
+Tensor naive_gemm(const Tensor& a, const Tensor& b, const Tensor* c, bool ta, bool tb,
+                  float alpha, float beta) {
+  int64_t m = ta ? a.dim(1) : a.dim(0), k = ta ? a.dim(0) : a.dim(1), n = tb ? b.dim(0) : b.dim(1);
+  Tensor y(DataType::Float, {m, n});
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t q = 0; q < k; ++q)
+        s += static_cast<double>(a.data<float>()[ta ? q * m + i : i * k + q]) *
+             b.data<float>()[tb ? j * k + q : q * n + j];
+      s *= alpha;
+      if (c) {
+        Shape cs = c->shape();
+        while (cs.size() < 2) cs.insert(cs.begin(), 1);
+        int64_t ci = (cs[0] == 1 ? 0 : i) * cs[1] + (cs[1] == 1 ? 0 : j);
+        s += beta * static_cast<double>(c->data<float>()[ci]);
+      }
+      y.data<float>()[i * n + j] = static_cast<float>(s);
+    }
+  return y;
+}
+
+// ---- forward against naive loops -------------------------------------------
+
+struct ConvCase {
+  Shape x, w;
+  int64_t group;
+  std::vector<int64_t> strides, dilations, pads;
+  bool bias;
+};
+
+class OnednnConv : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(OnednnConv, ForwardMatchesNaiveLoopAndAdjointBackward) {
+  const ConvCase& k = GetParam();
+  Tensor x = rnd(k.x, 1), w = rnd(k.w, 2), b = rnd({k.w[0]}, 3);
+  Node node("Conv", 13, k.bias ? 3 : 2);
+  node.i("group", k.group).is("strides", k.strides).is("dilations", k.dilations).is("pads", k.pads);
+  std::vector<Tensor> in = {x, w};
+  if (k.bias) in.push_back(b);
+  auto op = onednn_op(node.spec, in);
+  Tensor y = run(*op, in)[0];
+  Tensor want = naive_conv2d(x, w, k.bias ? &b : nullptr, k.group, k.strides, k.dilations, k.pads);
+  ASSERT_EQ(y.shape(), want.shape());
+  expect_close(y, want, 1e-4, 1e-5, "conv forward");
+
+  // Backward: conv is bilinear in (x, w), so <dy, conv(x,w)> = <dx, x> = <dw, w>.
+  Tensor dy = rnd(y.shape(), 4);
+  std::vector<Tensor> gx(in.size());
+  op->backward({&dy, 1}, in, {&y, 1}, gx);
+  double ref = dot(dy, naive_conv2d(x, w, nullptr, k.group, k.strides, k.dilations, k.pads));
+  EXPECT_NEAR(dot(gx[0], x), ref, 1e-4 * std::abs(ref) + 1e-3);
+  EXPECT_NEAR(dot(gx[1], w), ref, 1e-4 * std::abs(ref) + 1e-3);
+  ASSERT_EQ(gx[0].shape(), x.shape());
+  ASSERT_EQ(gx[1].shape(), w.shape());
+  if (k.bias) {  // db[o] = sum of dy over N and space
+    for (int64_t o = 0; o < w.dim(0); ++o) {
+      double s = 0;
+      for (int64_t n = 0; n < y.dim(0); ++n)
+        for (int64_t q = 0; q < y.dim(2) * y.dim(3); ++q)
+          s += dy.data<float>()[(n * y.dim(1) + o) * y.dim(2) * y.dim(3) + q];
+      EXPECT_NEAR(gx[2].data<float>()[o], s, 1e-4 * std::abs(s) + 1e-4);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, OnednnConv,
+    ::testing::Values(ConvCase{{2, 3, 9, 8}, {4, 3, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
+                      ConvCase{{1, 4, 10, 7}, {6, 2, 3, 2}, 2, {2, 1}, {1, 2}, {0, 1, 2, 0}, true},
+                      ConvCase{{2, 16, 12, 12}, {32, 16, 1, 1}, 1, {2, 2}, {1, 1}, {0, 0, 0, 0},
+                               false},
+                      ConvCase{{1, 8, 11, 11}, {8, 1, 3, 3}, 8, {1, 1}, {2, 2}, {2, 2, 2, 2}, true},
+                      ConvCase{{1, 3, 23, 23}, {8, 3, 7, 7}, 1, {2, 2}, {1, 1}, {3, 3, 3, 3},
+                               false}));
+
+TEST(OnednnConvAutoPad, SameUpperLowerMatchExplicitPads) {
+  Tensor x = rnd({1, 2, 7, 6}, 5), w = rnd({3, 2, 4, 3}, 6);
+  for (auto [mode, pads] : {std::pair<std::string, std::vector<int64_t>>{"SAME_UPPER", {1, 1, 2, 1}},
+                            {"SAME_LOWER", {2, 1, 1, 1}}}) {
+    Node node("Conv", 11, 2);
+    node.s("auto_pad", mode).is("kernel_shape", {4, 3});
+    auto op = onednn_op(node.spec, {x, w});
+    Tensor y = run(*op, {x, w})[0];
+    Tensor want = naive_conv2d(x, w, nullptr, 1, {1, 1}, {1, 1}, pads);
+    ASSERT_EQ(y.shape(), want.shape()) << mode;
+    expect_close(y, want, 1e-4, 1e-5, mode);
+  }
+}
+
+TEST(OnednnGemm, ForwardMatchesNaiveLoopAndAdjointBackward) {
+  struct G {
+    int64_t m, k, n;
+    bool ta, tb;
+    float alpha, beta;
+    Shape c;  // empty: no C
+  };
+  for (const G& g : {G{5, 7, 3, false, false, 1.f, 1.f, {3}}, G{5, 7, 3, true, false, 0.5f, 2.f, {5, 3}},
+                     G{4, 6, 8, false, true, 1.f, 0.25f, {5 - 4, 8}}, G{9, 3, 2, true, true, -1.5f, 1.f, {9, 1}},
+                     G{3, 4, 5, false, false, 2.f, 1.f, {}}, G{64, 33, 17, false, false, 1.f, 3.f, {}}}) {
+    Tensor a = rnd(g.ta ? Shape{g.k, g.m} : Shape{g.m, g.k}, 11);
+    Tensor b = rnd(g.tb ? Shape{g.n, g.k} : Shape{g.k, g.n}, 12);
+    Tensor c = g.c.empty() ? Tensor() : rnd(g.c, 13);
+    Node node("Gemm", 13, c.defined() ? 3 : 2);
+    node.f("alpha", g.alpha).f("beta", g.beta).i("transA", g.ta).i("transB", g.tb);
+    std::vector<Tensor> in = {a, b};
+    if (c.defined()) in.push_back(c);
+    auto op = onednn_op(node.spec, in);
+    Tensor y = run(*op, in)[0];
+    Tensor want = naive_gemm(a, b, c.defined() ? &c : nullptr, g.ta, g.tb, g.alpha, g.beta);
+    std::string what = cat("gemm m", g.m, " k", g.k, " n", g.n, " ta", g.ta, " tb", g.tb);
+    expect_close(y, want, 1e-4, 1e-5, what);
+    // Second call with the same shapes writes in place into the same buffer.
+    std::vector<Tensor> out = {y};
+    const void* before = y.raw();
+    op->forward(in, out);
+    EXPECT_EQ(out[0].raw(), before) << what;
+
+    Tensor dy = rnd(y.shape(), 14);
+    std::vector<Tensor> gx(in.size());
+    op->backward({&dy, 1}, in, {&y, 1}, gx);
+    double ref = dot(dy, naive_gemm(a, b, nullptr, g.ta, g.tb, g.alpha, 0.f));
+    EXPECT_NEAR(dot(gx[0], a), ref, 1e-4 * std::abs(ref) + 1e-4) << what;
+    EXPECT_NEAR(dot(gx[1], b), ref, 1e-4 * std::abs(ref) + 1e-4) << what;
+    if (c.defined()) {  // <dC, C> = beta <dy, broadcast(C)>
+      double rc = g.beta * dot(dy, naive_gemm(a, b, &c, g.ta, g.tb, 0.f, 1.f));
+      EXPECT_NEAR(dot(gx[2], c), rc, 1e-4 * std::abs(rc) + 1e-4) << what;
+    }
+  }
+}
+
+TEST(OnednnMatMul, BatchBroadcastForwardAndAdjointBackward) {
+  for (auto [sa, sb] : std::vector<std::pair<Shape, Shape>>{{{3, 4}, {4, 5}},
+                                                            {{2, 3, 4}, {4, 5}},
+                                                            {{2, 1, 3, 4}, {1, 3, 4, 2}},
+                                                            {{4}, {2, 4, 3}},
+                                                            {{2, 3, 4}, {4}}}) {
+    Tensor a = rnd(sa, 21), b = rnd(sb, 22);
+    Node node("MatMul", 13, 2);
+    auto op = onednn_op(node.spec, {a, b});
+    Tensor y = run(*op, {a, b})[0];
+    // Oracle: broadcast batches explicitly and use naive_gemm per batch.
+    Shape A = sa, B = sb;
+    if (A.size() == 1) A.insert(A.begin(), 1);
+    if (B.size() == 1) B.push_back(1);
+    size_t r = std::max(A.size(), B.size());
+    A.insert(A.begin(), r - A.size(), 1);
+    B.insert(B.begin(), r - B.size(), 1);
+    Shape batch;
+    for (size_t i = 0; i + 2 < r; ++i) batch.push_back(std::max(A[i], B[i]));
+    int64_t m = A[r - 2], k = A[r - 1], n = B[r - 1], nb = numel(batch);
+    ASSERT_EQ(y.numel(), nb * m * n) << to_string(sa) << to_string(sb);
+    for (int64_t bi = 0; bi < nb; ++bi) {
+      int64_t ia = 0, ib = 0, rem = bi, sa_ = 1, sb_ = 1;
+      for (size_t d = batch.size(); d-- > 0;) {
+        int64_t idx = rem % batch[d];
+        rem /= batch[d];
+        ia += (A[d] == 1 ? 0 : idx) * sa_;
+        ib += (B[d] == 1 ? 0 : idx) * sb_;
+        sa_ *= A[d];
+        sb_ *= B[d];
+      }
+      Tensor am = a.view({a.numel()}).slice(ia * m * k, (ia + 1) * m * k).view({m, k});
+      Tensor bm = b.view({b.numel()}).slice(ib * k * n, (ib + 1) * k * n).view({k, n});
+      Tensor want = naive_gemm(am, bm, nullptr, false, false, 1.f, 0.f);
+      Tensor got = y.view({y.numel()}).slice(bi * m * n, (bi + 1) * m * n).view({m, n});
+      expect_close(got, want, 1e-4, 1e-5, "matmul " + to_string(sa) + to_string(sb));
+    }
+    Tensor dy = rnd(y.shape(), 23);
+    std::vector<Tensor> gx(2);
+    std::vector<Tensor> ab = {a, b};
+    op->backward({&dy, 1}, ab, {&y, 1}, gx);
+    double ref = dot(dy, y);
+    EXPECT_NEAR(dot(gx[0], a), ref, 1e-4 * std::abs(ref) + 1e-4) << to_string(sa) << to_string(sb);
+    EXPECT_NEAR(dot(gx[1], b), ref, 1e-4 * std::abs(ref) + 1e-4) << to_string(sa) << to_string(sb);
+  }
+}
+
+// ---- backward by central differences of L = <r, f(x)> ------------------------
+
+// Checks d/dt L(x + t v) at t=0 against <dx, v> for input `which`.
+void check_fd(const NodeSpec& spec, std::vector<Tensor> in, size_t which, uint64_t seed,
+              double tol = 2e-2, double h = 1e-2) {
+  auto op = onednn_op(spec, in);
+  std::vector<Tensor> y = run(*op, in, spec.outputs.size());
+  Tensor r = rnd(y[0].shape(), seed);
+  std::vector<Tensor> gy(y.size());
+  gy[0] = r;
+  std::vector<Tensor> gx(in.size());
+  op->backward(gy, in, y, gx);
+  ASSERT_TRUE(gx[which].defined());
+  Tensor v = rnd(in[which].shape(), seed + 1);
+  auto loss = [&](double t) {
+    std::vector<Tensor> in2 = in;
+    in2[which] = in[which].clone();
+    for (int64_t i = 0; i < v.numel(); ++i)
+      in2[which].data<float>()[i] += static_cast<float>(t * v.data<float>()[i]);
+    return dot(r, run(*op, in2, spec.outputs.size())[0]);
+  };
+  double fd = (loss(h) - loss(-h)) / (2 * h);
+  double an = dot(gx[which], v);
+  EXPECT_NEAR(an, fd, tol * (std::abs(fd) + 1)) << spec.op_type << " input " << which;
+}
+
+TEST(OnednnConvTranspose, IsTheAdjointOfConvAndBackwardMatchesFiniteDifferences) {
+  // ConvTranspose(z; W) with W [OC, IC, kh, kw] is Conv's data adjoint:
+  // <ConvT(z), x> = <z, Conv(x)> for the same strides/pads/dilations.
+  Tensor x = rnd({2, 3, 9, 8}, 101), w = rnd({4, 3, 3, 2}, 102);
+  std::vector<int64_t> st = {2, 1}, dil = {1, 2}, pads = {1, 0, 1, 1};
+  Tensor conv = naive_conv2d(x, w, nullptr, 1, st, dil, pads);
+  Tensor z = rnd(conv.shape(), 103);
+  // Output size of ConvT: s*(in-1) + ext - pads; output_padding restores x's size.
+  std::vector<int64_t> opad = {
+      x.dim(2) - (st[0] * (z.dim(2) - 1) + (3 - 1) * dil[0] + 1 - pads[0] - pads[2]),
+      x.dim(3) - (st[1] * (z.dim(3) - 1) + (2 - 1) * dil[1] + 1 - pads[1] - pads[3])};
+  Node node("ConvTranspose", 11, 2);
+  node.is("strides", st).is("dilations", dil).is("pads", pads).is("output_padding", opad);
+  auto op = onednn_op(node.spec, {z, w});
+  Tensor y = run(*op, {z, w})[0];
+  ASSERT_EQ(y.shape(), x.shape());
+  double ref = dot(z, conv);
+  EXPECT_NEAR(dot(y, x), ref, 1e-4 * std::abs(ref) + 1e-3);
+  Node grouped("ConvTranspose", 11, 3);
+  grouped.i("group", 2).is("strides", {2, 2}).is("output_shape", {10, 9});
+  for (size_t which : {0, 1, 2})
+    check_fd(grouped.spec, {rnd({1, 4, 4, 4}, 104), rnd({4, 3, 3, 2}, 105), rnd({6}, 106)}, which,
+             107 + which);
+}
+
+TEST(OnednnBackward, EltwiseMatchesFiniteDifferences) {
+  for (const char* t : {"Relu", "LeakyRelu", "Elu", "Sigmoid", "Tanh", "Exp", "Abs", "Softplus",
+                        "Neg", "HardSwish"}) {
+    Node node(t, 14, 1);
+    check_fd(node.spec, {rnd({3, 4, 5}, 31)}, 0, 32);
+  }
+  check_fd(Node("Sqrt", 13, 1).spec, {rnd({40}, 33, 0.5, 2)}, 0, 34);
+  check_fd(Node("Reciprocal", 13, 1).spec, {rnd({40}, 35, 0.5, 2)}, 0, 36);
+  check_fd(Node("Clip", 13, 3).spec,
+           {rnd({50}, 37), Tensor::scalar<float>(-0.5f), Tensor::scalar<float>(0.6f)}, 0, 38);
+}
+
+TEST(OnednnBackward, PoolSoftmaxLrnBatchNormMatchFiniteDifferences) {
+  Tensor x = rnd({2, 3, 7, 6}, 41);
+  check_fd(Node("MaxPool", 12, 1).is("kernel_shape", {3, 2}).is("strides", {2, 1}).spec, {x}, 0,
+           42, 2e-2, 1e-3);
+  check_fd(Node("AveragePool", 11, 1)
+               .is("kernel_shape", {3, 3})
+               .is("pads", {1, 0, 1, 1})
+               .i("count_include_pad", 1)
+               .spec,
+           {x}, 0, 43);
+  check_fd(Node("AveragePool", 11, 1).is("kernel_shape", {2, 3}).i("ceil_mode", 1).is("strides", {2, 2}).spec,
+           {x}, 0, 44);
+  check_fd(Node("GlobalAveragePool", 1, 1).spec, {x}, 0, 45);
+  check_fd(Node("GlobalMaxPool", 1, 1).spec, {x}, 0, 46, 2e-2, 1e-3);
+  check_fd(Node("Softmax", 13, 1).i("axis", 1).spec, {x}, 0, 47);
+  check_fd(Node("LogSoftmax", 13, 1).spec, {x}, 0, 48);
+  check_fd(Node("Softmax", 11, 1).i("axis", 1).spec, {x}, 0, 49);
+  check_fd(Node("LRN", 13, 1).i("size", 3).f("alpha", 0.5f).spec, {x}, 0, 50);
+  Tensor scale = rnd({3}, 51, 0.5, 1.5), bias = rnd({3}, 52), mean = rnd({3}, 53),
+         var = rnd({3}, 54, 0.5, 1.5);
+  for (int64_t training : {0, 1})
+    for (size_t which : {0, 1, 2})
+      check_fd(Node("BatchNormalization", 15, 5, training ? 3 : 1).i("training_mode", training).spec,
+               {x, scale, bias, mean, var}, which, 55 + which);
+}
+
+// ---- semantics checks against hand-computed values ---------------------------
+
+TEST(OnednnSemantics, SoftmaxAxesAndOpsetCoercion) {
+  Tensor x = rnd({2, 3, 4}, 61);
+  auto ref_softmax = [&](bool coerce, int64_t axis) {  // naive softmax
+    Tensor y(DataType::Float, x.shape());
+    int64_t outer = 1, mid = 1, inner = 1;
+    for (int64_t i = 0; i < 3; ++i)
+      (i < axis ? outer : (i == axis || coerce) ? mid : inner) *= x.dim(i);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t q = 0; q < inner; ++q) {
+        double s = 0;
+        for (int64_t c = 0; c < mid; ++c) s += std::exp(x.data<float>()[(o * mid + c) * inner + q]);
+        for (int64_t c = 0; c < mid; ++c) {
+          int64_t i = (o * mid + c) * inner + q;
+          y.data<float>()[i] = static_cast<float>(std::exp(x.data<float>()[i]) / s);
+        }
+      }
+    return y;
+  };
+  for (int64_t axis : {0, 1, 2}) {
+    auto op13 = onednn_op(Node("Softmax", 13, 1).i("axis", axis).spec, {x});
+    expect_close(run(*op13, {x})[0], ref_softmax(false, axis), 1e-5, 1e-6, "softmax13");
+    auto op11 = onednn_op(Node("Softmax", 11, 1).i("axis", axis).spec, {x});
+    expect_close(run(*op11, {x})[0], ref_softmax(true, axis), 1e-5, 1e-6, "softmax11");
+  }
+}
+
+TEST(OnednnSemantics, BatchNormTrainingRunningStats) {
+  Tensor x = rnd({4, 2, 3, 3}, 71), scale = rnd({2}, 72), bias = rnd({2}, 73),
+         mean = rnd({2}, 74), var = rnd({2}, 75, 0.5, 1.5);
+  auto op = onednn_op(
+      Node("BatchNormalization", 15, 5, 3).i("training_mode", 1).f("momentum", 0.8f).spec,
+      {x, scale, bias, mean, var});
+  auto y = run(*op, {x, scale, bias, mean, var}, 3);
+  for (int64_t c = 0; c < 2; ++c) {
+    double s = 0, s2 = 0;
+    int n = 0;
+    for (int64_t b = 0; b < 4; ++b)
+      for (int64_t q = 0; q < 9; ++q) {
+        double v = x.data<float>()[(b * 2 + c) * 9 + q];
+        s += v;
+        s2 += v * v;
+        ++n;
+      }
+    double m = s / n, vr = s2 / n - m * m;
+    EXPECT_NEAR(y[1].data<float>()[c], 0.8 * mean.data<float>()[c] + 0.2 * m, 1e-5);
+    EXPECT_NEAR(y[2].data<float>()[c], 0.8 * var.data<float>()[c] + 0.2 * vr, 1e-5);
+    double x0 = x.data<float>()[c * 9];
+    EXPECT_NEAR(y[0].data<float>()[c * 9],
+                scale.data<float>()[c] * (x0 - m) / std::sqrt(vr + 1e-5) + bias.data<float>()[c],
+                1e-4);
+  }
+}
+
+TEST(OnednnRefusals, NonFloatAndUnsupportedAttributes) {
+  Tensor xi(DataType::Int32, {2, 3});
+  EXPECT_FALSE(create(Node("Relu", 14, 1).spec, {xi}, "onednn").ok());
+  Tensor x = rnd({1, 1, 4, 4}, 81);
+  EXPECT_FALSE(create(Node("MaxPool", 12, 1, 2).is("kernel_shape", {2, 2}).spec, {x}, "onednn").ok());
+  EXPECT_FALSE(create(Node("LRN", 13, 1).i("size", 2).spec, {x}, "onednn").ok());
+  EXPECT_FALSE(create(Node("AveragePool", 11, 1)
+                          .is("kernel_shape", {3, 3})
+                          .is("strides", {2, 2})
+                          .i("ceil_mode", 1)
+                          .i("count_include_pad", 1)
+                          .spec,
+                      {x}, "onednn")
+                   .ok());
+  auto ok = create(Node("Conv", 13, 2).spec, {x, rnd({2, 1, 3, 3}, 82)}, "onednn");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->implementation.rfind("onednn:conv:", 0), 0u) << ok->implementation;
+}
+
+TEST(OnednnPlanCache, ShapeChangesRebuildAndRepeatsReuse) {
+  auto op = onednn_op(Node("Relu", 14, 1).spec, {rnd({8}, 91)});
+  for (Shape s : {Shape{8}, Shape{3, 5}, Shape{8}, Shape{2, 2, 2}}) {
+    Tensor x = rnd(s, 92);
+    Tensor y = run(*op, {x})[0];
+    ASSERT_EQ(y.shape(), s);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      EXPECT_EQ(y.data<float>()[i], std::max(0.f, x.data<float>()[i]));
+  }
+}
+
+// ---- against the reference backend (needs its kernels) -----------------------
+
+void compare_with_reference(const NodeSpec& spec, const std::vector<Tensor>& in, double rtol = 1e-4,
+                            double atol = 1e-5) {
+  auto ref = create(spec, in, "reference");
+  ASSERT_TRUE(ref.ok()) << ref.refusal().reason;
+  auto op = onednn_op(spec, in);
+  auto y = run(*op, in, spec.outputs.size());
+  auto yr = run(*ref->op, in, spec.outputs.size());
+  for (size_t i = 0; i < y.size(); ++i)
+    expect_close(y[i], yr[i], rtol, atol, spec.op_type + " output " + std::to_string(i));
+  if (!op->has_backward() || !ref->op->has_backward()) return;
+  std::vector<Tensor> gy(y.size());
+  gy[0] = rnd(y[0].shape(), 99);
+  std::vector<Tensor> gx(in.size()), gxr(in.size());
+  op->backward(gy, in, y, gx);
+  ref->op->backward(gy, in, yr, gxr);
+  auto diff = op->differentiable_inputs(in.size());
+  for (size_t i = 0; i < in.size(); ++i)
+    if (diff[i] && gxr[i].defined())
+      expect_close(gx[i], gxr[i], rtol * 10, atol * 10, spec.op_type + " grad " + std::to_string(i));
+}
+
+TEST(OnednnVsReference, Conv) {
+  compare_with_reference(Node("Conv", 13, 3).i("group", 2).is("strides", {2, 1}).is("pads", {1, 1, 0, 1}).spec,
+                         {rnd({2, 4, 9, 8}, 1), rnd({6, 2, 3, 3}, 2), rnd({6}, 3)});
+  compare_with_reference(Node("Conv", 13, 2).is("dilations", {2, 1, 1}).spec,
+                         {rnd({1, 2, 7, 6, 5}, 4), rnd({3, 2, 2, 3, 2}, 5)});
+  compare_with_reference(Node("ConvTranspose", 11, 3).i("group", 2).is("strides", {2, 1}).is("pads", {1, 0, 0, 1}).spec,
+                         {rnd({2, 4, 5, 6}, 6), rnd({4, 3, 3, 3}, 7), rnd({6}, 8)});
+}
+TEST(OnednnVsReference, GemmMatMul) {
+  compare_with_reference(Node("Gemm", 13, 3).i("transA", 1).f("alpha", 0.5f).f("beta", 2.f).spec,
+                         {rnd({7, 5}, 6), rnd({7, 3}, 7), rnd({1, 3}, 8)});
+  compare_with_reference(Node("MatMul", 13, 2).spec, {rnd({2, 3, 4}, 9), rnd({2, 4, 5}, 10)});
+}
+TEST(OnednnVsReference, Pooling) {
+  Tensor x = rnd({2, 3, 9, 8}, 11);
+  compare_with_reference(Node("MaxPool", 12, 1).is("kernel_shape", {3, 3}).is("strides", {2, 2}).is("pads", {1, 1, 1, 1}).spec, {x});
+  compare_with_reference(Node("MaxPool", 12, 1).is("kernel_shape", {2, 2}).is("dilations", {2, 2}).i("ceil_mode", 1).is("strides", {2, 2}).spec, {x});
+  compare_with_reference(Node("AveragePool", 11, 1).is("kernel_shape", {3, 2}).is("pads", {1, 1, 1, 1}).spec, {x});
+  compare_with_reference(Node("AveragePool", 11, 1).is("kernel_shape", {3, 2}).is("pads", {1, 1, 1, 1}).i("count_include_pad", 1).spec, {x});
+  compare_with_reference(Node("GlobalAveragePool", 1, 1).spec, {x});
+  compare_with_reference(Node("GlobalMaxPool", 1, 1).spec, {x});
+}
+TEST(OnednnVsReference, BatchNorm) {
+  std::vector<Tensor> in = {rnd({2, 3, 4, 5}, 12), rnd({3}, 13), rnd({3}, 14), rnd({3}, 15),
+                            rnd({3}, 16, 0.5, 1.5)};
+  compare_with_reference(Node("BatchNormalization", 15, 5).spec, in);
+  compare_with_reference(Node("BatchNormalization", 15, 5, 3).i("training_mode", 1).spec, in, 1e-4, 1e-4);
+}
+TEST(OnednnVsReference, EltwiseSoftmaxLrn) {
+  Tensor x = rnd({2, 3, 4, 5}, 17);
+  for (const char* t : {"Relu", "LeakyRelu", "Elu", "Sigmoid", "Tanh", "Exp", "Abs", "Softplus",
+                        "Neg", "HardSwish", "Round"})
+    compare_with_reference(Node(t, 14, 1).spec, {x});
+  Tensor pos = rnd({50}, 18, 0.1, 3);
+  compare_with_reference(Node("Sqrt", 13, 1).spec, {pos});
+  compare_with_reference(Node("Reciprocal", 13, 1).spec, {pos});
+  compare_with_reference(Node("Clip", 13, 3).spec,
+                         {x, Tensor::scalar<float>(-0.3f), Tensor::scalar<float>(0.4f)});
+  compare_with_reference(Node("Softmax", 13, 1).i("axis", 2).spec, {x});
+  compare_with_reference(Node("LogSoftmax", 11, 1).i("axis", 1).spec, {x});
+  compare_with_reference(Node("LRN", 13, 1).i("size", 3).spec, {x});
+}
+
+}  // namespace
+}  // namespace deep500
