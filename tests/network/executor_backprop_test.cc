@@ -69,7 +69,7 @@ TEST(ExecutorBackprop, NonScalarOrUnknownLossIsAClearError) {
 TEST(ExecutorEvents, EveryKernelNodeIsReportedWithItsImplementation) {
   frameworks::register_all();
   auto model = mlp_model();
-  auto exec = network::ExecutorRegistry::global().create("reference", model);
+  auto exec = network::ExecutorRegistry::global().create("reference", model, {{"reference"}});
   struct Recorder : network::ExecutorEvents {
     std::vector<std::string> seen;
     void after_node(const network::NodeEvent& e) override {
