@@ -71,8 +71,8 @@ class HeaderParser {
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
-    throw Error(cat("read_npy: ", path_, ": malformed header: expected ", what, " at offset ",
-                    pos_, " in \"", s_, "\""));
+    throw Error(cat("read_npy: ", path_, ": malformed header: expected ", what, " at offset ", pos_,
+                    " in \"", s_, "\""));
   }
   void skip_ws() {
     while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
@@ -175,8 +175,8 @@ Tensor read_npy(const std::string& path) {
 
   unsigned char pre[12] = {};
   in.read(reinterpret_cast<char*>(pre), 10);
-  DEEP500_CHECK(in.gcount() >= 8 && std::memcmp(pre, kMagic, kMagicLen) == 0, "read_npy: ",
-                path, ": not a .npy file (expected the magic \"\\x93NUMPY\" and a version; file has ",
+  DEEP500_CHECK(in.gcount() >= 8 && std::memcmp(pre, kMagic, kMagicLen) == 0, "read_npy: ", path,
+                ": not a .npy file (expected the magic \"\\x93NUMPY\" and a version; file has ",
                 file_size, " bytes)");
   const int major = pre[6], minor = pre[7];
   DEEP500_CHECK(major >= 1 && major <= 3 && minor == 0, "read_npy: ", path,
@@ -186,8 +186,8 @@ Tensor read_npy(const std::string& path) {
   if (len_bytes == 4) in.read(reinterpret_cast<char*>(pre + 10), 2);
   const uint64_t preamble = 8 + len_bytes;
   DEEP500_CHECK(in && file_size >= preamble, "read_npy: ", path,
-                ": truncated: the file ends inside the header length field (file has ",
-                file_size, " bytes)");
+                ": truncated: the file ends inside the header length field (file has ", file_size,
+                " bytes)");
   const uint64_t header_len = read_le(pre + 8, len_bytes);
   DEEP500_CHECK(preamble + header_len <= file_size, "read_npy: ", path,
                 ": truncated: header length field says ", header_len,
@@ -199,15 +199,16 @@ Tensor read_npy(const std::string& path) {
   auto dict = HeaderParser(header, path).parse_dict();
   auto field = [&](const char* key) -> const PyValue& {
     auto it = dict.find(key);
-    DEEP500_CHECK(it != dict.end(), "read_npy: ", path, ": header has no '", key,
-                  "' entry: \"", header, "\"");
+    DEEP500_CHECK(it != dict.end(), "read_npy: ", path, ": header has no '", key, "' entry: \"",
+                  header, "\"");
     return it->second;
   };
   const PyValue& descr_v = field("descr");
   const PyValue& fortran_v = field("fortran_order");
   const PyValue& shape_v = field("shape");
-  DEEP500_CHECK(!descr_v.is_list && std::holds_alternative<std::string>(descr_v.v), "read_npy: ",
-                path, ": structured dtypes are not supported (expected a plain dtype like '<f4')");
+  DEEP500_CHECK(!descr_v.is_list && std::holds_alternative<std::string>(descr_v.v),
+                "read_npy: ", path,
+                ": structured dtypes are not supported (expected a plain dtype like '<f4')");
   DEEP500_CHECK(std::holds_alternative<bool>(fortran_v.v), "read_npy: ", path,
                 ": 'fortran_order' must be True or False");
   DEEP500_CHECK(!std::get<bool>(fortran_v.v), "read_npy: ", path,
@@ -224,8 +225,8 @@ Tensor read_npy(const std::string& path) {
     for (const NpyType& t : kTypes) {
       if (descr.compare(1, 2, t.code) != 0) continue;
       const bool single = size_of(t.dtype) == 1;
-      if (order == '<' || order == '|' || (order == '=' && std::endian::native ==
-                                                               std::endian::little)) {
+      if (order == '<' || order == '|' ||
+          (order == '=' && std::endian::native == std::endian::little)) {
         dtype = t.dtype;
       } else if (order == '>') {
         dtype = t.dtype;

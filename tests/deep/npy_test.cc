@@ -32,8 +32,7 @@ class NpyTest : public ::testing::Test {
   // Runs a numpy snippet with `d` bound to the temp directory; returns its exit status.
   int python(const std::string& code) const {
     std::string script = path("gen.py");
-    std::ofstream(script) << "import numpy as np, os\nd = " << '"' << dir_.string() << '"'
-                          << "\n"
+    std::ofstream(script) << "import numpy as np, os\nd = " << '"' << dir_.string() << '"' << "\n"
                           << code << "\n";
     return std::system(cat(DEEP500_PYTHON, " ", script).c_str());
   }
@@ -156,7 +155,8 @@ TEST_F(NpyTest, ReadsFilesWrittenByNumpy) {
 }
 
 TEST_F(NpyTest, NumpyReadsOurFiles) {
-  for (const auto& [dtype, name] : kDtypes) write_npy(path(name + ".npy"), make_pattern(dtype, {3, 4}));
+  for (const auto& [dtype, name] : kDtypes)
+    write_npy(path(name + ".npy"), make_pattern(dtype, {3, 4}));
   write_npy(path("scalar.npy"), Tensor::scalar<double>(2.5));
   write_npy(path("vector.npy"), Tensor::from_vector<int32_t>({3}, {4, 5, 6}));
   // numpy checks dtype, shape and every value; a mismatch exits non-zero.

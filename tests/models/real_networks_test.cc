@@ -44,7 +44,9 @@ class RealNetwork : public ::testing::TestWithParam<std::string> {
   static void SetUpTestSuite() { frameworks::register_all(); }
   fs::path dir() const { return models_dir() / GetParam(); }
   const nlohmann::json& entry() const { return manifest().at("networks").at(GetParam()); }
-  std::string file(const char* key) const { return (dir() / entry().at(key).get<std::string>()).string(); }
+  std::string file(const char* key) const {
+    return (dir() / entry().at(key).get<std::string>()).string();
+  }
 };
 
 TEST_P(RealNetwork, ForwardMatchesPyTorch) {
