@@ -10,13 +10,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <new>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <new>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -40,13 +40,19 @@ void* operator new(std::size_t n) {
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
 using dnnl::memory;
 
 namespace {
 
-double now_s() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
+double now_s() {
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
 
 Tensor rnd(Shape s, uint64_t seed) {
   Tensor t(DataType::Float, std::move(s));
@@ -184,7 +190,9 @@ Row bench_conv(const ConvShape& s, double budget) {
   // Raw: the same descriptors, primitives created and executed directly.
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
-  auto any = [](memory::dims d) { return memory::desc(d, memory::data_type::f32, memory::format_tag::any); };
+  auto any = [](memory::dims d) {
+    return memory::desc(d, memory::data_type::f32, memory::format_tag::any);
+  };
   memory::dims xd = {s.n, s.c, s.h, s.w}, wd = {s.k, s.c, s.r, s.r}, yd = {s.n, s.k, oh, ow};
   dnnl::convolution_forward::desc cd(dnnl::prop_kind::forward_inference,
                                      dnnl::algorithm::convolution_direct, any(xd), any(wd), any(yd),
@@ -250,12 +258,15 @@ Row bench_gemm(int64_t m, int64_t n, int64_t k, double budget, int max_samples) 
   op->forward(in, out);
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
-  auto md = [](memory::dims d) { return memory::desc(d, memory::data_type::f32, memory::format_tag::ab); };
+  auto md = [](memory::dims d) {
+    return memory::desc(d, memory::data_type::f32, memory::format_tag::ab);
+  };
   dnnl::matmul::desc d(md({m, k}), md({k, n}), md({m, n}));
   dnnl::matmul::primitive_desc pd(d, eng);
   row.raw_impl = std::string("onednn:matmul:") + pd.impl_info_str();
   Tensor yraw(DataType::Float, {m, n});
-  memory ma(md({m, k}), eng, a.raw()), mb(md({k, n}), eng, b.raw()), mc(md({m, n}), eng, yraw.raw());
+  memory ma(md({m, k}), eng, a.raw()), mb(md({k, n}), eng, b.raw()),
+      mc(md({m, n}), eng, yraw.raw());
   dnnl::matmul mm(pd);
   auto raw = [&] {
     mm.execute(strm, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
@@ -308,19 +319,22 @@ __attribute__((target("avx512f,fma"))) double fma_loop(int64_t iters) {
   const __m512 m = _mm512_set1_ps(0.9999999f), c = _mm512_set1_ps(1e-7f);
 #define D5_ACC(i) __m512 a##i = _mm512_set1_ps(0.001f * i);
 #define D5_FMA(i) a##i = _mm512_fmadd_ps(a##i, m, c);
-#define D5_ALL(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+#define D5_ALL(X) \
+  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
   D5_ALL(D5_ACC)
   for (int64_t it = 0; it < iters; ++it) {
     D5_ALL(D5_FMA)
-    asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6),
-                 "+v"(a7));
-    asm volatile("" : "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11), "+v"(a12), "+v"(a13),
-                 "+v"(a14), "+v"(a15));
+    asm volatile(""
+                 : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7));
+    asm volatile(""
+                 : "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11), "+v"(a12), "+v"(a13), "+v"(a14),
+                   "+v"(a15));
   }
   __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
                            _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
-  s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)),
-                                     _mm512_add_ps(_mm512_add_ps(a12, a13), _mm512_add_ps(a14, a15))));
+  s = _mm512_add_ps(s,
+                    _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)),
+                                  _mm512_add_ps(_mm512_add_ps(a12, a13), _mm512_add_ps(a14, a15))));
 #undef D5_ALL
 #undef D5_FMA
 #undef D5_ACC
@@ -362,7 +376,8 @@ Sgemm bench_big(int64_t n, int reps) {
   auto op = make_op(spec, in, &impl);
   std::vector<Tensor> out(1);
   op->forward(in, out);
-  dnnl_sgemm('N', 'N', n, n, n, 1.f, a.data<float>(), n, b.data<float>(), n, 0.f, c.data<float>(), n);
+  dnnl_sgemm('N', 'N', n, n, n, 1.f, a.data<float>(), n, b.data<float>(), n, 0.f, c.data<float>(),
+             n);
   double fl = 2.0 * n * n * n;
   std::vector<double> ours;
   for (int i = 0; i < reps; ++i) {  // interleaved
@@ -370,8 +385,8 @@ Sgemm bench_big(int64_t n, int reps) {
     op->forward(in, out);
     ours.push_back(fl / (now_s() - t0) / 1e9);
     t0 = now_s();
-    dnnl_sgemm('N', 'N', n, n, n, 1.f, a.data<float>(), n, b.data<float>(), n, 0.f,
-               c.data<float>(), n);
+    dnnl_sgemm('N', 'N', n, n, n, 1.f, a.data<float>(), n, b.data<float>(), n, 0.f, c.data<float>(),
+               n);
     r.sgemm_best = std::max(r.sgemm_best, fl / (now_s() - t0) / 1e9);
   }
   r.ours_best = *std::max_element(ours.begin(), ours.end());
@@ -390,7 +405,8 @@ int main(int argc, char** argv) {
   }
   frameworks::register_all();
   const char* env = std::getenv("OMP_NUM_THREADS");
-  int threads = env ? std::max(1, std::atoi(env)) : static_cast<int>(std::thread::hardware_concurrency());
+  int threads =
+      env ? std::max(1, std::atoi(env)) : static_cast<int>(std::thread::hardware_concurrency());
   std::printf("oneDNN %d.%d.%d, OMP_NUM_THREADS=%d\n", dnnl_version()->major, dnnl_version()->minor,
               dnnl_version()->patch, threads);
   double b = quick ? 0.3 : 1.2;
@@ -411,28 +427,31 @@ int main(int argc, char** argv) {
     rows.push_back(bench_gemm(m, n, k, m * n * k > 1e10 ? 3 * b : b, 41));
   rows.push_back(bench_relu(64, b));
 
-  std::printf("\n%-36s %10s %10s %8s %17s %11s %9s %10s %9s  %s\n", "shape", "ours ms", "raw ms", "ratio",
-              "ratio 95% CI", "ovh us", "GFLOP/s", "allocs o/r", "min ratio", "implementation (ours | raw)");
+  std::printf("\n%-36s %10s %10s %8s %17s %11s %9s %10s %9s  %s\n", "shape", "ours ms", "raw ms",
+              "ratio", "ratio 95% CI", "ovh us", "GFLOP/s", "allocs o/r", "min ratio",
+              "implementation (ours | raw)");
   for (const auto& r : rows)
-    std::printf("%-36s %10.4f %10.4f %8.4f [%7.4f,%7.4f] %11.3f %9.1f %4.0f/%-5.0f %9.4f  %s | %s%s\n",
-                r.name.c_str(), r.ours.median * 1e3, r.raw.median * 1e3, r.ratio.median,
-                r.ratio.lo, r.ratio.hi, r.overhead_us.median, r.flops / r.ours.median / 1e9,
-                r.allocs_per_call, r.raw_allocs_per_call, r.ours_min / r.raw_min,
-                r.impl.c_str(), r.raw_impl.c_str(),
-                r.conv_only_ms > 0 ? (" (conv alone " + std::to_string(r.conv_only_ms) + " ms)").c_str()
-                                   : "");
+    std::printf(
+        "%-36s %10.4f %10.4f %8.4f [%7.4f,%7.4f] %11.3f %9.1f %4.0f/%-5.0f %9.4f  %s | %s%s\n",
+        r.name.c_str(), r.ours.median * 1e3, r.raw.median * 1e3, r.ratio.median, r.ratio.lo,
+        r.ratio.hi, r.overhead_us.median, r.flops / r.ours.median / 1e9, r.allocs_per_call,
+        r.raw_allocs_per_call, r.ours_min / r.raw_min, r.impl.c_str(), r.raw_impl.c_str(),
+        r.conv_only_ms > 0 ? (" (conv alone " + std::to_string(r.conv_only_ms) + " ms)").c_str()
+                           : "");
 
   double peak1 = fma_peak_gflops(1), peakn = threads > 1 ? fma_peak_gflops(threads) : peak1;
   std::vector<Sgemm> big;
   big.push_back(bench_big(2048, quick ? 3 : 5));
   if (!quick) big.push_back(bench_big(4096, threads > 1 ? 4 : 3));
-  std::printf("\nFP32 peak (AVX-512 FMA register loop): %.1f GFLOP/s x1 thread, %.1f GFLOP/s x%d threads\n",
-              peak1, peakn, threads);
+  std::printf(
+      "\nFP32 peak (AVX-512 FMA register loop): %.1f GFLOP/s x1 thread, %.1f GFLOP/s x%d threads\n",
+      peak1, peakn, threads);
   for (const auto& s : big)
-    std::printf("SGEMM %ld^3: ours best %.1f / median %.1f GFLOP/s, dnnl_sgemm best %.1f GFLOP/s; "
-                "ours = %.1f%% of FMA peak (%d thr), %.1f%% of dnnl_sgemm\n",
-                static_cast<long>(s.n), s.ours_best, s.ours_median, s.sgemm_best,
-                100 * s.ours_best / peakn, threads, 100 * s.ours_best / s.sgemm_best);
+    std::printf(
+        "SGEMM %ld^3: ours best %.1f / median %.1f GFLOP/s, dnnl_sgemm best %.1f GFLOP/s; "
+        "ours = %.1f%% of FMA peak (%d thr), %.1f%% of dnnl_sgemm\n",
+        static_cast<long>(s.n), s.ours_best, s.ours_median, s.sgemm_best, 100 * s.ours_best / peakn,
+        threads, 100 * s.ours_best / s.sgemm_best);
 
   if (!json_path.empty()) {
     nlohmann::json j;
@@ -440,21 +459,28 @@ int main(int argc, char** argv) {
     j["fma_peak_gflops_1thread"] = peak1;
     j["fma_peak_gflops_nthreads"] = peakn;
     for (const auto& r : rows)
-      j["rows"].push_back({{"name", r.name}, {"impl", r.impl}, {"raw_impl", r.raw_impl},
-                           {"ours_ms", r.ours.median * 1e3}, {"raw_ms", r.raw.median * 1e3},
+      j["rows"].push_back({{"name", r.name},
+                           {"impl", r.impl},
+                           {"raw_impl", r.raw_impl},
+                           {"ours_ms", r.ours.median * 1e3},
+                           {"raw_ms", r.raw.median * 1e3},
                            {"ours_ms_ci", {r.ours.lo * 1e3, r.ours.hi * 1e3}},
                            {"raw_ms_ci", {r.raw.lo * 1e3, r.raw.hi * 1e3}},
-                           {"ratio", r.ratio.median}, {"ratio_ci", {r.ratio.lo, r.ratio.hi}},
+                           {"ratio", r.ratio.median},
+                           {"ratio_ci", {r.ratio.lo, r.ratio.hi}},
                            {"overhead_us", r.overhead_us.median},
                            {"overhead_us_ci", {r.overhead_us.lo, r.overhead_us.hi}},
-                           {"samples", r.samples}, {"calls_per_sample", r.calls_per_sample},
+                           {"samples", r.samples},
+                           {"calls_per_sample", r.calls_per_sample},
                            {"gflops_ours", r.flops / r.ours.median / 1e9},
                            {"conv_alone_ms", r.conv_only_ms},
                            {"allocs_per_call", r.allocs_per_call},
-                           {"ours_min_ms", r.ours_min * 1e3}, {"raw_min_ms", r.raw_min * 1e3},
+                           {"ours_min_ms", r.ours_min * 1e3},
+                           {"raw_min_ms", r.raw_min * 1e3},
                            {"raw_allocs_per_call", r.raw_allocs_per_call}});
     for (const auto& s : big)
-      j["sgemm"].push_back({{"n", s.n}, {"ours_best_gflops", s.ours_best},
+      j["sgemm"].push_back({{"n", s.n},
+                            {"ours_best_gflops", s.ours_best},
                             {"ours_median_gflops", s.ours_median},
                             {"dnnl_sgemm_best_gflops", s.sgemm_best}});
     std::ofstream(json_path) << j.dump(1) << "\n";

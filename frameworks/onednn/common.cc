@@ -90,10 +90,10 @@ void Plan::add(const dnnl::primitive& p, std::initializer_list<std::pair<int, me
 void Plan::run() const {
   dnnl_stream_t st = stream().get();
   for (const auto& s : steps_) {
-    dnnl_status_t status = dnnl_primitive_execute(s.prim.get(), st, static_cast<int>(s.args.size()),
-                                                  s.args.data());
-    if (status != dnnl_success) throw Error(cat("oneDNN primitive execution failed (status ",
-                                                static_cast<int>(status), ")"));
+    dnnl_status_t status =
+        dnnl_primitive_execute(s.prim.get(), st, static_cast<int>(s.args.size()), s.args.data());
+    if (status != dnnl_success)
+      throw Error(cat("oneDNN primitive execution failed (status ", static_cast<int>(status), ")"));
   }
   dnnl_stream_wait(st);
 }

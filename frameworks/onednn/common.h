@@ -12,8 +12,8 @@
 #include <array>
 #include <cstring>
 #include <memory>
-#include <stdexcept>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -24,11 +24,11 @@
 
 namespace deep500::onednn {
 
+using dnnl::memory;
 using ops::Cost;
 using ops::OpContext;
 using ops::Operator;
 using ops::Registry;
-using dnnl::memory;
 using tag = dnnl::memory::format_tag;
 
 dnnl::engine& engine();
@@ -69,7 +69,8 @@ struct Key {
     add(static_cast<int64_t>(b));
   }
   bool operator==(const Key& o) const {
-    return n == o.n && std::memcmp(v.data(), o.v.data(), sizeof(int64_t) * std::min<int>(n, 80)) == 0;
+    return n == o.n &&
+           std::memcmp(v.data(), o.v.data(), sizeof(int64_t) * std::min<int>(n, 80)) == 0;
   }
 };
 
@@ -106,7 +107,7 @@ class Plan {
   memory scratchpad(const dnnl::primitive_desc_base& pd) { return owned(pd.scratchpad_desc()); }
   void run() const;
 
-  std::string impl;           // impl name of the main primitive
+  std::string impl;               // impl name of the main primitive
   std::vector<Shape> out_shapes;  // output shapes for this plan's input shapes
 
  private:
@@ -157,7 +158,7 @@ class PlanCache {
 // Sliding-window geometry of Conv/pooling nodes in oneDNN terms.
 struct Window {
   memory::dims kernel, strides, dilation /* oneDNN: ONNX dilation - 1 */, pad_l, pad_r;
-  Shape out;  // output spatial dims
+  Shape out;                // output spatial dims
   bool ceil_extra = false;  // ceil_mode added padding beyond the ONNX pads
 };
 // `in` and `kernel` are spatial dims. Reads auto_pad, pads, strides,

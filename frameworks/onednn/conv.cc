@@ -19,7 +19,9 @@ struct ConvGeom {
 class ConvOp final : public Kernel {
  public:
   explicit ConvOp(const OpContext& ctx)
-      : node_(ctx.node.describe()), spec_(ctx.node), group_(ctx.node.attributes.get_int("group", 1)) {
+      : node_(ctx.node.describe()),
+        spec_(ctx.node),
+        group_(ctx.node.attributes.get_int("group", 1)) {
     DEEP500_CHECK(ctx.num_inputs() >= 2 && ctx.has_input(1), node_, ": expected X and W inputs");
     DEEP500_CHECK(group_ >= 1, node_, ": group must be >= 1");
   }
@@ -84,7 +86,8 @@ class ConvOp final : public Kernel {
   Cost cost(std::span<const TensorDesc> in) const override {
     Cost c = Operator::cost(in);
     try {
-      ConvGeom g = geom(in[0].shape, in[1].shape, in.size() > 2 && in[2].dtype != DataType::Undefined);
+      ConvGeom g =
+          geom(in[0].shape, in[1].shape, in.size() > 2 && in[2].dtype != DataType::Undefined);
       double macs = static_cast<double>(numel(Shape(g.dst_d.begin(), g.dst_d.end()))) *
                     static_cast<double>(numel(in[1].shape) / in[1].shape[0]);
       c.flops = 2 * macs;
@@ -104,7 +107,8 @@ class ConvOp final : public Kernel {
   }
 
   ConvGeom geom(const Shape& x, const Shape& w, bool bias) const {
-    DEEP500_CHECK(w.size() == x.size(), node_, ": W has rank ", w.size(), ", X has rank ", x.size());
+    DEEP500_CHECK(w.size() == x.size(), node_, ": W has rank ", w.size(), ", X has rank ",
+                  x.size());
     const int64_t oc = w[0];
     DEEP500_CHECK(x[1] == w[1] * group_ && oc % group_ == 0, node_, ": X has ", x[1],
                   " channels, W ", to_string(w), " with group ", group_, " does not match");
@@ -169,9 +173,9 @@ class ConvOp final : public Kernel {
                                              any(g.wei_d), any(g.dst_d), g.win.strides,
                                              g.win.dilation, g.win.pad_l, g.win.pad_r);
     dnnl::convolution_backward_data::primitive_desc dpd(dd, user_scratchpad_attr(), engine(), hint);
-    dnnl::convolution_backward_weights::desc wd(
-        algorithm::convolution_direct, any(g.src_d), any(g.wei_d), g.bias, any(g.dst_d),
-        g.win.strides, g.win.dilation, g.win.pad_l, g.win.pad_r);
+    dnnl::convolution_backward_weights::desc wd(algorithm::convolution_direct, any(g.src_d),
+                                                any(g.wei_d), g.bias, any(g.dst_d), g.win.strides,
+                                                g.win.dilation, g.win.pad_l, g.win.pad_r);
     dnnl::convolution_backward_weights::primitive_desc wpd(wd, user_scratchpad_attr(), engine(),
                                                            hint);
     auto p = std::make_unique<Plan>();
@@ -219,8 +223,8 @@ void register_conv(Registry& r) {
   try {
     auto any = [](memory::dims d) { return memory::desc(d, memory::data_type::f32, tag::any); };
     dnnl::convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct,
-                                      any({1, 64, 56, 56}), any({64, 64, 3, 3}), any({1, 64, 56, 56}),
-                                      {1, 1}, {1, 1}, {1, 1});
+                                      any({1, 64, 56, 56}), any({64, 64, 3, 3}),
+                                      any({1, 64, 56, 56}), {1, 1}, {1, 1}, {1, 1});
     impl = impl_name("conv", dnnl::convolution_forward::primitive_desc(d, engine()));
   } catch (const dnnl::error&) {
   }

@@ -18,7 +18,9 @@ struct DeconvGeom {
 class ConvTransposeOp final : public Kernel {
  public:
   explicit ConvTransposeOp(const OpContext& ctx)
-      : node_(ctx.node.describe()), spec_(ctx.node), group_(ctx.node.attributes.get_int("group", 1)) {
+      : node_(ctx.node.describe()),
+        spec_(ctx.node),
+        group_(ctx.node.attributes.get_int("group", 1)) {
     DEEP500_CHECK(ctx.num_inputs() >= 2 && ctx.has_input(1), node_, ": expected X and W inputs");
     DEEP500_CHECK(group_ >= 1, node_, ": group must be >= 1");
   }
@@ -26,7 +28,8 @@ class ConvTransposeOp final : public Kernel {
     std::string why = check_f32(ctx, 3);
     if (!why.empty()) return why;
     size_t r = ctx.inputs[0].shape.size();
-    if (r < 3 || r > 5) return cat("oneDNN deconvolution needs 1-3 spatial dims (X is rank ", r, ")");
+    if (r < 3 || r > 5)
+      return cat("oneDNN deconvolution needs 1-3 spatial dims (X is rank ", r, ")");
     return {};
   }
   void prepare(const OpContext& ctx) {
@@ -85,7 +88,8 @@ class ConvTransposeOp final : public Kernel {
     return k;
   }
   DeconvGeom geom(const Shape& x, const Shape& w, bool bias) const {
-    DEEP500_CHECK(w.size() == x.size(), node_, ": W has rank ", w.size(), ", X has rank ", x.size());
+    DEEP500_CHECK(w.size() == x.size(), node_, ": W has rank ", w.size(), ", X has rank ",
+                  x.size());
     DEEP500_CHECK(x[1] == w[0] && w[0] % group_ == 0, node_, ": X has ", x[1], " channels, W ",
                   to_string(w), " with group ", group_, " does not match");
     const auto& a = spec_.attributes;
@@ -93,8 +97,8 @@ class ConvTransposeOp final : public Kernel {
     Shape ks(w.begin() + 2, w.end());
     DEEP500_CHECK(a.get_ints("kernel_shape", ks) == ks, node_, ": kernel_shape != W spatial dims");
     auto st = a.get_ints("strides", Shape(nd, 1)), dil = a.get_ints("dilations", Shape(nd, 1)),
-         pads = a.get_ints("pads", Shape(2 * nd, 0)), opad = a.get_ints("output_padding", Shape(nd, 0)),
-         oshape = a.get_ints("output_shape", {});
+         pads = a.get_ints("pads", Shape(2 * nd, 0)),
+         opad = a.get_ints("output_padding", Shape(nd, 0)), oshape = a.get_ints("output_shape", {});
     std::string auto_pad = a.get_string("auto_pad", "NOTSET");
     DEEP500_CHECK(st.size() == nd && dil.size() == nd && pads.size() == 2 * nd && opad.size() == nd,
                   node_, ": strides/dilations/output_padding need ", nd, " values, pads ", 2 * nd);
@@ -241,10 +245,9 @@ void register_deconv(Registry& r) {
   std::string impl = "onednn:deconv";
   try {
     auto any = [](memory::dims d) { return memory::desc(d, memory::data_type::f32, tag::any); };
-    dnnl::deconvolution_forward::desc d(prop_kind::forward_inference,
-                                        algorithm::deconvolution_direct, any({1, 64, 28, 28}),
-                                        any({32, 64, 2, 2}), any({1, 32, 56, 56}), {2, 2}, {0, 0},
-                                        {0, 0});
+    dnnl::deconvolution_forward::desc d(
+        prop_kind::forward_inference, algorithm::deconvolution_direct, any({1, 64, 28, 28}),
+        any({32, 64, 2, 2}), any({1, 32, 56, 56}), {2, 2}, {0, 0}, {0, 0});
     impl = impl_name("deconv", dnnl::deconvolution_forward::primitive_desc(d, engine()));
   } catch (const dnnl::error&) {
   }

@@ -86,8 +86,7 @@ class LrnOp final : public Kernel {
   std::unique_ptr<Plan> build_bwd(const Shape& x) const {
     auto md = plain_md(to_dims(x));
     auto hint = fwd_pd(md, prop_kind::forward_training);
-    dnnl::lrn_backward::desc d(algorithm::lrn_across_channels, md, md, size_, alpha_, beta_,
-                               bias_);
+    dnnl::lrn_backward::desc d(algorithm::lrn_across_channels, md, md, size_, alpha_, beta_, bias_);
     dnnl::lrn_backward::primitive_desc pd(d, user_scratchpad_attr(), engine(), hint);
     auto p = std::make_unique<Plan>();
     int sx = p->user(md), sdy = p->user(md), sdx = p->user(md);

@@ -18,9 +18,9 @@ void add_matmul(Plan& p, const memory& src, const memory& wei, const memory& dst
     po.append_sum(sum_scale);
     attr.set_post_ops(po);
   }
-  dnnl::matmul::desc d = bias ? dnnl::matmul::desc(src.get_desc(), wei.get_desc(),
-                                                   bias->get_desc(), dst.get_desc())
-                              : dnnl::matmul::desc(src.get_desc(), wei.get_desc(), dst.get_desc());
+  dnnl::matmul::desc d =
+      bias ? dnnl::matmul::desc(src.get_desc(), wei.get_desc(), bias->get_desc(), dst.get_desc())
+           : dnnl::matmul::desc(src.get_desc(), wei.get_desc(), dst.get_desc());
   dnnl::matmul::primitive_desc pd(d, attr, engine());
   p.add(dnnl::matmul(pd), {{DNNL_ARG_SRC, src},
                            {DNNL_ARG_WEIGHTS, wei},
@@ -140,7 +140,10 @@ class GemmOp final : public Kernel {
     Key k;
     k.add(a);
     k.add(b);
-    if (c) k.add(*c); else k.add(int64_t{-7});
+    if (c)
+      k.add(*c);
+    else
+      k.add(int64_t{-7});
     return k;
   }
   void dims(const Shape& a, const Shape& b, int64_t& m, int64_t& kk, int64_t& n) const {
@@ -193,7 +196,7 @@ class GemmOp final : public Kernel {
     memory At = p->alias(sa, view2(kk, m, !ta_));   // A'^T [kk,m]
     memory Av = p->alias(sa, view2(m, kk, ta_));    // A'   [m,kk]
     memory dYt = p->alias(sdy, view2(n, m, true));  // dY^T [n,m]
-    if (!ta_)  // dA [m,kk] = dY [m,n] x B'^T [n,kk]
+    if (!ta_)                                       // dA [m,kk] = dY [m,n] x B'^T [n,kk]
       add_matmul(*p, dY, Bt, p->user_mem(sda), alpha_, nullptr, 0.f, nullptr);
     else  // dA [kk,m] = B' [kk,n] x dY^T [n,m]
       add_matmul(*p, Bv, dYt, p->user_mem(sda), alpha_, nullptr, 0.f, nullptr);
@@ -349,9 +352,8 @@ class MatMulOp final : public Kernel {
     dnnl::reduction::desc d(dnnl::algorithm::reduction_sum, tmp.get_desc(), dst.get_desc(), 0.f,
                             0.f);
     dnnl::reduction::primitive_desc pd(d, user_scratchpad_attr(), engine());
-    p.add(dnnl::reduction(pd), {{DNNL_ARG_SRC, tmp},
-                                {DNNL_ARG_DST, dst},
-                                {DNNL_ARG_SCRATCHPAD, p.scratchpad(pd)}});
+    p.add(dnnl::reduction(pd),
+          {{DNNL_ARG_SRC, tmp}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, p.scratchpad(pd)}});
   }
   // Slots: 0 A, 1 B, 2 dY, 3 dA, 4 dB.
   std::unique_ptr<Plan> build_bwd(const Shape& a, const Shape& b) const {
@@ -360,8 +362,8 @@ class MatMulOp final : public Kernel {
     int sa = p->user(plain_md(g.a)), sb = p->user(plain_md(g.b)), sdy = p->user(plain_md(g.y));
     int sda = p->user(plain_md(g.a)), sdb = p->user(plain_md(g.b));
     memory::dims fa = g.y, fb = g.y;
-    fa.back() = g.a.back();             // [batch, M, K]
-    fb[fb.size() - 2] = g.a.back();     // [batch, K, N]
+    fa.back() = g.a.back();          // [batch, M, K]
+    fb[fb.size() - 2] = g.a.back();  // [batch, K, N]
     grad(*p, p->user_mem(sdy), p->alias(sb, swap_last2(g.b)), fa, sda);
     grad(*p, p->alias(sa, swap_last2(g.a)), p->user_mem(sdy), fb, sdb);
     p->out_shapes = {g.out};

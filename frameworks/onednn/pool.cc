@@ -17,9 +17,9 @@ class PoolOp final : public Kernel {
         global_(ctx.node.op_type.rfind("Global", 0) == 0),
         max_(ctx.node.op_type.find("Max") != std::string::npos) {
     include_pad_ = ctx.node.attributes.get_int("count_include_pad", 0) != 0;
-    alg_ = max_ ? algorithm::pooling_max
-                : include_pad_ ? algorithm::pooling_avg_include_padding
-                               : algorithm::pooling_avg_exclude_padding;
+    alg_ = max_           ? algorithm::pooling_max
+           : include_pad_ ? algorithm::pooling_avg_include_padding
+                          : algorithm::pooling_avg_exclude_padding;
   }
   static std::string refusal(const OpContext& ctx) {
     std::string why = check_f32(ctx, 1);
@@ -86,8 +86,8 @@ class PoolOp final : public Kernel {
       return w;
     }
     Shape ks = spec_.attributes.get_ints("kernel_shape");
-    DEEP500_CHECK(ks.size() == sp.size(), node_, ": kernel_shape has ", ks.size(),
-                  " values for ", sp.size(), " spatial dims");
+    DEEP500_CHECK(ks.size() == sp.size(), node_, ": kernel_shape has ", ks.size(), " values for ",
+                  sp.size(), " spatial dims");
     Window w = make_window(spec_, sp, ks, true);
     if (w.ceil_extra && !max_ && include_pad_)
       throw Unsupported("ceil_mode with count_include_pad=1 is not handled by the oneDNN backend");

@@ -71,9 +71,12 @@ class SoftmaxOp final : public Kernel {
     int64_t outer = 1, mid = 1, inner = 1;
     for (int64_t i = 0; i < r; ++i) {
       int64_t d = x[static_cast<size_t>(i)];
-      if (i < axis) outer *= d;
-      else if (i == axis || coerce_) mid *= d;
-      else inner *= d;
+      if (i < axis)
+        outer *= d;
+      else if (i == axis || coerce_)
+        mid *= d;
+      else
+        inner *= d;
     }
     return plain_md(memory::dims{outer, mid, inner});
   }

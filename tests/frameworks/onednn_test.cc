@@ -123,8 +123,7 @@ Tensor naive_conv2d(const Tensor& x, const Tensor& w, const Tensor* b, int64_t g
                 int64_t ih = yh * st[0] - pad[0] + a * dil[0];
                 int64_t iw = yw * st[1] - pad[1] + bb * dil[1];
                 if (ih < 0 || ih >= h || iw < 0 || iw >= wd) continue;
-                s += static_cast<double>(
-                         px[((in * c + grp * icg + ci) * h + ih) * wd + iw]) *
+                s += static_cast<double>(px[((in * c + grp * icg + ci) * h + ih) * wd + iw]) *
                      pw[((o * icg + ci) * kh + a) * kw + bb];
               }
           py[((in * oc + o) * oh + yh) * ow + yw] = static_cast<float>(s);
@@ -133,8 +132,8 @@ Tensor naive_conv2d(const Tensor& x, const Tensor& w, const Tensor* b, int64_t g
 }
 
 // Y = alpha * A' B' + beta * C (C broadcast from [M,N], [N], [1,N], [M,1] or scalar).
-Tensor naive_gemm(const Tensor& a, const Tensor& b, const Tensor* c, bool ta, bool tb,
-                  float alpha, float beta) {
+Tensor naive_gemm(const Tensor& a, const Tensor& b, const Tensor* c, bool ta, bool tb, float alpha,
+                  float beta) {
   int64_t m = ta ? a.dim(1) : a.dim(0), k = ta ? a.dim(0) : a.dim(1), n = tb ? b.dim(0) : b.dim(1);
   Tensor y(DataType::Float, {m, n});
   for (int64_t i = 0; i < m; ++i)
@@ -201,18 +200,18 @@ TEST_P(OnednnConv, ForwardMatchesNaiveLoopAndAdjointBackward) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, OnednnConv,
-    ::testing::Values(ConvCase{{2, 3, 9, 8}, {4, 3, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
-                      ConvCase{{1, 4, 10, 7}, {6, 2, 3, 2}, 2, {2, 1}, {1, 2}, {0, 1, 2, 0}, true},
-                      ConvCase{{2, 16, 12, 12}, {32, 16, 1, 1}, 1, {2, 2}, {1, 1}, {0, 0, 0, 0},
-                               false},
-                      ConvCase{{1, 8, 11, 11}, {8, 1, 3, 3}, 8, {1, 1}, {2, 2}, {2, 2, 2, 2}, true},
-                      ConvCase{{1, 3, 23, 23}, {8, 3, 7, 7}, 1, {2, 2}, {1, 1}, {3, 3, 3, 3},
-                               false}));
+    ::testing::Values(
+        ConvCase{{2, 3, 9, 8}, {4, 3, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
+        ConvCase{{1, 4, 10, 7}, {6, 2, 3, 2}, 2, {2, 1}, {1, 2}, {0, 1, 2, 0}, true},
+        ConvCase{{2, 16, 12, 12}, {32, 16, 1, 1}, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, false},
+        ConvCase{{1, 8, 11, 11}, {8, 1, 3, 3}, 8, {1, 1}, {2, 2}, {2, 2, 2, 2}, true},
+        ConvCase{{1, 3, 23, 23}, {8, 3, 7, 7}, 1, {2, 2}, {1, 1}, {3, 3, 3, 3}, false}));
 
 TEST(OnednnConvAutoPad, SameUpperLowerMatchExplicitPads) {
   Tensor x = rnd({1, 2, 7, 6}, 5), w = rnd({3, 2, 4, 3}, 6);
-  for (auto [mode, pads] : {std::pair<std::string, std::vector<int64_t>>{"SAME_UPPER", {1, 1, 2, 1}},
-                            {"SAME_LOWER", {2, 1, 1, 1}}}) {
+  for (auto [mode, pads] :
+       {std::pair<std::string, std::vector<int64_t>>{"SAME_UPPER", {1, 1, 2, 1}},
+        {"SAME_LOWER", {2, 1, 1, 1}}}) {
     Node node("Conv", 11, 2);
     node.s("auto_pad", mode).is("kernel_shape", {4, 3});
     auto op = onednn_op(node.spec, {x, w});
@@ -230,9 +229,10 @@ TEST(OnednnGemm, ForwardMatchesNaiveLoopAndAdjointBackward) {
     float alpha, beta;
     Shape c;  // empty: no C
   };
-  for (const G& g : {G{5, 7, 3, false, false, 1.f, 1.f, {3}}, G{5, 7, 3, true, false, 0.5f, 2.f, {5, 3}},
-                     G{4, 6, 8, false, true, 1.f, 0.25f, {5 - 4, 8}}, G{9, 3, 2, true, true, -1.5f, 1.f, {9, 1}},
-                     G{3, 4, 5, false, false, 2.f, 1.f, {}}, G{64, 33, 17, false, false, 1.f, 3.f, {}}}) {
+  for (const G& g :
+       {G{5, 7, 3, false, false, 1.f, 1.f, {3}}, G{5, 7, 3, true, false, 0.5f, 2.f, {5, 3}},
+        G{4, 6, 8, false, true, 1.f, 0.25f, {5 - 4, 8}}, G{9, 3, 2, true, true, -1.5f, 1.f, {9, 1}},
+        G{3, 4, 5, false, false, 2.f, 1.f, {}}, G{64, 33, 17, false, false, 1.f, 3.f, {}}}) {
     Tensor a = rnd(g.ta ? Shape{g.k, g.m} : Shape{g.m, g.k}, 11);
     Tensor b = rnd(g.tb ? Shape{g.n, g.k} : Shape{g.k, g.n}, 12);
     Tensor c = g.c.empty() ? Tensor() : rnd(g.c, 13);
@@ -376,15 +376,19 @@ TEST(OnednnBackward, EltwiseMatchesFiniteDifferences) {
 
 TEST(OnednnBackward, PoolSoftmaxLrnBatchNormMatchFiniteDifferences) {
   Tensor x = rnd({2, 3, 7, 6}, 41);
-  check_fd(Node("MaxPool", 12, 1).is("kernel_shape", {3, 2}).is("strides", {2, 1}).spec, {x}, 0,
-           42, 2e-2, 1e-3);
+  check_fd(Node("MaxPool", 12, 1).is("kernel_shape", {3, 2}).is("strides", {2, 1}).spec, {x}, 0, 42,
+           2e-2, 1e-3);
   check_fd(Node("AveragePool", 11, 1)
                .is("kernel_shape", {3, 3})
                .is("pads", {1, 0, 1, 1})
                .i("count_include_pad", 1)
                .spec,
            {x}, 0, 43);
-  check_fd(Node("AveragePool", 11, 1).is("kernel_shape", {2, 3}).i("ceil_mode", 1).is("strides", {2, 2}).spec,
+  check_fd(Node("AveragePool", 11, 1)
+               .is("kernel_shape", {2, 3})
+               .i("ceil_mode", 1)
+               .is("strides", {2, 2})
+               .spec,
            {x}, 0, 44);
   check_fd(Node("GlobalAveragePool", 1, 1).spec, {x}, 0, 45);
   check_fd(Node("GlobalMaxPool", 1, 1).spec, {x}, 0, 46, 2e-2, 1e-3);
@@ -396,8 +400,9 @@ TEST(OnednnBackward, PoolSoftmaxLrnBatchNormMatchFiniteDifferences) {
          var = rnd({3}, 54, 0.5, 1.5);
   for (int64_t training : {0, 1})
     for (size_t which : {0, 1, 2})
-      check_fd(Node("BatchNormalization", 15, 5, training ? 3 : 1).i("training_mode", training).spec,
-               {x, scale, bias, mean, var}, which, 55 + which);
+      check_fd(
+          Node("BatchNormalization", 15, 5, training ? 3 : 1).i("training_mode", training).spec,
+          {x, scale, bias, mean, var}, which, 55 + which);
 }
 
 // ---- semantics checks against hand-computed values ---------------------------
@@ -429,11 +434,11 @@ TEST(OnednnSemantics, SoftmaxAxesAndOpsetCoercion) {
 }
 
 TEST(OnednnSemantics, BatchNormTrainingRunningStats) {
-  Tensor x = rnd({4, 2, 3, 3}, 71), scale = rnd({2}, 72), bias = rnd({2}, 73),
-         mean = rnd({2}, 74), var = rnd({2}, 75, 0.5, 1.5);
-  auto op = onednn_op(
-      Node("BatchNormalization", 15, 5, 3).i("training_mode", 1).f("momentum", 0.8f).spec,
-      {x, scale, bias, mean, var});
+  Tensor x = rnd({4, 2, 3, 3}, 71), scale = rnd({2}, 72), bias = rnd({2}, 73), mean = rnd({2}, 74),
+         var = rnd({2}, 75, 0.5, 1.5);
+  auto op =
+      onednn_op(Node("BatchNormalization", 15, 5, 3).i("training_mode", 1).f("momentum", 0.8f).spec,
+                {x, scale, bias, mean, var});
   auto y = run(*op, {x, scale, bias, mean, var}, 3);
   for (int64_t c = 0; c < 2; ++c) {
     double s = 0, s2 = 0;
@@ -459,7 +464,8 @@ TEST(OnednnRefusals, NonFloatAndUnsupportedAttributes) {
   Tensor xi(DataType::Int32, {2, 3});
   EXPECT_FALSE(create(Node("Relu", 14, 1).spec, {xi}, "onednn").ok());
   Tensor x = rnd({1, 1, 4, 4}, 81);
-  EXPECT_FALSE(create(Node("MaxPool", 12, 1, 2).is("kernel_shape", {2, 2}).spec, {x}, "onednn").ok());
+  EXPECT_FALSE(
+      create(Node("MaxPool", 12, 1, 2).is("kernel_shape", {2, 2}).spec, {x}, "onednn").ok());
   EXPECT_FALSE(create(Node("LRN", 13, 1).i("size", 2).spec, {x}, "onednn").ok());
   EXPECT_FALSE(create(Node("AveragePool", 11, 1)
                           .is("kernel_shape", {3, 3})
@@ -505,15 +511,21 @@ void compare_with_reference(const NodeSpec& spec, const std::vector<Tensor>& in,
   auto diff = op->differentiable_inputs(in.size());
   for (size_t i = 0; i < in.size(); ++i)
     if (diff[i] && gxr[i].defined())
-      expect_close(gx[i], gxr[i], rtol * 10, atol * 10, spec.op_type + " grad " + std::to_string(i));
+      expect_close(gx[i], gxr[i], rtol * 10, atol * 10,
+                   spec.op_type + " grad " + std::to_string(i));
 }
 
 TEST(OnednnVsReference, Conv) {
-  compare_with_reference(Node("Conv", 13, 3).i("group", 2).is("strides", {2, 1}).is("pads", {1, 1, 0, 1}).spec,
-                         {rnd({2, 4, 9, 8}, 1), rnd({6, 2, 3, 3}, 2), rnd({6}, 3)});
+  compare_with_reference(
+      Node("Conv", 13, 3).i("group", 2).is("strides", {2, 1}).is("pads", {1, 1, 0, 1}).spec,
+      {rnd({2, 4, 9, 8}, 1), rnd({6, 2, 3, 3}, 2), rnd({6}, 3)});
   compare_with_reference(Node("Conv", 13, 2).is("dilations", {2, 1, 1}).spec,
                          {rnd({1, 2, 7, 6, 5}, 4), rnd({3, 2, 2, 3, 2}, 5)});
-  compare_with_reference(Node("ConvTranspose", 11, 3).i("group", 2).is("strides", {2, 1}).is("pads", {1, 0, 0, 1}).spec,
+  compare_with_reference(Node("ConvTranspose", 11, 3)
+                             .i("group", 2)
+                             .is("strides", {2, 1})
+                             .is("pads", {1, 0, 0, 1})
+                             .spec,
                          {rnd({2, 4, 5, 6}, 6), rnd({4, 3, 3, 3}, 7), rnd({6}, 8)});
 }
 TEST(OnednnVsReference, GemmMatMul) {
@@ -523,10 +535,27 @@ TEST(OnednnVsReference, GemmMatMul) {
 }
 TEST(OnednnVsReference, Pooling) {
   Tensor x = rnd({2, 3, 9, 8}, 11);
-  compare_with_reference(Node("MaxPool", 12, 1).is("kernel_shape", {3, 3}).is("strides", {2, 2}).is("pads", {1, 1, 1, 1}).spec, {x});
-  compare_with_reference(Node("MaxPool", 12, 1).is("kernel_shape", {2, 2}).is("dilations", {2, 2}).i("ceil_mode", 1).is("strides", {2, 2}).spec, {x});
-  compare_with_reference(Node("AveragePool", 11, 1).is("kernel_shape", {3, 2}).is("pads", {1, 1, 1, 1}).spec, {x});
-  compare_with_reference(Node("AveragePool", 11, 1).is("kernel_shape", {3, 2}).is("pads", {1, 1, 1, 1}).i("count_include_pad", 1).spec, {x});
+  compare_with_reference(Node("MaxPool", 12, 1)
+                             .is("kernel_shape", {3, 3})
+                             .is("strides", {2, 2})
+                             .is("pads", {1, 1, 1, 1})
+                             .spec,
+                         {x});
+  compare_with_reference(Node("MaxPool", 12, 1)
+                             .is("kernel_shape", {2, 2})
+                             .is("dilations", {2, 2})
+                             .i("ceil_mode", 1)
+                             .is("strides", {2, 2})
+                             .spec,
+                         {x});
+  compare_with_reference(
+      Node("AveragePool", 11, 1).is("kernel_shape", {3, 2}).is("pads", {1, 1, 1, 1}).spec, {x});
+  compare_with_reference(Node("AveragePool", 11, 1)
+                             .is("kernel_shape", {3, 2})
+                             .is("pads", {1, 1, 1, 1})
+                             .i("count_include_pad", 1)
+                             .spec,
+                         {x});
   compare_with_reference(Node("GlobalAveragePool", 1, 1).spec, {x});
   compare_with_reference(Node("GlobalMaxPool", 1, 1).spec, {x});
 }
@@ -534,7 +563,8 @@ TEST(OnednnVsReference, BatchNorm) {
   std::vector<Tensor> in = {rnd({2, 3, 4, 5}, 12), rnd({3}, 13), rnd({3}, 14), rnd({3}, 15),
                             rnd({3}, 16, 0.5, 1.5)};
   compare_with_reference(Node("BatchNormalization", 15, 5).spec, in);
-  compare_with_reference(Node("BatchNormalization", 15, 5, 3).i("training_mode", 1).spec, in, 1e-4, 1e-4);
+  compare_with_reference(Node("BatchNormalization", 15, 5, 3).i("training_mode", 1).spec, in, 1e-4,
+                         1e-4);
 }
 TEST(OnednnVsReference, EltwiseSoftmaxLrn) {
   Tensor x = rnd({2, 3, 4, 5}, 17);
