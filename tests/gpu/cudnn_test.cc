@@ -72,6 +72,11 @@ std::vector<GpuCase> cases() {
        "auto_pad=SAME_UPPER",
        {f32({1, 2, 7, 7}), f32({3, 2, 3, 3})}});
   add({"Conv/1d", "Conv", 17, "pads=1,1", {f32({2, 3, 9}), f32({5, 3, 3}), f32({5})}});
+  add({"Conv/absent_bias",
+       "Conv",
+       17,
+       "pads=1,1,1,1",
+       {f32({1, 2, 5, 5}), f32({3, 2, 3, 3}), validation::InputSpec{.absent = true}}});
   add({"Conv/opset1", "Conv", 1, "", {f32({1, 2, 5, 5}), f32({2, 2, 2, 2})}});
   // Activations
   add({"Relu/4d", "Relu", 14, "", {f32({2, 3, 4, 5})}});
