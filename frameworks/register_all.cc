@@ -8,6 +8,9 @@
 #if DEEP500_WITH_ONEDNN
 #include "frameworks/onednn/register.h"
 #endif
+#if DEEP500_WITH_CUDNN
+#include "frameworks/cudnn/register.h"
+#endif
 
 namespace deep500::frameworks {
 
@@ -19,11 +22,17 @@ void register_all() {
 #if DEEP500_WITH_ONEDNN
     onednn::register_kernels(r);
 #endif
+#if DEEP500_WITH_CUDNN
+    cudnn::register_kernels(r);
+#endif
   });
 }
 
 std::vector<std::string> built_backends() {
   std::vector<std::string> b;
+#if DEEP500_WITH_CUDNN
+  b.push_back("cudnn");
+#endif
 #if DEEP500_WITH_ONEDNN
   b.push_back("onednn");
 #endif
