@@ -1,144 +1,330 @@
 #include "deep/npy.h"
 
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include <unistd.h>
 
-#include "deep/error.h"
+#include <atomic>
+#include <bit>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <variant>
 
 namespace deep500 {
 namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
+constexpr std::size_t kMagicLen = 6;
 
-struct Descr {
+struct NpyType {
   const char* code;  // without the byte-order character
   DataType dtype;
 };
-constexpr Descr kDescrs[] = {
-    {"f4", DataType::Float},  {"f8", DataType::Double}, {"f2", DataType::Float16},
-    {"i1", DataType::Int8},   {"i2", DataType::Int16},  {"i4", DataType::Int32},
-    {"i8", DataType::Int64},  {"u1", DataType::UInt8},  {"u2", DataType::UInt16},
-    {"u4", DataType::UInt32}, {"u8", DataType::UInt64}, {"b1", DataType::Bool},
+constexpr NpyType kTypes[] = {
+    {"f2", DataType::Float16}, {"f4", DataType::Float},  {"f8", DataType::Double},
+    {"i1", DataType::Int8},    {"i2", DataType::Int16},  {"i4", DataType::Int32},
+    {"i8", DataType::Int64},   {"u1", DataType::UInt8},  {"u2", DataType::UInt16},
+    {"u4", DataType::UInt32},  {"u8", DataType::UInt64}, {"b1", DataType::Bool},
 };
 
-// The value text after 'key': in the header dict ("'<f4'", "False", "(2, 3)").
-std::string field(const std::string& header, const std::string& key, const std::string& path) {
-  auto k = header.find("'" + key + "'");
-  DEEP500_CHECK(k != std::string::npos, path, ": .npy header has no '", key, "' field: ", header);
-  auto colon = header.find(':', k);
-  DEEP500_CHECK(colon != std::string::npos, path, ": malformed .npy header: ", header);
-  size_t b = header.find_first_not_of(' ', colon + 1);
-  DEEP500_CHECK(b != std::string::npos, path, ": malformed .npy header: ", header);
-  size_t e;
-  if (header[b] == '(') {
-    e = header.find(')', b);
-    DEEP500_CHECK(e != std::string::npos, path, ": malformed shape in .npy header: ", header);
-    return header.substr(b, e - b + 1);
+std::string shape_text(const Shape& shape) {
+  if (shape.empty()) return "scalar";
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s;
+}
+
+// A value of the header's Python literal: the subset np.save writes.
+struct PyValue {
+  std::variant<std::string, bool, std::vector<int64_t>, int64_t> v;
+  bool is_list = false;  // '[...]': a structured dtype descr
+};
+
+// Recursive-descent parser for "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }".
+class HeaderParser {
+ public:
+  HeaderParser(std::string_view text, const std::string& path) : s_(text), path_(path) {}
+
+  std::map<std::string, PyValue> parse_dict() {
+    std::map<std::string, PyValue> out;
+    expect('{');
+    while (true) {
+      skip_ws();
+      if (peek() == '}') break;
+      std::string key = parse_string();
+      expect(':');
+      out[key] = parse_value();
+      skip_ws();
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      skip_ws();
+      if (peek() != '}') fail("',' or '}'");
+    }
+    ++pos_;
+    return out;
   }
-  if (header[b] == '\'' || header[b] == '"') {
-    e = header.find(header[b], b + 1);
-    DEEP500_CHECK(e != std::string::npos, path, ": malformed .npy header: ", header);
-    return header.substr(b + 1, e - b - 1);
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(cat("read_npy: ", path_, ": malformed header: expected ", what, " at offset ", pos_,
+                    " in \"", s_, "\""));
   }
-  e = header.find_first_of(",}", b);
-  std::string v = header.substr(b, e == std::string::npos ? std::string::npos : e - b);
-  while (!v.empty() && v.back() == ' ') v.pop_back();
+  void skip_ws() {
+    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+  }
+  char peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
+  void expect(char c) {
+    skip_ws();
+    if (peek() != c) fail(cat("'", c, "'"));
+    ++pos_;
+  }
+  std::string parse_string() {
+    skip_ws();
+    char q = peek();
+    if (q != '\'' && q != '"') fail("a quoted string");
+    size_t end = s_.find(q, pos_ + 1);
+    if (end == std::string_view::npos) fail("a closing quote");
+    std::string out(s_.substr(pos_ + 1, end - pos_ - 1));
+    pos_ = end + 1;
+    return out;
+  }
+  int64_t parse_int() {
+    skip_ws();
+    size_t start = pos_;
+    while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+    if (pos_ == start) fail("a non-negative integer");
+    if (pos_ < s_.size() && (s_[pos_] == 'L' || s_[pos_] == 'l')) ++pos_;  // Python 2 long
+    std::string digits(s_.substr(start, pos_ - start));
+    if (digits.size() > 18) fail("a dimension below 10^18");
+    return std::stoll(digits);
+  }
+  PyValue parse_value() {
+    skip_ws();
+    char c = peek();
+    if (c == '\'' || c == '"') return PyValue{parse_string()};
+    if (s_.substr(pos_, 4) == "True") {
+      pos_ += 4;
+      return PyValue{true};
+    }
+    if (s_.substr(pos_, 5) == "False") {
+      pos_ += 5;
+      return PyValue{false};
+    }
+    if (c == '(' || c == '[') {
+      char close = c == '(' ? ')' : ']';
+      ++pos_;
+      std::vector<int64_t> items;
+      PyValue out;
+      out.is_list = c == '[';
+      while (true) {
+        skip_ws();
+        if (peek() == close) break;
+        if (out.is_list) {  // structured descr: skip to the end, reported by the caller
+          size_t end = s_.rfind(']');
+          if (end == std::string_view::npos || end < pos_) fail("']'");
+          pos_ = end;
+          break;
+        }
+        items.push_back(parse_int());
+        skip_ws();
+        if (peek() == ',') {
+          ++pos_;
+        } else if (peek() != close) {
+          fail(cat("',' or '", close, "'"));
+        }
+      }
+      ++pos_;
+      out.v = std::move(items);
+      return out;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c))) return PyValue{parse_int()};
+    fail("a string, True/False, an integer or a tuple");
+  }
+
+  std::string_view s_;
+  const std::string& path_;
+  size_t pos_ = 0;
+};
+
+uint64_t read_le(const unsigned char* p, int n) {
+  uint64_t v = 0;
+  for (int i = n - 1; i >= 0; --i) v = (v << 8) | p[i];
   return v;
 }
 
-DataType dtype_from_descr(const std::string& descr, const std::string& path) {
-  DEEP500_CHECK(descr.size() == 3, path, ": unsupported .npy dtype '", descr,
-                "' (expected bool, int, uint or float arrays such as '<f4')");
-  DEEP500_CHECK(descr[0] != '>', path, ": big-endian .npy data ('", descr,
-                "') is not supported; save it little-endian");
-  DEEP500_CHECK(descr[0] == '<' || descr[0] == '|' || descr[0] == '=', path,
-                ": unsupported byte order in .npy dtype '", descr, "'");
-  for (const auto& d : kDescrs)
-    if (descr.compare(1, 2, d.code) == 0) return d.dtype;
-  throw Error(cat(path, ": unsupported .npy dtype '", descr,
-                  "' (expected bool, int, uint or float arrays such as '<f4')"));
-}
-
-Shape parse_shape(const std::string& text, const std::string& path) {
-  Shape shape;
-  std::string inner = text.substr(1, text.size() - 2);
-  std::stringstream s(inner);
-  std::string item;
-  while (std::getline(s, item, ',')) {
-    size_t b = item.find_first_not_of(' ');
-    if (b == std::string::npos) continue;
-    size_t e = item.find_last_not_of(" L");
-    std::string num = item.substr(b, e - b + 1);
-    DEEP500_CHECK(!num.empty() && num.find_first_not_of("0123456789") == std::string::npos, path,
-                  ": malformed shape ", text, " in .npy header");
-    shape.push_back(std::stoll(num));
+void swap_bytes(unsigned char* data, std::size_t count, std::size_t width) {
+  for (std::size_t i = 0; i < count; ++i) {
+    unsigned char* e = data + i * width;
+    for (std::size_t a = 0, b = width - 1; a < b; ++a, --b) std::swap(e[a], e[b]);
   }
-  return shape;
 }
 
 }  // namespace
 
 Tensor read_npy(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  DEEP500_CHECK(in, path, ": cannot open the file (expected a NumPy .npy file)");
-  char pre[8];
-  in.read(pre, 8);
-  DEEP500_CHECK(in.gcount() == 8 && std::memcmp(pre, kMagic, 6) == 0, path,
-                ": not a NumPy .npy file (bad magic)");
-  const int major = static_cast<unsigned char>(pre[6]);
-  DEEP500_CHECK(major >= 1 && major <= 3, path, ": unsupported .npy format version ", major);
-  uint32_t header_len = 0;
-  unsigned char len[4] = {0, 0, 0, 0};
-  const int len_bytes = major == 1 ? 2 : 4;
-  in.read(reinterpret_cast<char*>(len), len_bytes);
-  DEEP500_CHECK(in.gcount() == len_bytes, path, ": truncated .npy header");
-  for (int i = len_bytes - 1; i >= 0; --i) header_len = header_len << 8 | len[i];
-  std::string header(header_len, '\0');
-  in.read(header.data(), header_len);
-  DEEP500_CHECK(static_cast<uint32_t>(in.gcount()) == header_len, path, ": truncated .npy header");
+  DEEP500_CHECK(in, "read_npy: cannot open ", path, ": ", std::strerror(errno));
+  std::error_code ec;
+  const uint64_t file_size = std::filesystem::file_size(path, ec);
+  DEEP500_CHECK(!ec, "read_npy: ", path, ": cannot get the file size: ", ec.message());
 
-  const DataType dtype = dtype_from_descr(field(header, "descr", path), path);
-  DEEP500_CHECK(field(header, "fortran_order", path) == "False", path,
-                ": Fortran-order .npy arrays are not supported (save with C order)");
-  Tensor t(dtype, parse_shape(field(header, "shape", path), path));
-  in.read(static_cast<char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()));
-  DEEP500_CHECK(static_cast<size_t>(in.gcount()) == t.nbytes(), path, ": truncated .npy data (",
-                in.gcount(), " of ", t.nbytes(), " bytes for ", to_string(t.desc()), ")");
+  unsigned char pre[12] = {};
+  in.read(reinterpret_cast<char*>(pre), 10);
+  DEEP500_CHECK(in.gcount() >= 8 && std::memcmp(pre, kMagic, kMagicLen) == 0, "read_npy: ", path,
+                ": not a .npy file (expected the magic \"\\x93NUMPY\" and a version; file has ",
+                file_size, " bytes)");
+  const int major = pre[6], minor = pre[7];
+  DEEP500_CHECK(major >= 1 && major <= 3 && minor == 0, "read_npy: ", path,
+                ": unsupported .npy format version ", major, ".", minor,
+                " (expected 1.0, 2.0 or 3.0)");
+  const int len_bytes = major == 1 ? 2 : 4;
+  if (len_bytes == 4) in.read(reinterpret_cast<char*>(pre + 10), 2);
+  const uint64_t preamble = 8 + len_bytes;
+  DEEP500_CHECK(in && file_size >= preamble, "read_npy: ", path,
+                ": truncated: the file ends inside the header length field (file has ", file_size,
+                " bytes)");
+  const uint64_t header_len = read_le(pre + 8, len_bytes);
+  DEEP500_CHECK(preamble + header_len <= file_size, "read_npy: ", path,
+                ": truncated: header length field says ", header_len,
+                " bytes of header after byte ", preamble, ", file has ", file_size, " bytes");
+  std::string header(header_len, '\0');
+  in.read(header.data(), static_cast<std::streamsize>(header_len));
+  DEEP500_CHECK(in, "read_npy: ", path, ": could not read the ", header_len, "-byte header");
+
+  auto dict = HeaderParser(header, path).parse_dict();
+  auto field = [&](const char* key) -> const PyValue& {
+    auto it = dict.find(key);
+    DEEP500_CHECK(it != dict.end(), "read_npy: ", path, ": header has no '", key, "' entry: \"",
+                  header, "\"");
+    return it->second;
+  };
+  const PyValue& descr_v = field("descr");
+  const PyValue& fortran_v = field("fortran_order");
+  const PyValue& shape_v = field("shape");
+  DEEP500_CHECK(!descr_v.is_list && std::holds_alternative<std::string>(descr_v.v),
+                "read_npy: ", path,
+                ": structured dtypes are not supported (expected a plain dtype like '<f4')");
+  DEEP500_CHECK(std::holds_alternative<bool>(fortran_v.v), "read_npy: ", path,
+                ": 'fortran_order' must be True or False");
+  DEEP500_CHECK(!std::get<bool>(fortran_v.v), "read_npy: ", path,
+                ": fortran_order is True; only C-order arrays are supported (save with "
+                "np.ascontiguousarray)");
+  DEEP500_CHECK(!shape_v.is_list && std::holds_alternative<std::vector<int64_t>>(shape_v.v),
+                "read_npy: ", path, ": 'shape' must be a tuple of integers");
+
+  const std::string& descr = std::get<std::string>(descr_v.v);
+  DataType dtype = DataType::Undefined;
+  bool big_endian = false;
+  if (descr.size() == 3) {
+    const char order = descr[0];
+    for (const NpyType& t : kTypes) {
+      if (descr.compare(1, 2, t.code) != 0) continue;
+      const bool single = size_of(t.dtype) == 1;
+      if (order == '<' || order == '|' ||
+          (order == '=' && std::endian::native == std::endian::little)) {
+        dtype = t.dtype;
+      } else if (order == '>') {
+        dtype = t.dtype;
+        big_endian = !single;
+      }
+    }
+  }
+  DEEP500_CHECK(dtype != DataType::Undefined, "read_npy: ", path, ": unsupported dtype '", descr,
+                "' (expected one of <f2 <f4 <f8 <i1 <i2 <i4 <i8 <u1 <u2 <u4 <u8 |b1)");
+
+  Shape shape = std::get<std::vector<int64_t>>(shape_v.v);
+  uint64_t count = 1;
+  for (int64_t d : shape) {
+    DEEP500_CHECK(d == 0 || count <= std::numeric_limits<uint64_t>::max() / 16 / uint64_t(d),
+                  "read_npy: ", path, ": shape ", shape_text(shape), " is too large");
+    count *= static_cast<uint64_t>(d);
+  }
+  const uint64_t data_bytes = count * size_of(dtype);
+  const uint64_t have = file_size - preamble - header_len;
+  DEEP500_CHECK(have == data_bytes, "read_npy: ", path, ": ",
+                have < data_bytes ? "truncated" : "trailing data", ": header says ",
+                shape_text(shape), " ", name_of(dtype), " = ", data_bytes,
+                " bytes of data, file has ", have, " (", file_size, " bytes in all)");
+
+  Tensor t(dtype, shape);
+  in.read(static_cast<char*>(t.raw()), static_cast<std::streamsize>(data_bytes));
+  DEEP500_CHECK(in || data_bytes == 0, "read_npy: ", path, ": could not read ", data_bytes,
+                " bytes of data");
+  if (big_endian) swap_bytes(static_cast<unsigned char*>(t.raw()), count, size_of(dtype));
+  if (dtype == DataType::Bool) {  // a byte other than 0/1 is not a valid bool
+    auto* bytes = static_cast<unsigned char*>(t.raw());
+    for (uint64_t i = 0; i < count; ++i) bytes[i] = bytes[i] != 0;
+  }
   return t;
 }
 
 void write_npy(const std::string& path, const Tensor& t) {
-  DEEP500_CHECK(t.defined(), path, ": cannot write an undefined tensor as .npy");
+  DEEP500_CHECK(t.defined(), "write_npy: ", path, ": tensor is undefined");
   const char* code = nullptr;
-  for (const auto& d : kDescrs)
-    if (d.dtype == t.dtype()) code = d.code;
-  DEEP500_CHECK(code, path, ": element type ", name_of(t.dtype()), " has no .npy form");
-  std::string descr = std::string(t.dtype() == DataType::Bool || size_of(t.dtype()) == 1 ? "|" : "<") +
-                      code;
-  std::string shape = "(";
-  for (auto d : t.shape()) shape += std::to_string(d) + ", ";
-  if (t.rank() > 1) shape.resize(shape.size() - 2);
-  if (t.rank() == 1) shape.resize(shape.size() - 1);  // "(3,)"
-  shape += ")";
-  std::string header =
-      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  // Pad with spaces so the data starts on a 64-byte boundary; end with '\n'.
-  const bool v2 = header.size() + 1 + 10 > 65535;
-  const size_t prefix = v2 ? 12 : 10;
-  header.append((64 - (prefix + header.size() + 1) % 64) % 64, ' ');
-  header += '\n';
+  for (const NpyType& nt : kTypes)
+    if (nt.dtype == t.dtype()) code = nt.code;
+  DEEP500_CHECK(code != nullptr, "write_npy: ", path, ": cannot write ", name_of(t.dtype()),
+                " tensors (expected float16/32/64, (u)int8..64 or bool)");
+  static_assert(std::endian::native == std::endian::little, "write_npy assumes little-endian");
 
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  DEEP500_CHECK(out, path, ": cannot open for writing");
-  out.write(kMagic, 6);
-  const char version[2] = {static_cast<char>(v2 ? 2 : 1), 0};
-  out.write(version, 2);
-  const uint32_t n = static_cast<uint32_t>(header.size());
-  for (size_t i = 0; i < (v2 ? 4u : 2u); ++i) out.put(static_cast<char>((n >> (8 * i)) & 0xff));
-  out << header;
-  out.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()));
-  DEEP500_CHECK(out.good(), path, ": write failed");
+  // Python tuple syntax: "()", "(3,)", "(2, 3)".
+  std::string shape = "(";
+  for (size_t i = 0; i < t.shape().size(); ++i) {
+    if (i > 0) shape += ", ";
+    shape += std::to_string(t.shape()[i]);
+  }
+  shape += t.shape().size() == 1 ? ",)" : ")";
+  const char order = size_of(t.dtype()) == 1 ? '|' : '<';
+  std::string header =
+      cat("{'descr': '", order, code, "', 'fortran_order': False, 'shape': ", shape, ", }");
+  // Pad with spaces so the data starts on a 64-byte boundary; the header ends in '\n'.
+  // Version 1.0 stores the header length in 2 bytes, 2.0 in 4.
+  auto padded = [&](std::size_t preamble) {
+    std::string h = header;
+    h.append((64 - (preamble + h.size() + 1) % 64) % 64, ' ');
+    return h + '\n';
+  };
+  int major = 1;
+  std::size_t preamble = 10;
+  header = padded(preamble);
+  if (header.size() > 65535) {
+    major = 2;
+    preamble = 12;
+    header = padded(preamble);
+  }
+
+  std::string out(kMagic, kMagicLen);
+  out += static_cast<char>(major);
+  out += '\0';
+  const uint64_t hl = header.size();
+  for (std::size_t i = 0; i < preamble - 8; ++i) out += static_cast<char>((hl >> (8 * i)) & 0xff);
+  out += header;
+
+  static std::atomic<uint64_t> counter{0};
+  const std::string tmp = cat(path, ".tmp-", ::getpid(), "-", counter++);
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  DEEP500_CHECK(f != nullptr, "write_npy: cannot create ", tmp, ": ", std::strerror(errno));
+  bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+  if (ok && t.nbytes() > 0) ok = std::fwrite(t.raw(), 1, t.nbytes(), f) == t.nbytes();
+  ok = std::fflush(f) == 0 && ok;
+  ok = ::fsync(::fileno(f)) == 0 && ok;
+  const int saved_errno = errno;
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) {
+    std::remove(tmp.c_str());
+    throw Error(cat("write_npy: writing ", tmp, " failed: ", std::strerror(saved_errno)));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw Error(cat("write_npy: cannot rename ", tmp, " to ", path, ": ", ec.message()));
+  }
 }
 
 }  // namespace deep500

@@ -1,7 +1,12 @@
-// NumPy .npy files (format versions 1.0-3.0): read into / write from Tensor.
-// Little-endian C-order arrays of bool, integer, float16/32/64 elements.
-// Fortran-order arrays, big-endian data, strings and objects are refused
-// with an Error naming the file and what was found.
+// NumPy .npy files (format versions 1.0, 2.0 and 3.0).
+//
+// Supported element types: float16/32/64, int8..int64, uint8..uint64 and
+// bool ('<f2' '<f4' '<f8' '<i1'.. '<i8' '|u1'.. '<u8' '|b1'); big-endian
+// files are byte-swapped on read. Only C (row-major) order: a file with
+// fortran_order True, a structured/object dtype, or a truncated/corrupt
+// header or payload throws deep500::Error naming the file and what was
+// expected ("header says 1x3x224x224 float32 = 602112 bytes of data, file
+// has 1000").
 #pragma once
 
 #include <string>
@@ -10,11 +15,12 @@
 
 namespace deep500 {
 
-// Throws Error naming `path` when it is missing, truncated, not an .npy file
-// or holds an unsupported element type / layout.
 Tensor read_npy(const std::string& path);
-// Writes `t` (version 1.0 header, or 2.0 when the header needs it). Throws
-// Error naming `path` when it cannot be written or the dtype has no .npy form.
+
+// Writes little-endian, C order, format 1.0 (2.0 when the header needs more
+// than 64 KiB). Atomic: the data goes to a temporary file in the same
+// directory that is renamed over `path`, so readers never see a partial file.
+// Throws Error for types NumPy has no .npy code for here (string, bfloat16).
 void write_npy(const std::string& path, const Tensor& t);
 
 }  // namespace deep500
