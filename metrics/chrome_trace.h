@@ -16,8 +16,8 @@ namespace deep500::metrics {
 
 struct TraceEvent {
   std::string name;
-  std::string category;  // "cat"
-  double start_us = 0;   // "ts"
+  std::string category;    // "cat"
+  double start_us = 0;     // "ts"
   double duration_us = 0;  // "dur"
   int64_t pid = 0, tid = 0;
   std::vector<std::pair<std::string, std::string>> args;

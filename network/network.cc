@@ -141,8 +141,8 @@ void Network::add_node(const std::string& op_type, const std::vector<std::string
   }
   std::set<std::string> seen;
   for (const auto& out : outputs) {
-    DEEP500_CHECK(out.empty() || (!defined(out) && seen.insert(out).second), who, ": output '",
-                  out, "' already names a value of the graph");
+    DEEP500_CHECK(out.empty() || (!defined(out) && seen.insert(out).second), who, ": output '", out,
+                  "' already names a value of the graph");
     node.add_output(out);
   }
   for (const auto& a : attributes)

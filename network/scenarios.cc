@@ -14,8 +14,7 @@ int64_t batch_of(const std::map<std::string, Tensor>& feeds) {
   return 1;
 }
 
-ScenarioResult finish(const std::string& scenario, const InferenceWorkload& w,
-                      metrics::Result r) {
+ScenarioResult finish(const std::string& scenario, const InferenceWorkload& w, metrics::Result r) {
   ScenarioResult s;
   s.scenario = scenario;
   s.samples_per_query = w.samples();
@@ -23,8 +22,7 @@ ScenarioResult finish(const std::string& scenario, const InferenceWorkload& w,
   s.p90 = r.summary.p90;
   s.p99 = r.summary.p99;
   const double total = std::accumulate(r.seconds.begin(), r.seconds.end(), 0.0);
-  if (total > 0)
-    s.samples_per_second = static_cast<double>(w.samples()) * r.seconds.size() / total;
+  if (total > 0) s.samples_per_second = static_cast<double>(w.samples()) * r.seconds.size() / total;
   r.labels.emplace_back("scenario", scenario);
   s.result = std::move(r);
   return s;

@@ -38,8 +38,8 @@ class InferenceWorkload : public metrics::Workload {
 };
 
 struct ScenarioResult {
-  std::string scenario;     // "SingleStream" or "Offline"
-  metrics::Result result;   // the Runner's result (every sample, labels)
+  std::string scenario;    // "SingleStream" or "Offline"
+  metrics::Result result;  // the Runner's result (every sample, labels)
   int64_t samples_per_query = 0;
   double p50 = 0, p90 = 0, p99 = 0;  // seconds per query
   double samples_per_second = 0;     // samples of all timed queries / their total time

@@ -92,8 +92,11 @@ LayerReport compare_layers(const std::vector<LayerValue>& a, const std::vector<L
     }
     const Tensor& ta = va.value;
     const Tensor& tb = it->second->value;
-    LayerDiff d{va.node, va.op_type, va.output,
-                ta.defined() ? ta.desc() : TensorDesc{}, tb.defined() ? tb.desc() : TensorDesc{},
+    LayerDiff d{va.node,
+                va.op_type,
+                va.output,
+                ta.defined() ? ta.desc() : TensorDesc{},
+                tb.defined() ? tb.desc() : TensorDesc{},
                 {}};
     Tolerance tol = tolerance ? *tolerance : default_tolerance(ta.dtype());
     d.comparison = compare(tb, ta, tol);
@@ -106,8 +109,8 @@ LayerReport compare_layers(const std::vector<LayerValue>& a, const std::vector<L
   return report;
 }
 
-LayerReport compare_layers(const network::Model& model, const std::string& a,
-                           const std::string& b, const std::map<std::string, Tensor>& feeds,
+LayerReport compare_layers(const network::Model& model, const std::string& a, const std::string& b,
+                           const std::map<std::string, Tensor>& feeds,
                            std::optional<Tolerance> tolerance,
                            const network::ExecutorOptions& options) {
   auto va = capture_layers(model, a, feeds, options);

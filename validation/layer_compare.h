@@ -35,9 +35,9 @@ std::unique_ptr<network::GraphExecutor> make_executor(const std::string& spec,
 network::Model with_intermediate_outputs(const network::Model& model);
 
 struct LayerValue {
-  std::string node;     // node name ("#index" when the node has none)
+  std::string node;  // node name ("#index" when the node has none)
   std::string op_type;
-  std::string output;   // value name
+  std::string output;  // value name
   Tensor value;
 };
 
@@ -55,8 +55,8 @@ struct LayerDiff {
 };
 
 struct LayerReport {
-  std::vector<LayerDiff> rows;  // graph order
-  int first_diverging = -1;     // index into rows; -1 when every row is within tolerance
+  std::vector<LayerDiff> rows;       // graph order
+  int first_diverging = -1;          // index into rows; -1 when every row is within tolerance
   std::vector<std::string> missing;  // values only one side produced
   bool ok() const { return first_diverging < 0 && missing.empty(); }
 };
@@ -65,8 +65,8 @@ struct LayerReport {
 // `tolerance`: one for every dtype; default: default_tolerance(dtype).
 LayerReport compare_layers(const std::vector<LayerValue>& a, const std::vector<LayerValue>& b,
                            std::optional<Tolerance> tolerance = std::nullopt);
-LayerReport compare_layers(const network::Model& model, const std::string& a,
-                           const std::string& b, const std::map<std::string, Tensor>& feeds,
+LayerReport compare_layers(const network::Model& model, const std::string& a, const std::string& b,
+                           const std::map<std::string, Tensor>& feeds,
                            std::optional<Tolerance> tolerance = std::nullopt,
                            const network::ExecutorOptions& options = {});
 

@@ -47,10 +47,10 @@ int op_command(const OpOptions& o);
 // output as OUTPUT_DIR/<output name>.npy (recipes/cli/infer_command.cc).
 struct InferOptions {
   std::string model;
-  std::vector<std::string> inputs;    // NAME=FILE.npy
+  std::vector<std::string> inputs;  // NAME=FILE.npy
   std::string output_dir;
   std::string executor = "reference";  // registry name or backend:NAMES
-  std::vector<std::string> backends;  // kernel preference (reference executor)
+  std::vector<std::string> backends;   // kernel preference (reference executor)
   int threads = 0;
   std::string trace_path;  // Chrome trace of every node (Perfetto)
 };

@@ -46,9 +46,9 @@ int compare_command(const CompareOptions& o) {
   auto report = validation::compare_layers(a, b, tol);
 
   std::cout << "compare " << o.model << ": B = " << o.b << " against A = " << o.a << "\n";
-  std::cout << std::left << std::setw(5) << "#" << std::setw(24) << "node" << std::setw(18)
-            << "op" << std::setw(20) << "output" << std::setw(22) << "shape" << std::setw(12)
-            << "max abs" << std::setw(12) << "max rel"
+  std::cout << std::left << std::setw(5) << "#" << std::setw(24) << "node" << std::setw(18) << "op"
+            << std::setw(20) << "output" << std::setw(22) << "shape" << std::setw(12) << "max abs"
+            << std::setw(12) << "max rel"
             << "status\n";
   for (size_t i = 0; i < report.rows.size(); ++i) {
     const auto& r = report.rows[i];

@@ -68,7 +68,8 @@ int main(int argc, char** argv) {
   infer->add_option("model", io.model, "ONNX model file")->required();
   infer->add_option("--input", io.inputs, "NAME=FILE.npy, one per graph input");
   infer->add_option("--output-dir", io.output_dir, "where the outputs are written")->required();
-  infer->add_option("--executor", io.executor, "executor name or backend:NAMES (default reference)");
+  infer->add_option("--executor", io.executor,
+                    "executor name or backend:NAMES (default reference)");
   infer->add_option("--backend", io.backends, "kernel preference, e.g. onednn,reference")
       ->delimiter(',');
   infer->add_option("--threads", io.threads, "threads (0 = library default)");

@@ -50,8 +50,8 @@ std::string describe(const TensorDesc& d) {
 }  // namespace
 
 std::map<std::string, Tensor> load_feeds(const network::Model& model,
-                                         const std::vector<std::string>& specs,
-                                         bool random_missing, uint64_t seed) {
+                                         const std::vector<std::string>& specs, bool random_missing,
+                                         uint64_t seed) {
   const auto inputs = declared_inputs(model);
   std::map<std::string, TensorDesc> declared(inputs.begin(), inputs.end());
   std::map<std::string, Tensor> feeds;

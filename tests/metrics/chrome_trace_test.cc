@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "deep/error.h"
 #include "metrics/chrome_trace.h"
 
 using namespace deep500;

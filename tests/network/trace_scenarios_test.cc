@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <onnx/defs/parser.h>
+#include <nlohmann/json.hpp>
 
 #include "frameworks/register_all.h"
 #include "network/executor.h"

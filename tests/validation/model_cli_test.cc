@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <onnx/defs/parser.h>
+#include <nlohmann/json.hpp>
 
 #include "deep/npy.h"
 
