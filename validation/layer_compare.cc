@@ -1,11 +1,13 @@
 #include "validation/layer_compare.h"
 
+#include <algorithm>
 #include <set>
 
 #include <onnx/shape_inference/implementation.h>
 
 #include "deep/error.h"
 #include "operators/attribute_text.h"
+#include "operators/registry.h"
 
 namespace deep500::validation {
 
@@ -21,7 +23,15 @@ std::unique_ptr<network::GraphExecutor> make_executor(const std::string& spec,
                   "': expected backend:NAMES, e.g. backend:onednn,reference");
     return network::ExecutorRegistry::global().create("reference", model, options);
   }
-  return network::ExecutorRegistry::global().create(spec, model, options);
+  const auto& executors = network::ExecutorRegistry::global();
+  const auto names = executors.names();
+  const auto backends = ops::Registry::global().backends();
+  if (std::find(names.begin(), names.end(), spec) == names.end() &&
+      std::find(backends.begin(), backends.end(), spec) != backends.end())
+    throw Error(cat("unknown executor '", spec, "': '", spec,
+                    "' is a kernel backend; for the reference executor with it use backend:", spec,
+                    ",reference"));
+  return executors.create(spec, model, options);
 }
 
 network::Model with_intermediate_outputs(const network::Model& model) {

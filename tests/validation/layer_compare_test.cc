@@ -140,4 +140,15 @@ TEST(LayerCompare, UnknownExecutorIsANamedError) {
     EXPECT_NE(std::string(e.what()).find("no-such-executor"), std::string::npos);
   }
   EXPECT_THROW(validation::capture_layers(mlp(), "backend:", feeds()), Error);
+  // A kernel backend given as an executor name: the message says how to ask for it.
+  register_perturbed();
+  auto model = mlp();
+  try {
+    validation::make_executor("perturbed_test", model);
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("backend:perturbed_test,reference"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(validation::make_executor("reference", model)->name(), "reference");
 }
