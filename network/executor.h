@@ -32,6 +32,8 @@ struct NodeEvent {
   const std::string& implementation;  // kernel that ran ("" in before_node)
   double seconds = 0;                 // wall time of the node (after_node only)
   bool backward = false;              // true during backpropagation
+  // Input types and shapes (undefined dtype = absent input); null when unknown.
+  const std::vector<TensorDesc>* input_descs = nullptr;
 };
 
 class ExecutorEvents {

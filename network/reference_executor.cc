@@ -179,11 +179,11 @@ void ReferenceExecutor::run_node(const onnx::NodeProto& node,
       std::vector<Tensor> outputs(spec.outputs.size());
       implementation = (*made)->implementation;
       if (has_events()) {
-        notify_before({spec.name, spec.op_type, ""});
+        notify_before({spec.name, spec.op_type, "", 0, false, &descs});
         auto t0 = std::chrono::steady_clock::now();
         (*made)->op->forward(inputs, outputs);
         double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        notify_after({spec.name, spec.op_type, implementation, dt});
+        notify_after({spec.name, spec.op_type, implementation, dt, false, &descs});
       } else {
         (*made)->op->forward(inputs, outputs);
       }

@@ -43,4 +43,44 @@ struct OpOptions {
 };
 int op_command(const OpOptions& o);
 
+// deep500 infer MODEL.onnx: runs a model on an executor, writes every graph
+// output as OUTPUT_DIR/<output name>.npy (recipes/cli/infer_command.cc).
+struct InferOptions {
+  std::string model;
+  std::vector<std::string> inputs;  // NAME=FILE.npy
+  std::string output_dir;
+  std::string executor = "reference";  // registry name or backend:NAMES
+  std::vector<std::string> backends;   // kernel preference (reference executor)
+  int threads = 0;
+  std::string trace_path;  // Chrome trace of every node (Perfetto)
+};
+int infer_command(const InferOptions& o);
+
+// deep500 grad MODEL.onnx --loss NAME: gradients of the scalar `loss` w.r.t.
+// every parameter as OUTPUT_DIR/<parameter>.npy (recipes/cli/grad_command.cc).
+struct GradOptions {
+  std::string model;
+  std::string loss;
+  std::vector<std::string> inputs;  // NAME=FILE.npy
+  std::string output_dir;
+  std::string executor = "reference";
+  std::vector<std::string> backends;
+  int threads = 0;
+};
+int grad_command(const GradOptions& o);
+
+// deep500 compare MODEL.onnx --a X --b Y: per-layer errors of executor B
+// against A and the first diverging layer (recipes/cli/compare_command.cc).
+// Exit 1 when a layer diverges.
+struct CompareOptions {
+  std::string model;
+  std::string a = "backend:reference";  // registry name or backend:NAMES
+  std::string b;
+  std::vector<std::string> inputs;  // NAME=FILE.npy; others seeded random
+  unsigned long long seed = 42;
+  double rtol = -1, atol = -1;  // < 0: per-dtype defaults (validation/compare.h)
+  int threads = 0;
+};
+int compare_command(const CompareOptions& o);
+
 }  // namespace deep500::cli

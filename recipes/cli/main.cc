@@ -62,6 +62,43 @@ int main(int argc, char** argv) {
     c->add_option("--max-time", oo.max_time_seconds, "maximum seconds measured (default 10)");
   }
 
+  // deep500 infer|grad|compare MODEL.onnx (recipes/cli/{infer,grad,compare}_command.cc)
+  cli::InferOptions io;
+  auto* infer = app.add_subcommand("infer", "run a model; write each output as DIR/<name>.npy");
+  infer->add_option("model", io.model, "ONNX model file")->required();
+  infer->add_option("--input", io.inputs, "NAME=FILE.npy, one per graph input");
+  infer->add_option("--output-dir", io.output_dir, "where the outputs are written")->required();
+  infer->add_option("--executor", io.executor,
+                    "executor name or backend:NAMES (default reference)");
+  infer->add_option("--backend", io.backends, "kernel preference, e.g. onednn,reference")
+      ->delimiter(',');
+  infer->add_option("--threads", io.threads, "threads (0 = library default)");
+  infer->add_option("--trace", io.trace_path, "write a Chrome trace (Perfetto) of every node");
+
+  cli::GradOptions go;
+  auto* grad = app.add_subcommand("grad", "gradients of a scalar loss w.r.t. every parameter");
+  grad->add_option("model", go.model, "ONNX model file")->required();
+  grad->add_option("--loss", go.loss, "name of the scalar loss value")->required();
+  grad->add_option("--input", go.inputs, "NAME=FILE.npy, one per graph input");
+  grad->add_option("--output-dir", go.output_dir, "where DIR/<parameter>.npy are written")
+      ->required();
+  grad->add_option("--executor", go.executor, "executor name or backend:NAMES (default reference)");
+  grad->add_option("--backend", go.backends, "kernel preference, e.g. onednn,reference")
+      ->delimiter(',');
+  grad->add_option("--threads", go.threads, "threads (0 = library default)");
+
+  cli::CompareOptions co;
+  auto* compare = app.add_subcommand("compare", "per-layer errors of executor B against A");
+  compare->add_option("model", co.model, "ONNX model file")->required();
+  compare->add_option("--a", co.a, "executor name or backend:NAMES (default backend:reference)");
+  compare->add_option("--b", co.b, "executor name or backend:NAMES, e.g. backend:onednn")
+      ->required();
+  compare->add_option("--input", co.inputs, "NAME=FILE.npy (others: seeded random)");
+  compare->add_option("--seed", co.seed, "seed of the random inputs");
+  compare->add_option("--rtol", co.rtol, "relative tolerance (default per dtype)");
+  compare->add_option("--atol", co.atol, "absolute tolerance (default per dtype)");
+  compare->add_option("--threads", co.threads, "threads (0 = library default)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -71,6 +108,9 @@ int main(int argc, char** argv) {
     frameworks::register_all();
     if (*onnx_test) return cli::onnx_test(ot);
     if (*op) return cli::op_command(oo);
+    if (*infer) return cli::infer_command(io);
+    if (*grad) return cli::grad_command(go);
+    if (*compare) return cli::compare_command(co);
   } catch (const Error& e) {
     std::cerr << "deep500: error: " << e.what() << "\n";
     return 2;

@@ -1,0 +1,77 @@
+// deep500 compare MODEL.onnx --a X --b Y [--input NAME=FILE.npy ...]
+// Runs the model on two executors (registry names, or backend:NAMES for the
+// reference executor with that kernel preference), captures every node
+// output and prints a per-layer table of B's max abs/rel error against A,
+// naming the first layer beyond tolerance (exit 1). Inputs not given are
+// seeded random values from the declared shapes.
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "network/model.h"
+#include "recipes/cli/commands.h"
+#include "recipes/cli/model_feeds.h"
+#include "validation/layer_compare.h"
+
+namespace deep500::cli {
+
+namespace {
+
+std::string sci(double v) {
+  std::ostringstream s;
+  s << std::setprecision(3) << v;
+  return s.str();
+}
+
+}  // namespace
+
+int compare_command(const CompareOptions& o) {
+  DEEP500_CHECK(!o.a.empty() && !o.b.empty(), "--a/--b: both executors are required, e.g. --a ",
+                "backend:reference --b backend:onednn,reference");
+  DEEP500_CHECK(o.threads >= 0, "--threads: expected a count >= 0, got ", o.threads);
+  network::Model model = network::load_model(o.model);
+  auto feeds = load_feeds(model, o.inputs, /*random_missing=*/true, o.seed);
+  std::optional<validation::Tolerance> tol;
+  if (o.rtol >= 0 || o.atol >= 0) {
+    validation::Tolerance t = validation::default_tolerance(DataType::Float);
+    if (o.rtol >= 0) t.rtol = o.rtol;
+    if (o.atol >= 0) t.atol = o.atol;
+    tol = t;
+  }
+  network::ExecutorOptions options;
+  options.threads = o.threads;
+  auto a = validation::capture_layers(model, o.a, feeds, options);
+  auto b = validation::capture_layers(model, o.b, feeds, options);
+  auto report = validation::compare_layers(a, b, tol);
+
+  std::cout << "compare " << o.model << ": B = " << o.b << " against A = " << o.a << "\n";
+  std::cout << std::left << std::setw(5) << "#" << std::setw(24) << "node" << std::setw(18) << "op"
+            << std::setw(20) << "output" << std::setw(22) << "shape" << std::setw(12) << "max abs"
+            << std::setw(12) << "max rel"
+            << "status\n";
+  for (size_t i = 0; i < report.rows.size(); ++i) {
+    const auto& r = report.rows[i];
+    std::cout << std::left << std::setw(5) << i << std::setw(24) << r.node << std::setw(18)
+              << r.op_type << std::setw(20) << r.output << std::setw(22) << to_string(r.a)
+              << std::setw(12) << sci(r.comparison.max_abs_error) << std::setw(12)
+              << sci(r.comparison.max_rel_error) << (r.comparison.ok ? "ok" : "DIVERGES") << "\n";
+  }
+  for (const auto& m : report.missing)
+    std::cout << "missing: value '" << m << "' produced by only one executor\n";
+  if (report.first_diverging >= 0) {
+    const auto& r = report.rows[static_cast<size_t>(report.first_diverging)];
+    std::cout << "first diverging layer: #" << report.first_diverging << " node '" << r.node
+              << "' (" << r.op_type << ") output '" << r.output << "': " << r.comparison.message
+              << "\n";
+    return 1;
+  }
+  if (!report.missing.empty()) {
+    std::cout << "FAILED: " << report.missing.size() << " value(s) missing on one side\n";
+    return 1;
+  }
+  std::cout << "all " << report.rows.size() << " layer outputs within tolerance\n";
+  return 0;
+}
+
+}  // namespace deep500::cli

@@ -1,0 +1,35 @@
+// deep500 grad MODEL.onnx --loss NAME --input NAME=FILE.npy ... --output-dir DIR
+// Runs the model forward and backpropagates the scalar `loss` to every
+// floating-point parameter (initializer); writes DIR/<parameter>.npy ('/'
+// in names becomes '_') and prints the loss.
+#include <iostream>
+
+#include "network/model.h"
+#include "recipes/cli/commands.h"
+#include "recipes/cli/model_feeds.h"
+#include "validation/layer_compare.h"
+
+namespace deep500::cli {
+
+int grad_command(const GradOptions& o) {
+  DEEP500_CHECK(!o.output_dir.empty(), "--output-dir: required");
+  DEEP500_CHECK(!o.loss.empty(), "--loss: required (the name of a scalar value of the graph)");
+  DEEP500_CHECK(o.threads >= 0, "--threads: expected a count >= 0, got ", o.threads);
+  network::Model model = network::load_model(o.model);
+  DEEP500_CHECK(!network::parameter_names(model).empty(), o.model,
+                ": the model has no floating-point parameters (initializers) to differentiate");
+  auto feeds = load_feeds(model, o.inputs);
+  network::ExecutorOptions options;
+  options.backends = o.backends;
+  options.threads = o.threads;
+  auto exec = validation::make_executor(o.executor, model, options);
+  auto result = exec->inference_and_backprop(feeds, o.loss);
+  std::cout << "loss " << o.loss << " = " << result.outputs.at(o.loss).at_as_double(0) << "\n";
+  for (const auto& [name, g] : result.gradients) {
+    std::string path = write_output(o.output_dir, name, g);
+    std::cout << "wrote " << path << " " << to_string(g.desc()) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace deep500::cli

@@ -1,0 +1,47 @@
+// deep500 infer MODEL.onnx --input NAME=FILE.npy ... --output-dir DIR
+//   [--executor E] [--backend B] [--threads T] [--trace FILE]
+// Runs the model once and writes each graph output as DIR/<name>.npy; with
+// --trace, a Chrome trace (one event per node: op type, backend,
+// implementation, input shapes) that opens in ui.perfetto.dev.
+#include <iostream>
+
+#include "metrics/chrome_trace.h"
+#include "network/model.h"
+#include "network/trace_events.h"
+#include "recipes/cli/commands.h"
+#include "recipes/cli/model_feeds.h"
+#include "validation/layer_compare.h"
+
+namespace deep500::cli {
+
+int infer_command(const InferOptions& o) {
+  DEEP500_CHECK(!o.output_dir.empty(), "--output-dir: required");
+  DEEP500_CHECK(o.threads >= 0, "--threads: expected a count >= 0, got ", o.threads);
+  network::Model model = network::load_model(o.model);
+  auto feeds = load_feeds(model, o.inputs);
+  network::ExecutorOptions options;
+  options.backends = o.backends;
+  options.threads = o.threads;
+  auto exec = validation::make_executor(o.executor, model, options);
+
+  metrics::ChromeTrace trace;
+  network::ChromeTraceRecorder recorder(trace);
+  if (!o.trace_path.empty()) {
+    trace.name_process(1, "deep500 infer " + o.model + " (" + exec->name() + ")");
+    exec->add_events(&recorder);
+  }
+  auto outputs = exec->inference(feeds);
+  exec->remove_events(&recorder);
+
+  for (const auto& [name, t] : outputs) {
+    std::string path = write_output(o.output_dir, name, t);
+    std::cout << "wrote " << path << " " << to_string(t.desc()) << "\n";
+  }
+  if (!o.trace_path.empty()) {
+    trace.write(o.trace_path);
+    std::cout << "wrote " << o.trace_path << " (" << trace.events().size() << " node events)\n";
+  }
+  return 0;
+}
+
+}  // namespace deep500::cli

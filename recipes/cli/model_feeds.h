@@ -1,0 +1,35 @@
+// Shared by the model commands (infer, grad, compare): graph inputs from
+// --input NAME=FILE.npy (checked against the model's declared inputs) or
+// seeded random values from the declared shapes, and writing tensors as
+// DIR/<name>.npy.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "deep/tensor.h"
+#include "network/model.h"
+
+namespace deep500::cli {
+
+// The model's graph inputs that are not initializers, with their declared
+// element type and shape (-1 for a symbolic or missing dimension).
+std::vector<std::pair<std::string, TensorDesc>> declared_inputs(const network::Model& model);
+
+// Reads every "NAME=FILE.npy". Throws Error (one line, naming the input and
+// file, and both shapes/types) for an unknown name, an unreadable file or a
+// tensor that does not match the declaration. With `random_missing` the
+// inputs not given are seeded random values in [-1, 1) (Error when a
+// dimension is symbolic); otherwise a missing input is an Error.
+std::map<std::string, Tensor> load_feeds(const network::Model& model,
+                                         const std::vector<std::string>& specs,
+                                         bool random_missing = false, uint64_t seed = 42);
+
+// "a/b:0" -> "a_b:0": a value name as one file name.
+std::string file_name_for(const std::string& value_name);
+// Writes DIR/<file_name_for(name)>.npy (creating DIR); returns the path.
+std::string write_output(const std::string& dir, const std::string& name, const Tensor& t);
+
+}  // namespace deep500::cli

@@ -1,0 +1,183 @@
+// End-to-end tests of `deep500 infer|grad|compare` (recipes/cli/*_command.cc)
+// run as a child process. Expected values are worked out by hand from
+// Y = 2 * Relu(X W + B), L = sum(Y).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <onnx/defs/parser.h>
+#include <nlohmann/json.hpp>
+
+#include "deep/npy.h"
+
+using namespace deep500;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path cli_path() {
+  return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "recipes" / "deep500";
+}
+
+struct CliRun {
+  int rc = -1;
+  std::string out;
+};
+
+CliRun run(const std::string& args) {
+  CliRun r;
+  FILE* p = popen((cli_path().string() + " " + args + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// X = [[1,2,3],[-1,0.5,2]]: H = X W + B = [[1.5,4.75],[-0.5,3.5]],
+// R = Relu(H) = [[1.5,4.75],[0,3.5]], Y = 2R, L = sum(Y) = 19.5.
+// The weight is named "layer1/W" and the output "out/Y" (file names sanitize '/').
+const char* kModel = R"(<ir_version: 8, opset_import: ["" : 17]>
+mlp (float[2,3] X) => (float[2,2] Y, float L)
+<float[3,2] W = {0.5, -1, 1, 2, -0.5, 0.25}, float[2] B = {0.5, 1}, float K = {2}> {
+  T = MatMul(X, W)
+  H = Add(T, B)
+  R = Relu(H)
+  Y = Mul(R, K)
+  L = ReduceSum<keepdims = 0>(Y)
+})";
+
+class ModelCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(cli_path())) GTEST_SKIP() << "deep500 executable not built at " << cli_path();
+    dir_ = fs::temp_directory_path() / ("deep500_model_cli_" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+    onnx::ModelProto m;
+    auto st = onnx::OnnxParser::Parse(m, kModel);
+    ASSERT_TRUE(st.IsOK()) << st.ErrorMessage();
+    auto* g = m.mutable_graph();
+    g->mutable_initializer(0)->set_name("layer1/W");
+    g->mutable_node(0)->set_input(1, "layer1/W");
+    g->mutable_node(3)->set_output(0, "out/Y");
+    g->mutable_node(4)->set_input(0, "out/Y");
+    g->mutable_output(0)->set_name("out/Y");
+    model_ = (dir_ / "mlp.onnx").string();
+    std::ofstream f(model_, std::ios::binary);
+    ASSERT_TRUE(m.SerializeToOstream(&f));
+    f.close();
+    x_ = (dir_ / "x.npy").string();
+    write_npy(x_, Tensor::from_vector<float>({2, 3}, {1, 2, 3, -1, 0.5f, 2}));
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+  std::string model_, x_;
+};
+
+void expect_values(const Tensor& t, Shape shape, std::vector<double> v, const std::string& what) {
+  EXPECT_EQ(t.shape(), shape) << what;
+  auto got = t.to_double_vector();
+  ASSERT_EQ(got.size(), v.size()) << what;
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(got[i], v[i], 1e-5) << what << "[" << i << "]";
+}
+
+}  // namespace
+
+TEST_F(ModelCli, InferWritesEveryOutputAndATrace) {
+  const std::string out = path("out"), trace = path("trace.json");
+  CliRun r = run("infer " + model_ + " --input X=" + x_ + " --output-dir " + out + " --trace " +
+                 trace + " --backend reference --threads 1");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  expect_values(read_npy(out + "/out_Y.npy"), {2, 2}, {3, 9.5, 0, 7}, "Y");
+  expect_values(read_npy(out + "/L.npy"), {}, {19.5}, "L");
+  std::ifstream t(trace);
+  auto j = nlohmann::json::parse(t);
+  int complete = 0;
+  for (const auto& e : j.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    ++complete;
+    EXPECT_EQ(e.at("args").at("backend"), "reference");
+    EXPECT_FALSE(e.at("args").at("op_type").get<std::string>().empty());
+    EXPECT_FALSE(e.at("args").at("input_shapes").get<std::string>().empty());
+  }
+  EXPECT_EQ(complete, 5);  // one per node
+}
+
+TEST_F(ModelCli, InferBadInputsExitTwoWithOneLine) {
+  const std::string out = " --output-dir " + path("out");
+  write_npy(path("wrong.npy"), Tensor(DataType::Float, {3, 2}));
+  write_npy(path("ints.npy"), Tensor(DataType::Int64, {2, 3}));
+  struct Case {
+    std::string args;
+    std::vector<std::string> names;
+  } cases[] = {
+      {"--input X=" + path("missing.npy"), {"missing.npy"}},
+      {"--input Z=" + x_, {"'Z'", "inputs: X"}},
+      {"--input X=" + path("wrong.npy"), {"wrong.npy", "float32[3,2]", "float32[2,3]", "'X'"}},
+      {"--input X=" + path("ints.npy"), {"int64[2,3]", "float32[2,3]"}},
+      {"", {"'X'", "--input X="}},
+      {"--input X", {"NAME=FILE.npy"}},
+      {"--input X=" + x_ + " --executor no-such-executor", {"no-such-executor"}},
+  };
+  for (const auto& c : cases) {
+    CliRun r = run("infer " + model_ + " " + c.args + out);
+    EXPECT_EQ(r.rc, 2) << c.args << "\n" << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    for (const auto& n : c.names) EXPECT_NE(r.out.find(n), std::string::npos) << n << "\n" << r.out;
+  }
+  CliRun r = run("infer " + path("nope.onnx") + " --input X=" + x_ + out);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("nope.onnx"), std::string::npos) << r.out;
+}
+
+TEST_F(ModelCli, GradWritesEveryParameterGradient) {
+  const std::string out = path("grads");
+  CliRun r = run("grad " + model_ + " --loss L --input X=" + x_ + " --output-dir " + out);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("19.5"), std::string::npos) << r.out;
+  // dL/dH = 2 (H > 0): dW[k] = 2 X[0][k] in column 0 (row 1 is cut by Relu),
+  // 2 (X[0][k] + X[1][k]) in column 1; dB = [2, 4]; dK = sum(R) = 9.75.
+  expect_values(read_npy(out + "/layer1_W.npy"), {3, 2}, {2, 0, 4, 5, 6, 10}, "dW");
+  expect_values(read_npy(out + "/B.npy"), {2}, {2, 4}, "dB");
+  expect_values(read_npy(out + "/K.npy"), {}, {9.75}, "dK");
+}
+
+TEST_F(ModelCli, GradBadLossExitsTwo) {
+  const std::string rest = " --input X=" + x_ + " --output-dir " + path("g");
+  CliRun r = run("grad " + model_ + " --loss nope" + rest);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("'nope'"), std::string::npos) << r.out;
+  r = run("grad " + model_ + " --loss H" + rest);  // not a scalar
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("scalar"), std::string::npos) << r.out;
+}
+
+TEST_F(ModelCli, CompareAgreesWithItselfOnRandomInputs) {
+  CliRun r = run("compare " + model_ + " --a reference --b backend:reference --seed 7");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("all 5 layer outputs within tolerance"), std::string::npos) << r.out;
+  for (const char* op : {"MatMul", "Add", "Relu", "Mul", "ReduceSum"})
+    EXPECT_NE(r.out.find(op), std::string::npos) << op << "\n" << r.out;
+}
+
+TEST_F(ModelCli, CompareBadInputsExitTwo) {
+  write_npy(path("wrong.npy"), Tensor(DataType::Float, {3, 2}));
+  CliRun r = run("compare " + model_ + " --b backend:reference --input X=" + path("wrong.npy"));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("float32[3,2]"), std::string::npos) << r.out;
+  r = run("compare " + model_ + " --b backend:no-such-backend");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("no-such-backend"), std::string::npos) << r.out;
+}

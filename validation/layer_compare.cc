@@ -1,0 +1,131 @@
+#include "validation/layer_compare.h"
+
+#include <algorithm>
+#include <set>
+
+#include <onnx/shape_inference/implementation.h>
+
+#include "deep/error.h"
+#include "operators/attribute_text.h"
+#include "operators/registry.h"
+
+namespace deep500::validation {
+
+std::unique_ptr<network::GraphExecutor> make_executor(const std::string& spec,
+                                                      const network::Model& model,
+                                                      network::ExecutorOptions options) {
+  const std::string prefix = "backend:";
+  if (spec.rfind(prefix, 0) == 0) {
+    options.backends.clear();
+    for (const auto& b : ops::split(spec.substr(prefix.size()), ','))
+      if (!b.empty()) options.backends.push_back(b);
+    DEEP500_CHECK(!options.backends.empty(), "executor '", spec,
+                  "': expected backend:NAMES, e.g. backend:onednn,reference");
+    return network::ExecutorRegistry::global().create("reference", model, options);
+  }
+  const auto& executors = network::ExecutorRegistry::global();
+  const auto names = executors.names();
+  const auto backends = ops::Registry::global().backends();
+  if (std::find(names.begin(), names.end(), spec) == names.end() &&
+      std::find(backends.begin(), backends.end(), spec) != backends.end())
+    throw Error(cat("unknown executor '", spec, "': '", spec,
+                    "' is a kernel backend; for the reference executor with it use backend:", spec,
+                    ",reference"));
+  return executors.create(spec, model, options);
+}
+
+network::Model with_intermediate_outputs(const network::Model& model) {
+  onnx::ModelProto inferred = model.proto;
+  try {
+    onnx::shape_inference::InferShapes(inferred);
+  } catch (const std::exception&) {
+    // Keep what inference found before it stopped; untyped values are skipped.
+  }
+  std::map<std::string, const onnx::TypeProto*> types;
+  const auto& ig = inferred.graph();
+  for (const auto* list : {&ig.input(), &ig.output(), &ig.value_info()})
+    for (const auto& vi : *list)
+      if (vi.has_type()) types.emplace(vi.name(), &vi.type());
+
+  network::Model out = model;
+  out.path = model.path + " (with intermediate outputs)";
+  auto* g = out.proto.mutable_graph();
+  std::set<std::string> outputs;
+  for (const auto& o : g->output()) outputs.insert(o.name());
+  for (const auto& node : model.graph().node())
+    for (const auto& name : node.output()) {
+      if (name.empty() || outputs.count(name)) continue;
+      auto it = types.find(name);
+      if (it == types.end() || !it->second->has_tensor_type() ||
+          it->second->tensor_type().elem_type() == 0)
+        continue;
+      auto* vi = g->add_output();
+      vi->set_name(name);
+      *vi->mutable_type() = *it->second;
+      outputs.insert(name);
+    }
+  return out;
+}
+
+std::vector<LayerValue> capture_layers(const network::Model& model,
+                                       const std::string& executor_spec,
+                                       const std::map<std::string, Tensor>& feeds,
+                                       const network::ExecutorOptions& options) {
+  const network::Model all = with_intermediate_outputs(model);
+  auto exec = make_executor(executor_spec, all, options);
+  auto values = exec->inference(feeds);
+  std::vector<LayerValue> layers;
+  int index = 0;
+  for (const auto& node : model.graph().node()) {
+    const std::string name = node.name().empty() ? cat("#", index) : node.name();
+    for (const auto& o : node.output()) {
+      auto it = values.find(o);
+      if (!o.empty() && it != values.end()) layers.push_back({name, node.op_type(), o, it->second});
+    }
+    ++index;
+  }
+  return layers;
+}
+
+LayerReport compare_layers(const std::vector<LayerValue>& a, const std::vector<LayerValue>& b,
+                           std::optional<Tolerance> tolerance) {
+  LayerReport report;
+  std::map<std::string, const LayerValue*> by_name;
+  for (const auto& v : b) by_name[v.output] = &v;
+  std::set<std::string> in_a;
+  for (const auto& va : a) {
+    in_a.insert(va.output);
+    auto it = by_name.find(va.output);
+    if (it == by_name.end()) {
+      report.missing.push_back(va.output);
+      continue;
+    }
+    const Tensor& ta = va.value;
+    const Tensor& tb = it->second->value;
+    LayerDiff d{va.node,
+                va.op_type,
+                va.output,
+                ta.defined() ? ta.desc() : TensorDesc{},
+                tb.defined() ? tb.desc() : TensorDesc{},
+                {}};
+    Tolerance tol = tolerance ? *tolerance : default_tolerance(ta.dtype());
+    d.comparison = compare(tb, ta, tol);
+    if (!d.comparison.ok && report.first_diverging < 0)
+      report.first_diverging = static_cast<int>(report.rows.size());
+    report.rows.push_back(std::move(d));
+  }
+  for (const auto& v : b)
+    if (!in_a.count(v.output)) report.missing.push_back(v.output);
+  return report;
+}
+
+LayerReport compare_layers(const network::Model& model, const std::string& a, const std::string& b,
+                           const std::map<std::string, Tensor>& feeds,
+                           std::optional<Tolerance> tolerance,
+                           const network::ExecutorOptions& options) {
+  auto va = capture_layers(model, a, feeds, options);
+  auto vb = capture_layers(model, b, feeds, options);
+  return compare_layers(va, vb, tolerance);
+}
+
+}  // namespace deep500::validation
