@@ -14,7 +14,9 @@
 namespace deep500::network::passes {
 namespace {
 
-bool floating(const Tensor& t) { return is_floating(t.dtype()); }
+bool floating(const Tensor& t) {
+  return is_floating(t.dtype());
+}
 
 Tensor from_doubles(const std::vector<double>& v, const Shape& shape, DataType dtype) {
   return Tensor::from_vector<double>(shape, v).cast(dtype);
@@ -130,7 +132,8 @@ class BnFolding final : public GraphPass {
     const Tensor w2 = from_doubles(wv, w.shape(), w.dtype());
     const Tensor b2 = from_doubles(b, {static_cast<int64_t>(m)}, w.dtype());
     const std::string wn = names.make(conv.input(1) + "_bnfold");
-    const std::string bn = names.make((has_bias ? conv.input(2) : conv.input(1) + "_bias") + "_bnfold");
+    const std::string bn =
+        names.make((has_bias ? conv.input(2) : conv.input(1) + "_bias") + "_bnfold");
     add_initializer(model, w2, wn);
     add_initializer(model, b2, bn);
     constants.add(wn, w2);
@@ -174,7 +177,8 @@ class BnFolding final : public GraphPass {
     const Tensor w2 = from_doubles(wv, w.shape(), w.dtype());
     const Tensor c2 = from_doubles(cv, cshape, w.dtype());
     const std::string wn = names.make(gemm.input(1) + "_bnfold");
-    const std::string cn = names.make((has_c ? gemm.input(2) : gemm.input(1) + "_bias") + "_bnfold");
+    const std::string cn =
+        names.make((has_c ? gemm.input(2) : gemm.input(1) + "_bias") + "_bnfold");
     add_initializer(model, w2, wn);
     add_initializer(model, c2, cn);
     constants.add(wn, w2);
@@ -189,6 +193,8 @@ class BnFolding final : public GraphPass {
 
 }  // namespace
 
-std::unique_ptr<GraphPass> make_bn_folding() { return std::make_unique<BnFolding>(); }
+std::unique_ptr<GraphPass> make_bn_folding() {
+  return std::make_unique<BnFolding>();
+}
 
 }  // namespace deep500::network::passes

@@ -101,6 +101,8 @@ class ConstantFolding final : public GraphPass {
 
 }  // namespace
 
-std::unique_ptr<GraphPass> make_constant_folding() { return std::make_unique<ConstantFolding>(); }
+std::unique_ptr<GraphPass> make_constant_folding() {
+  return std::make_unique<ConstantFolding>();
+}
 
 }  // namespace deep500::network::passes

@@ -16,8 +16,8 @@
 namespace deep500::network::passes {
 namespace {
 
-constexpr const char* kActivations[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip",
-                                        "HardSigmoid"};
+constexpr const char* kActivations[] = {"Relu", "LeakyRelu", "Sigmoid",
+                                        "Tanh", "Clip",      "HardSigmoid"};
 
 struct Chain {
   std::vector<int> nodes;  // head first
@@ -174,7 +174,8 @@ class ConvGemmFusion final : public GraphPass {
     const std::string& op = act.op_type();
     params.clear();
     if (op == "LeakyRelu") params = {attr_float(act, "alpha", 0.01f)};
-    if (op == "HardSigmoid") params = {attr_float(act, "alpha", 0.2f), attr_float(act, "beta", 0.5f)};
+    if (op == "HardSigmoid")
+      params = {attr_float(act, "alpha", 0.2f), attr_float(act, "beta", 0.5f)};
     if (op != "Clip") return true;
     const float inf = std::numeric_limits<float>::infinity();
     if (opset_of(model, act) < 11) {
@@ -194,9 +195,9 @@ class ConvGemmFusion final : public GraphPass {
 
   // Folds the constant summand `add` into the head's bias when it only adds
   // per output channel; returns the new bias initializer or "".
-  static std::string fold_bias(Model& model, const onnx::NodeProto& head, const Chain& c,
-                               bool conv, const Tensor& add, bool legacy_axis1,
-                               Constants& constants, NameGen& names) {
+  static std::string fold_bias(Model& model, const onnx::NodeProto& head, const Chain& c, bool conv,
+                               const Tensor& add, bool legacy_axis1, Constants& constants,
+                               NameGen& names) {
     if (head.input_size() < 2 || !constants.has(head.input(1))) return "";
     const Tensor& w = constants.get(head.input(1));
     if (!is_floating(w.dtype()) || add.dtype() != w.dtype()) return "";
@@ -263,6 +264,8 @@ class ConvGemmFusion final : public GraphPass {
 
 }  // namespace
 
-std::unique_ptr<GraphPass> make_conv_gemm_fusion() { return std::make_unique<ConvGemmFusion>(); }
+std::unique_ptr<GraphPass> make_conv_gemm_fusion() {
+  return std::make_unique<ConvGemmFusion>();
+}
 
 }  // namespace deep500::network::passes

@@ -130,7 +130,9 @@ Uses collect_uses(const onnx::GraphProto& g) {
   return u;
 }
 
-NameGen::NameGen(const onnx::GraphProto& g) { graph_names(g, used_); }
+NameGen::NameGen(const onnx::GraphProto& g) {
+  graph_names(g, used_);
+}
 
 std::string NameGen::make(const std::string& base) {
   std::string name = base;

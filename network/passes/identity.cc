@@ -44,8 +44,8 @@ class IdentityElimination final : public GraphPass {
     for (int i = 0; i < g.node_size(); ++i) {
       const auto& n = g.node(i);
       const bool identity = is_op(n, "Identity");
-      if (!identity && !(is_op(n, "Dropout") &&
-                         inference_dropout(n, opset_of(model, n), constants, uses)))
+      if (!identity &&
+          !(is_op(n, "Dropout") && inference_dropout(n, opset_of(model, n), constants, uses)))
         continue;
       if (n.input_size() < 1 || n.output_size() < 1) continue;
       const std::string x = n.input(0), y = n.output(0);

@@ -66,17 +66,18 @@ std::map<std::string, Tensor> run(const Model& m, const std::map<std::string, Te
     if (it == b.end()) return ::testing::AssertionFailure() << "output '" << name << "' missing";
     const Tensor& tb = it->second;
     if (ta.desc() != tb.desc())
-      return ::testing::AssertionFailure()
-             << "output '" << name << "': " << to_string(ta.desc()) << " vs " << to_string(tb.desc());
+      return ::testing::AssertionFailure() << "output '" << name << "': " << to_string(ta.desc())
+                                           << " vs " << to_string(tb.desc());
     if (!is_floating(ta.dtype()) && ta.dtype() != DataType::Int64 &&
         ta.dtype() != DataType::Int32 && ta.dtype() != DataType::Bool)
       continue;
     const auto va = ta.to_double_vector(), vb = tb.to_double_vector();
     double scale = 0;
-    for (double v : va) scale = std::max(scale, std::abs(v));
+    for (double v : va)
+      if (std::isfinite(v)) scale = std::max(scale, std::abs(v));
     for (size_t i = 0; i < va.size(); ++i) {
-      const bool both_nan = std::isnan(va[i]) && std::isnan(vb[i]);
-      if (!both_nan && !(std::abs(va[i] - vb[i]) <= rtol * std::max(scale, 1e-30)))
+      const bool same = va[i] == vb[i] || (std::isnan(va[i]) && std::isnan(vb[i]));
+      if (!same && !(std::abs(va[i] - vb[i]) <= rtol * std::max(scale, 1e-30)))
         return ::testing::AssertionFailure() << "output '" << name << "'[" << i << "]: " << va[i]
                                              << " vs " << vb[i] << " (scale " << scale << ")";
     }
@@ -114,6 +115,21 @@ std::vector<network::PassResult> apply_and_compare(Model& m,
 
 using Strings = std::vector<std::string>;
 
+// Inputs of an ONNX test case directory (test_data_set_0/input_K.pb, in the
+// order of the graph inputs no initializer fills).
+std::map<std::string, Tensor> test_data_inputs(const Model& m, const std::filesystem::path& dir) {
+  std::set<std::string> inits;
+  for (const auto& t : m.graph().initializer()) inits.insert(t.name());
+  std::map<std::string, Tensor> feeds;
+  int k = 0;
+  for (const auto& in : m.graph().input()) {
+    if (inits.count(in.name())) continue;
+    const auto pb = dir / "test_data_set_0" / cat("input_", k++, ".pb");
+    feeds[in.name()] = from_onnx(read_tensor_proto(pb.string()), pb.string());
+  }
+  return feeds;
+}
+
 }  // namespace
 
 TEST(GraphPasses, ConstantFoldingEvaluatesConstantSubgraphs) {
@@ -129,7 +145,8 @@ g (float[2,3] X) => (float[2,3] Y) <float[3] B = {1, 2, 3}> {
   EXPECT_EQ(r[0].stats.nodes_removed, 2);
   ASSERT_TRUE(has_initializer(m, "S"));
   for (const auto& t : m.graph().initializer())
-    if (t.name() == "S") EXPECT_EQ(from_onnx(t, "S").to_double_vector(), (std::vector<double>{1.5, 2.5, 3.5}));
+    if (t.name() == "S")
+      EXPECT_EQ(from_onnx(t, "S").to_double_vector(), (std::vector<double>{1.5, 2.5, 3.5}));
   // The inputs of folded nodes are now unused; dead-code elimination drops them.
   network::apply_passes(m, {"dead-code-elimination"});
   EXPECT_FALSE(has_initializer(m, "B"));
@@ -254,7 +271,8 @@ TEST(GraphPasses, BatchNormFoldsIntoConv) {
   // Folded bias for channel 0 from the BN formula, computed here independently.
   Model orig = conv_bn_relu(1);
   std::map<std::string, std::vector<double>> p;
-  for (const auto& t : orig.graph().initializer()) p[t.name()] = from_onnx(t, "").to_double_vector();
+  for (const auto& t : orig.graph().initializer())
+    p[t.name()] = from_onnx(t, "").to_double_vector();
   const double s0 = p["gamma"][0] / std::sqrt(p["var"][0] + 0.001f);
   const double b0 = (p["B"][0] - p["mean"][0]) * s0 + p["beta"][0];
   for (const auto& t : m.graph().initializer())
@@ -320,8 +338,12 @@ g (float[1,4,6,6] X) => (float[1,4,6,6] Y) {
 
 TEST(GraphPasses, BiasAddFoldsAndEachActivationFuses) {
   frameworks::register_all();
-  const char* acts[] = {"LeakyRelu<alpha = 0.2>(S)", "Sigmoid(S)", "Tanh(S)",
-                        "HardSigmoid<alpha = 0.3, beta = 0.4>(S)", "Clip(S, lo, hi)", "Clip(S, , hi)"};
+  const char* acts[] = {"LeakyRelu<alpha = 0.2>(S)",
+                        "Sigmoid(S)",
+                        "Tanh(S)",
+                        "HardSigmoid<alpha = 0.3, beta = 0.4>(S)",
+                        "Clip(S, lo, hi)",
+                        "Clip(S, , hi)"};
   for (const char* act : acts) {
     SCOPED_TRACE(act);
     std::mt19937 rng(5);
@@ -410,6 +432,33 @@ TEST(GraphPasses, APassThatBreaksTheModelIsNamed) {
   EXPECT_NE(msg.find("graph pass 'breaker'"), std::string::npos) << msg;
 }
 
+// A small ResNet-style network exported by PyTorch (data/make_passes_resnet.py):
+// Conv+BN+Relu stem, a basic block with a residual Add, global average pool,
+// Linear+BatchNorm1d and a clamp whose bounds arrive as Constant+Cast.
+TEST(GraphPasses, DefaultPipelineFusesATorchExportedResNet) {
+  frameworks::register_all();
+  const auto dir = std::filesystem::path(__FILE__).parent_path() / "data" / "passes_resnet";
+  Model m = network::load_model((dir / "model.onnx").string());
+  auto feeds = test_data_inputs(m, dir);
+  auto before = run(m, feeds);
+  const int nodes = m.graph().node_size();
+  auto results = network::apply_passes(m, {"default"});
+  auto after = run(m, feeds);
+  EXPECT_TRUE(same_outputs(before, after));
+  // PyTorch's own output (an independent implementation).
+  const auto pb = (dir / "test_data_set_0" / "output_0.pb").string();
+  std::map<std::string, Tensor> torch_out = {{"output", from_onnx(read_tensor_proto(pb), pb)}};
+  EXPECT_TRUE(same_outputs(torch_out, after, 1e-4));
+  EXPECT_EQ(nodes, 18);
+  EXPECT_EQ(op_types(m),
+            (Strings{"FusedConv", "FusedConv", "FusedConv", "ReduceMean", "FusedGemm"}));
+  EXPECT_EQ(m.graph().node(2).input_size(), 4);  // the residual summand
+  EXPECT_EQ(attr(m.graph().node(4), "activation")->s(), "Clip");
+  for (const auto& r : results)
+    std::printf("  %-22s nodes %d -> %d  %s\n", r.pass.c_str(), r.nodes_before, r.nodes_after,
+                r.stats.notes.c_str());
+}
+
 // The default pipeline over every model of ONNX's pytorch-converted suite:
 // outputs before and after must agree.
 TEST(GraphPasses, DefaultPipelineKeepsPytorchConvertedOutputs) {
@@ -422,20 +471,15 @@ TEST(GraphPasses, DefaultPipelineKeepsPytorchConvertedOutputs) {
     if (fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
   std::sort(dirs.begin(), dirs.end());
   int models = 0, agree = 0, ran = 0;
-  std::map<std::string, std::pair<int, int>> counts;  // pass -> node totals before/after
+  // Node totals before/after each pass, in pipeline order.
+  std::vector<std::pair<std::string, std::pair<int, int>>> counts;
+  for (const auto& p : network::PassRegistry::global().default_pipeline())
+    counts.push_back({p, {}});
   for (const auto& dir : dirs) {
     SCOPED_TRACE(dir.filename().string());
     ++models;
     Model m = network::load_model((dir / "model.onnx").string());
-    std::set<std::string> inits;
-    for (const auto& t : m.graph().initializer()) inits.insert(t.name());
-    std::map<std::string, Tensor> feeds;
-    int k = 0;
-    for (const auto& in : m.graph().input()) {
-      if (inits.count(in.name())) continue;
-      const fs::path pb = dir / "test_data_set_0" / cat("input_", k++, ".pb");
-      feeds[in.name()] = from_onnx(read_tensor_proto(pb.string()), pb.string());
-    }
+    auto feeds = test_data_inputs(m, dir);
     std::map<std::string, Tensor> before;
     try {
       before = run(m, feeds);
@@ -446,18 +490,77 @@ TEST(GraphPasses, DefaultPipelineKeepsPytorchConvertedOutputs) {
     ++ran;
     std::vector<network::PassResult> results;
     ASSERT_NO_THROW(results = network::apply_passes(m, {"default"}));
-    for (const auto& r : results) {
-      counts[r.pass].first += r.nodes_before;
-      counts[r.pass].second += r.nodes_after;
+    for (size_t i = 0; i < results.size(); ++i) {
+      counts[i].second.first += results[i].nodes_before;
+      counts[i].second.second += results[i].nodes_after;
+      if (results[i].stats.changed())
+        std::printf("  %s: %s: %s\n", dir.filename().c_str(), results[i].pass.c_str(),
+                    results[i].stats.notes.c_str());
     }
     auto same = same_outputs(before, run(m, feeds));
     EXPECT_TRUE(same);
     agree += static_cast<bool>(same);
   }
-  std::printf("pytorch-converted: %d models, %d ran, %d agree after the default pipeline\n",
-              models, ran, agree);
+  std::printf("pytorch-converted: %d models, %d ran, %d agree after the default pipeline\n", models,
+              ran, agree);
   for (const auto& [pass, c] : counts)
     std::printf("  %-22s nodes %d -> %d\n", pass.c_str(), c.first, c.second);
   EXPECT_EQ(models, 82);
   EXPECT_EQ(agree, models);
+}
+
+// The default pipeline over ONNX's node tests (one model per operator
+// configuration, incl. control flow, sequences and training ops): each case
+// whose unmodified model runs must give the same outputs afterwards. Cases
+// with random operators, or inputs that are not tensors, are left out.
+TEST(GraphPasses, DefaultPipelineKeepsNodeTestOutputs) {
+  frameworks::register_all();
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(DEEP500_ONNX_TESTDATA) / "node";
+  if (!fs::exists(root)) GTEST_SKIP() << root << " not found";
+  std::vector<fs::path> dirs;
+  for (const auto& e : fs::directory_iterator(root))
+    if (fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+  int cases = 0, ran = 0, agree = 0, changed = 0;
+  for (const auto& dir : dirs) {
+    ++cases;
+    Model m;
+    std::map<std::string, Tensor> feeds, before;
+    try {
+      m = network::load_model((dir / "model.onnx").string());
+      bool random = false;
+      for (const auto& n : m.graph().node())
+        random |= n.op_type().find("Random") != std::string::npos || n.op_type() == "Bernoulli" ||
+                  n.op_type() == "Multinomial" || n.op_type() == "Dropout";
+      if (random) continue;
+      feeds = test_data_inputs(m, dir);
+      network::ReferenceExecutor exec(m, {"reference"});
+      exec.set_strict_feed_shapes(false);
+      before = exec.run(feeds);
+    } catch (const std::exception&) {
+      continue;  // not runnable as tensors-in/tensors-out by the reference executor
+    }
+    ++ran;
+    SCOPED_TRACE(dir.filename().string());
+    const int nodes = m.graph().node_size();
+    ASSERT_NO_THROW(network::apply_passes(m, {"default"}));
+    changed += m.graph().node_size() != nodes;
+    network::ReferenceExecutor exec(m, {"reference"});
+    exec.set_strict_feed_shapes(false);
+    std::map<std::string, Tensor> after;
+    try {
+      after = exec.run(feeds);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "fails after the passes: " << e.what();
+      continue;
+    }
+    auto same = same_outputs(before, after);
+    EXPECT_TRUE(same);
+    agree += static_cast<bool>(same);
+  }
+  std::printf("node tests: %d cases, %d ran, %d agree, %d changed by the default pipeline\n", cases,
+              ran, agree, changed);
+  EXPECT_GT(ran, 700);
+  EXPECT_EQ(agree, ran);
 }

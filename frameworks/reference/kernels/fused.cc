@@ -21,9 +21,9 @@ struct ActivationInfo {
   int opset;
   size_t params;  // expected length of activation_params (Clip: 0 or 2)
 };
-constexpr ActivationInfo kActivations[] = {{"Relu", 14, 0},     {"LeakyRelu", 16, 1},
-                                           {"Sigmoid", 13, 0},  {"Tanh", 13, 0},
-                                           {"Clip", 13, 2},     {"HardSigmoid", 6, 2}};
+constexpr ActivationInfo kActivations[] = {{"Relu", 14, 0},    {"LeakyRelu", 16, 1},
+                                           {"Sigmoid", 13, 0}, {"Tanh", 13, 0},
+                                           {"Clip", 13, 2},    {"HardSigmoid", 6, 2}};
 
 ops::Attribute float_attr(float v) {
   ops::Attribute a;
@@ -61,9 +61,10 @@ class FusedOp final : public Operator {
  public:
   FusedOp(const OpContext& ctx, const Registry& r, const std::string& base, int base_opset)
       : registry_(r), node_(ctx.node.describe()) {
-    DEEP500_CHECK(ctx.num_inputs() >= 2 && ctx.num_inputs() <= 4, node_, ": expected 2 to 4 inputs (",
-                  base == "Conv" ? "X, W, optional B" : "A, B, optional C",
-                  ", optional Z), got ", ctx.num_inputs());
+    DEEP500_CHECK(ctx.num_inputs() >= 2 && ctx.num_inputs() <= 4, node_,
+                  ": expected 2 to 4 inputs (",
+                  base == "Conv" ? "X, W, optional B" : "A, B, optional C", ", optional Z), got ",
+                  ctx.num_inputs());
     base_inputs_ = ctx.has_input(2) ? 3 : 2;
     has_z_ = ctx.has_input(3);
     const auto& attrs = ctx.node.attributes;
@@ -102,8 +103,7 @@ class FusedOp final : public Operator {
     if (activation_ == "Clip") {
       // Bounds as scalar inputs of the data type; infinite = no bound.
       for (float v : params_)
-        act_in.push_back(std::isinf(v) ? Tensor()
-                                       : Tensor::scalar<double>(v).cast(y[0].dtype()));
+        act_in.push_back(std::isinf(v) ? Tensor() : Tensor::scalar<double>(v).cast(y[0].dtype()));
     }
     act_.get(registry_, descs_of(act_in)).forward(act_in, out);
   }
