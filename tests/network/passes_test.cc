@@ -336,6 +336,51 @@ g (float[1,4,6,6] X) => (float[1,4,6,6] Y) {
   EXPECT_EQ(r[0].stats.nodes_added, 1);
 }
 
+TEST(GraphPasses, FusedNodesBackpropagateLikeTheOriginalGraph) {
+  frameworks::register_all();
+  const char* acts[] = {"Relu(S)",
+                        "LeakyRelu<alpha = 0.2>(S)",
+                        "Sigmoid(S)",
+                        "Tanh(S)",
+                        "HardSigmoid<alpha = 0.3, beta = 0.4>(S)",
+                        "Clip(S, lo, hi)"};
+  for (const char* act : acts) {
+    SCOPED_TRACE(act);
+    std::mt19937 rng(8);
+    std::string text = std::string(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,3,5,5] X, float[2,3] A) => (float L) <float lo = {-0.2}, float hi = {0.3}> {
+  P = Conv<pads = [1, 1, 1, 1]>(X, W1, B1)
+  C = Conv<pads = [1, 1, 1, 1]>(P, W2, B2)
+  S = Add(C, P)
+  Y = )") + act + R"(
+  G = Gemm<transB = 1>(A, V, c)
+  T = Add(G, A)
+  H = Sigmoid(T)
+  L1 = ReduceSum<keepdims = 0>(Y)
+  L2 = ReduceSum<keepdims = 0>(H)
+  L = Add(L1, L2)
+})";
+    auto inits = std::map<std::string, Tensor>{
+        {"W1", random_tensor({3, 3, 3, 3}, rng)}, {"B1", random_tensor({3}, rng)},
+        {"W2", random_tensor({3, 3, 3, 3}, rng)}, {"B2", random_tensor({3}, rng)},
+        {"V", random_tensor({3, 3}, rng)},        {"c", random_tensor({3}, rng)}};
+    Model m = make_model(text.c_str(), inits);
+    auto feeds = random_feeds(m);
+    network::ReferenceExecutor e0(m, {"reference"});
+    auto before = e0.inference_and_backprop(feeds, "L");
+    network::apply_passes(m, {"conv-gemm-fusion"});
+    ASSERT_EQ(op_types(m),
+              (Strings{"Conv", "FusedConv", "FusedGemm", "ReduceSum", "ReduceSum", "Add"}));
+    network::ReferenceExecutor e1(m, {"reference"});
+    auto after = e1.inference_and_backprop(feeds, "L");
+    EXPECT_TRUE(same_outputs(before.outputs, after.outputs));
+    for (const char* p : {"W1", "B1", "W2", "B2", "V", "c"}) {
+      SCOPED_TRACE(p);
+      EXPECT_TRUE(same_outputs({{p, before.gradients.at(p)}}, {{p, after.gradients.at(p)}}));
+    }
+  }
+}
+
 TEST(GraphPasses, BiasAddFoldsAndEachActivationFuses) {
   frameworks::register_all();
   const char* acts[] = {"LeakyRelu<alpha = 0.2>(S)",

@@ -7,7 +7,8 @@
 // (LeakyRelu: alpha; HardSigmoid: alpha, beta; Clip: min, max, +-inf = open).
 // Z broadcasts like Add. The reference composes the registry's own reference
 // kernels (Conv 11, Gemm 13, Add 14, the activation at its latest opset), so
-// a fused graph computes what the unfused one did. Forward only.
+// a fused graph computes what the unfused one did. Backward composes the
+// parts' backward the same way.
 #include <limits>
 
 #include "frameworks/reference/kernels/common.h"
@@ -99,13 +100,49 @@ class FusedOp final : public Operator {
       add_.get(registry_, descs_of(sum_in)).forward(sum_in, s);
       y = s;
     }
-    std::vector<Tensor> act_in = {y[0]};
-    if (activation_ == "Clip") {
-      // Bounds as scalar inputs of the data type; infinite = no bound.
-      for (float v : params_)
-        act_in.push_back(std::isinf(v) ? Tensor() : Tensor::scalar<double>(v).cast(y[0].dtype()));
-    }
+    std::vector<Tensor> act_in = activation_inputs(y[0]);
     act_.get(registry_, descs_of(act_in)).forward(act_in, out);
+  }
+
+  bool has_backward() const override { return true; }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    return std::vector<bool>(n, true);
+  }
+  // Chain rule through the parts: recompute Conv/Gemm (and the sum), then
+  // activation, Add and base backward in turn.
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor> out,
+                std::span<Tensor> gx) override {
+    if (!gy[0].defined()) return;
+    auto base_in = in.first(base_inputs_);
+    Operator& base = base_.get(registry_, descs_of(base_in));
+    DEEP500_CHECK(base.has_backward(), node_, ": the ", base_.spec.op_type,
+                  " kernel has no backward");
+    std::vector<Tensor> y(1);
+    base.forward(base_in, y);
+    std::vector<Tensor> sum_in, s = y;
+    if (has_z_) {
+      sum_in = {y[0], in[3]};
+      add_.get(registry_, descs_of(sum_in)).forward(sum_in, s);
+    }
+    std::vector<Tensor> gs = {gy[0]};
+    if (!activation_.empty()) {
+      std::vector<Tensor> act_in = activation_inputs(s[0]);
+      Operator& act = act_.get(registry_, descs_of(act_in));
+      DEEP500_CHECK(act.has_backward(), node_, ": the ", activation_, " kernel has no backward");
+      std::vector<Tensor> ga(act_in.size());
+      act.backward(gy.first(1), act_in, out.first(1), ga);
+      gs = {ga[0]};
+    }
+    std::vector<Tensor> gb = gs;
+    if (has_z_) {
+      std::vector<Tensor> gadd(2);
+      add_.get(registry_, descs_of(sum_in)).backward(gs, sum_in, s, gadd);
+      gb = {gadd[0]};
+      if (gx.size() > 3) gx[3] = gadd[1];
+    }
+    std::vector<Tensor> gbase(base_inputs_);
+    base.backward(gb, base_in, y, gbase);
+    for (size_t i = 0; i < base_inputs_ && i < gx.size(); ++i) gx[i] = gbase[i];
   }
 
   ops::Cost cost(std::span<const TensorDesc> inputs) const override {
@@ -127,6 +164,16 @@ class FusedOp final : public Operator {
     s.outputs = {s.name + ":out"};
     s.attributes.set_owner(s.describe());
     return s;
+  }
+
+  // The activation's inputs: Clip takes its bounds as scalar inputs of the
+  // data type (infinite = no bound).
+  std::vector<Tensor> activation_inputs(const Tensor& x) const {
+    std::vector<Tensor> v = {x};
+    if (activation_ == "Clip")
+      for (float b : params_)
+        v.push_back(std::isinf(b) ? Tensor() : Tensor::scalar<double>(b).cast(x.dtype()));
+    return v;
   }
 
   void set_activation(const OpContext& ctx) {
