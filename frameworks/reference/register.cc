@@ -37,6 +37,7 @@ void register_kernels(ops::Registry& r) {
   register_signal(r);
   register_misc(r);
   register_training_ops(r);
+  register_fused(r);
 }
 
 }  // namespace deep500::reference

@@ -1,0 +1,117 @@
+#include "network/passes/pass.h"
+
+#include <onnx/checker.h>
+
+#include <algorithm>
+
+#include "deep/error.h"
+#include "network/passes/graph_utils.h"
+
+namespace deep500::network {
+
+PassRegistry& PassRegistry::global() {
+  static PassRegistry r = [] {
+    PassRegistry reg;
+    reg.add("identity-elimination", passes::make_identity_elimination);
+    reg.add("constant-folding", passes::make_constant_folding);
+    reg.add("bn-folding", passes::make_bn_folding);
+    reg.add("conv-gemm-fusion", passes::make_conv_gemm_fusion);
+    reg.add("dead-code-elimination", passes::make_dead_code_elimination);
+    return reg;
+  }();
+  return r;
+}
+
+void PassRegistry::add(const std::string& name, PassFactory factory) {
+  DEEP500_CHECK(factory, "pass registry: pass '", name, "' has no factory");
+  DEEP500_CHECK(name != "default", "pass registry: 'default' names the default pipeline");
+  for (auto& [n, f] : factories_)
+    if (n == name) {
+      f = std::move(factory);
+      return;
+    }
+  factories_.emplace_back(name, std::move(factory));
+}
+
+bool PassRegistry::has(const std::string& name) const {
+  return std::any_of(factories_.begin(), factories_.end(),
+                     [&](const auto& e) { return e.first == name; });
+}
+
+std::vector<std::string> PassRegistry::names() const {
+  std::vector<std::string> n;
+  for (const auto& [name, f] : factories_) n.push_back(name);
+  std::sort(n.begin(), n.end());
+  return n;
+}
+
+std::unique_ptr<GraphPass> PassRegistry::create(const std::string& name) const {
+  for (const auto& [n, f] : factories_)
+    if (n == name) return f();
+  std::string known;
+  for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
+  throw Error(cat("unknown graph pass '", name, "' (expected one of: ", known,
+                  "; or 'default' for the default pipeline)"));
+}
+
+std::vector<std::string> PassRegistry::default_pipeline() const {
+  // Identities first so the patterns below see through them; constant folding
+  // turns Constant nodes into initializers that BN folding and fusion need;
+  // dead code goes last to drop what the others left behind.
+  return {"identity-elimination", "constant-folding", "bn-folding", "conv-gemm-fusion",
+          "dead-code-elimination"};
+}
+
+std::vector<PassResult> apply_passes(Model& model, const std::vector<std::string>& names,
+                                     const PassRegistry& registry) {
+  std::vector<std::unique_ptr<GraphPass>> pipeline;
+  for (const auto& name : names) {
+    if (name == "default") {
+      for (const auto& d : registry.default_pipeline()) pipeline.push_back(registry.create(d));
+    } else {
+      pipeline.push_back(registry.create(name));  // throws on a typo, before anything runs
+    }
+  }
+  std::vector<PassResult> results;
+  for (auto& pass : pipeline) {
+    PassResult r;
+    r.pass = pass->name();
+    r.nodes_before = model.graph().node_size();
+    r.stats = pass->run(model);
+    r.nodes_after = model.graph().node_size();
+    model.opsets.clear();
+    for (const auto& op : model.proto.opset_import())
+      model.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = static_cast<int>(op.version());
+    try {
+      onnx::checker::check_model(model.proto);
+    } catch (const std::exception& e) {
+      std::string msg = e.what();
+      if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
+      throw Error(cat(model.path, ": graph pass '", r.pass,
+                      "' left a model the ONNX checker rejects: ", msg));
+    }
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+std::vector<std::string> split_pass_list(const std::string& list) {
+  std::vector<std::string> out;
+  std::string cur;
+  auto flush = [&] {
+    auto b = cur.find_first_not_of(" \t");
+    auto e = cur.find_last_not_of(" \t");
+    if (b != std::string::npos) out.push_back(cur.substr(b, e - b + 1));
+    cur.clear();
+  };
+  for (char c : list) {
+    if (c == ',')
+      flush();
+    else
+      cur += c;
+  }
+  flush();
+  return out;
+}
+
+}  // namespace deep500::network
