@@ -8,6 +8,10 @@
 #if DEEP500_WITH_ONEDNN
 #include "frameworks/onednn/register.h"
 #endif
+#if DEEP500_WITH_TORCH
+#include "frameworks/libtorch/torch_executor.h"
+#include "network/executor.h"
+#endif
 
 namespace deep500::frameworks {
 
@@ -18,6 +22,13 @@ void register_all() {
     reference::register_kernels(r);
 #if DEEP500_WITH_ONEDNN
     onednn::register_kernels(r);
+#endif
+#if DEEP500_WITH_TORCH
+    network::ExecutorRegistry::global().add(
+        "libtorch", [](const network::Model& m, const network::ExecutorOptions& o) {
+          return std::unique_ptr<network::GraphExecutor>(
+              std::make_unique<libtorch::TorchExecutor>(m, o));
+        });
 #endif
   });
 }
