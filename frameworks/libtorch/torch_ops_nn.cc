@@ -206,7 +206,9 @@ Outs global_max_pool(const OpCall& c) {
 
 Outs batch_norm(const OpCall& c) {
   for (size_t i = 1; i < 5; ++i) c.input(i);
-  return {at::batch_norm(c.in[0], c.in[1], c.in[2], c.in[3], c.in[4], /*training=*/false,
+  // Running statistics are not differentiable in ATen (the reference gives them zeros too).
+  return {at::batch_norm(c.in[0], c.in[1], c.in[2], c.in[3].detach(), c.in[4].detach(),
+                         /*training=*/false,
                          /*momentum=*/0.0, c.attr().get_float("epsilon", 1e-5f),
                          /*cudnn_enabled=*/false)};
 }

@@ -197,14 +197,13 @@ TEST(LibtorchExecutor, OpGraphsMatchReferenceForwardAndBackward) {
        "A = Gemm<transB = 1, alpha = 0.5, beta = 2.0>(X, W, C)\n B = MatMul(A, V)\n"
        "Y = ReduceMean<axes = [1], keepdims = 1>(B)",
        {{"W", {4, 5}}, {"C", {4}}, {"V", {4, 2}}}, {3, 5}},
-      {"shape_ops", 13, "(float[2,3,4] X) => (float L)",
+      {"shape_ops", 13, "(float[2,3,4] X) => (float L, int64[1] I)",
        "S = Shape(X)\n I = Gather(S, idx)\n Z = Unsqueeze(X, ax0)\n Q = Squeeze(Z, ax0)\n"
        "T = Transpose<perm = [2, 0, 1]>(Q)\n R = Reshape(T, shp)\n F = Flatten<axis = 2>(R)\n"
        "P1, P2 = Split<axis = 1>(F, sp)\n C = Concat<axis = 1>(P2, P1, P2)\n"
        "D = Slice(C, st, en, axs, stp)\n E = Pad<mode = \"edge\">(D, pads)\n"
        "K = Pad(E, pads2, pv)\n G = Cast<to = 11>(K)\n H = Cast<to = 1>(G)\n O = Identity(H)\n"
-       "U = Dropout(O)\n M = Mul(U, W)\n IF = Cast<to = 1>(I)\n"
-       "RS = ReduceSum<keepdims = 0>(M, ax1)\n Y = Mul(RS, IF)",
+       "U, UM = Dropout(O)\n M = Mul(U, W)\n Y = ReduceSum<keepdims = 0>(M, ax1)",
        {{"W", {6}}}, {2, 3, 4}},
       {"batchnorm_reflect", 13, "(float[2,3,4,4] X) => (float L)",
        "P = Pad<mode = \"reflect\">(X, pads)\n Y = BatchNormalization<epsilon = 0.01>(P, s, b, m, v)",
@@ -232,6 +231,10 @@ TEST(LibtorchExecutor, OpGraphsMatchReferenceForwardAndBackward) {
       names.push_back(n);
       inits.push_back(n == "v" ? random_tensor(rng, s, 0.5, 1.5) : random_tensor(rng, s));
     }
+    // X is also an initializer (an overridable default), so it is a parameter and
+    // dL/dX, through every op of the case, is compared too.
+    names.push_back("X");
+    inits.push_back(random_tensor(rng, c.x));
     auto model = parse(text, c.name, inits, names);
     auto torch = network::ExecutorRegistry::global().create("libtorch", model);
     network::ReferenceExecutor ref(model, {"reference"});
@@ -242,6 +245,10 @@ TEST(LibtorchExecutor, OpGraphsMatchReferenceForwardAndBackward) {
     EXPECT_EQ(differs(tb.outputs, rb.outputs), "");
     EXPECT_EQ(tb.gradients.size(), rb.gradients.size());
     EXPECT_EQ(differs(tb.gradients, rb.gradients), "");
+    ASSERT_TRUE(tb.gradients.count("X"));
+    double gx = 0;
+    for (double v : tb.gradients.at("X").to_double_vector()) gx += std::abs(v);
+    EXPECT_GT(gx, 1e-3);
   }
 }
 
