@@ -181,7 +181,7 @@ TEST(LibtorchExecutor, OpGraphsMatchReferenceForwardAndBackward) {
        "A = AveragePool<kernel_shape = [2, 3], pads = [1, 1, 0, 1], count_include_pad = 0>(X)\n"
        "C = AveragePool<kernel_shape = [3, 3], pads = [1, 1, 1, 1], count_include_pad = 1>(X)\n"
        "G = GlobalAveragePool(M)\n H = GlobalMaxPool(A)\n K = GlobalAveragePool(C)\n"
-       "S = Add(G, H)\n Y = Mul(S, K)",
+       "AA = GlobalAveragePool(A)\n S0 = Add(G, H)\n S = Add(S0, AA)\n Y = Mul(S, K)",
        {}, {1, 2, 7, 7}},
       {"activations", 14, "(float[3,4] X) => (float L)",
        "A = LeakyRelu<alpha = 0.2>(X)\n B = HardSigmoid(A)\n C = HardSwish(X)\n D = Tanh(C)\n"
