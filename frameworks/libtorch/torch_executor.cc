@@ -173,6 +173,17 @@ TorchExecutor::TorchExecutor(const network::Model& model, const network::Executo
     node.implementation = std::string("libtorch:") + node.op->aten;
     impl_->nodes.push_back(std::move(node));
   }
+  // Graph inputs and outputs must be tensors of a type ATen has.
+  for (const auto* list : {&g.input(), &g.output()}) {
+    for (const auto& vi : *list) {
+      const std::string what = cat("libtorch executor: ", model.path, ": graph value '",
+                                   vi.name(), "'");
+      DEEP500_CHECK(vi.type().has_tensor_type(), what,
+                    " is not a tensor (sequence / optional values have no ATen mapping)");
+      const int et = vi.type().tensor_type().elem_type();
+      if (et != 0) to_aten(static_cast<DataType>(et), what);
+    }
+  }
   for (const auto& init : g.initializer()) {
     const std::string what = model.path + ": initializer '" + init.name() + "'";
     at::Tensor t = to_aten(from_onnx(init, what), what);

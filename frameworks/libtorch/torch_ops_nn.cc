@@ -151,7 +151,10 @@ Outs conv_transpose(const OpCall& c) {
 }
 
 Outs max_pool(const OpCall& c) {
-  const at::Tensor& x = c.input(0);
+  const at::Tensor& x0 = c.input(0);
+  // ATen pools floating types only; integers go through double (exact up to 2^53).
+  const bool integral = at::isIntegralType(x0.scalar_type(), false);
+  const at::Tensor x = integral ? x0.to(at::kDouble) : x0;
   const int64_t n = spatial_rank(c, x);
   Window win = window(c, x, c.attr().get_ints("kernel_shape"));
   const bool ceil = c.attr().get_int("ceil_mode", 0) != 0;
@@ -161,9 +164,11 @@ Outs max_pool(const OpCall& c) {
     xin = at::constant_pad_nd(x, win.aten_pads(), -std::numeric_limits<double>::infinity());
     pad.assign(static_cast<size_t>(n), 0);
   }
-  if (n == 1) return {at::max_pool1d(xin, win.kernel, win.strides, pad, win.dilations, ceil)};
-  if (n == 2) return {at::max_pool2d(xin, win.kernel, win.strides, pad, win.dilations, ceil)};
-  return {at::max_pool3d(xin, win.kernel, win.strides, pad, win.dilations, ceil)};
+  at::Tensor y =
+      n == 1   ? at::max_pool1d(xin, win.kernel, win.strides, pad, win.dilations, ceil)
+      : n == 2 ? at::max_pool2d(xin, win.kernel, win.strides, pad, win.dilations, ceil)
+               : at::max_pool3d(xin, win.kernel, win.strides, pad, win.dilations, ceil);
+  return {integral ? y.to(x0.scalar_type()) : y};
 }
 
 at::Tensor avg_pool_n(const at::Tensor& x, const Window& w, const Ints& pad, bool ceil,

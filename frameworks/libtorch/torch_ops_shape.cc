@@ -178,7 +178,9 @@ Outs pad(const OpCall& c) {
   if (k > 3) c.fail("mode '", mode, "' pads ", k, " trailing dims; ATen supports at most 3");
   Ints lead(x.sizes().begin(), x.sizes().begin() + first), flat{-1};
   for (int64_t i = first; i < r; ++i) flat.push_back(x.size(i));
-  at::Tensor x2 = x.reshape(flat), y;
+  // ATen's reflection / replication pads take floating types only.
+  const bool integral = at::isIntegralType(x.scalar_type(), true);
+  at::Tensor x2 = (integral ? x.to(at::kDouble) : x).reshape(flat), y;
   p.resize(static_cast<size_t>(2 * k));
   if (mode == "reflect") {
     y = k == 1 ? at::reflection_pad1d(x2, p)
@@ -190,7 +192,8 @@ Outs pad(const OpCall& c) {
     c.fail("mode must be constant, reflect or edge, got '", mode, "'");
   }
   for (int64_t i = 1; i < y.dim(); ++i) lead.push_back(y.size(i));
-  return {y.reshape(lead)};
+  y = y.reshape(lead);
+  return {integral ? y.to(x.scalar_type()) : y};
 }
 
 // ONNX Slice with clamping rules; negative steps slice the flipped axis.
