@@ -25,8 +25,7 @@ at::ScalarType to_aten(DataType t, const std::string& what) {
     case DataType::Int64: return at::kLong;
     case DataType::UInt8: return at::kByte;
     case DataType::Bool: return at::kBool;
-    default:
-      throw Error(cat(what, ": element type ", name_of(t), " has no ATen equivalent"));
+    default: throw Error(cat(what, ": element type ", name_of(t), " has no ATen equivalent"));
   }
 }
 
@@ -176,8 +175,8 @@ TorchExecutor::TorchExecutor(const network::Model& model, const network::Executo
   // Graph inputs and outputs must be tensors of a type ATen has.
   for (const auto* list : {&g.input(), &g.output()}) {
     for (const auto& vi : *list) {
-      const std::string what = cat("libtorch executor: ", model.path, ": graph value '",
-                                   vi.name(), "'");
+      const std::string what =
+          cat("libtorch executor: ", model.path, ": graph value '", vi.name(), "'");
       DEEP500_CHECK(vi.type().has_tensor_type(), what,
                     " is not a tensor (sequence / optional values have no ATen mapping)");
       const int et = vi.type().tensor_type().elem_type();
@@ -195,7 +194,9 @@ TorchExecutor::TorchExecutor(const network::Model& model, const network::Executo
 
 TorchExecutor::~TorchExecutor() = default;
 
-std::vector<std::string> TorchExecutor::supported_ops() { return libtorch::supported_ops(); }
+std::vector<std::string> TorchExecutor::supported_ops() {
+  return libtorch::supported_ops();
+}
 
 void TorchExecutor::run_nodes(const std::map<std::string, Tensor>& feeds, bool backprop) {
   Impl& m = *impl_;
@@ -239,8 +240,8 @@ void TorchExecutor::run_nodes(const std::map<std::string, Tensor>& feeds, bool b
     } catch (const Error&) {
       throw;
     } catch (const c10::Error& e) {
-      throw Error(cat(spec.describe(), ": ATen ", node.op->aten, " failed: ",
-                      e.what_without_backtrace()));
+      throw Error(
+          cat(spec.describe(), ": ATen ", node.op->aten, " failed: ", e.what_without_backtrace()));
     } catch (const std::exception& e) {
       throw Error(cat(spec.describe(), ": ATen ", node.op->aten, " failed: ", e.what()));
     }
@@ -273,7 +274,8 @@ std::map<std::string, Tensor> graph_outputs(const network::Model& model,
 
 }  // namespace
 
-std::map<std::string, Tensor> TorchExecutor::inference(const std::map<std::string, Tensor>& inputs) {
+std::map<std::string, Tensor> TorchExecutor::inference(
+    const std::map<std::string, Tensor>& inputs) {
   at::NoGradGuard no_grad;
   run_nodes(inputs, false);
   auto out = graph_outputs(impl_->model, impl_->values);

@@ -32,9 +32,7 @@ struct OpCall {
   std::vector<int64_t> ints(size_t i) const;
   // A one-element input as double.
   double scalar(size_t i) const;
-  bool wants_output(size_t i) const {
-    return i < node.outputs.size() && !node.outputs[i].empty();
-  }
+  bool wants_output(size_t i) const { return i < node.outputs.size() && !node.outputs[i].empty(); }
   // Throws Error(node.describe() + ": " + parts...).
   template <class... Parts>
   [[noreturn]] void fail(const Parts&... parts) const {
@@ -68,8 +66,7 @@ std::vector<std::string> supported_ops();
 
 // ---- helpers shared by the op files ----
 inline int64_t norm_axis(const OpCall& c, int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    c.fail("axis ", axis, " out of range for rank ", rank);
+  if (axis < -rank || axis >= rank) c.fail("axis ", axis, " out of range for rank ", rank);
   return axis < 0 ? axis + rank : axis;
 }
 // at::Tensor sizes as a std::vector.

@@ -19,9 +19,15 @@ at::Tensor legacy_rhs(const OpCall& c, const at::Tensor& a, at::Tensor b) {
   return b.reshape(shape);
 }
 
-Outs add(const OpCall& c) { return {c.input(0).add(legacy_rhs(c, c.input(0), c.input(1)))}; }
-Outs sub(const OpCall& c) { return {c.input(0).sub(legacy_rhs(c, c.input(0), c.input(1)))}; }
-Outs mul(const OpCall& c) { return {c.input(0).mul(legacy_rhs(c, c.input(0), c.input(1)))}; }
+Outs add(const OpCall& c) {
+  return {c.input(0).add(legacy_rhs(c, c.input(0), c.input(1)))};
+}
+Outs sub(const OpCall& c) {
+  return {c.input(0).sub(legacy_rhs(c, c.input(0), c.input(1)))};
+}
+Outs mul(const OpCall& c) {
+  return {c.input(0).mul(legacy_rhs(c, c.input(0), c.input(1)))};
+}
 Outs div(const OpCall& c) {
   const at::Tensor& a = c.input(0);
   at::Tensor b = legacy_rhs(c, a, c.input(1));
@@ -35,29 +41,51 @@ Outs pow(const OpCall& c) {
   return {y.scalar_type() == a.scalar_type() ? y : y.to(a.scalar_type())};  // type of the base
 }
 
-Outs neg(const OpCall& c) { return {c.input(0).neg()}; }
-Outs abs(const OpCall& c) { return {c.input(0).abs()}; }
-Outs sqrt(const OpCall& c) { return {c.input(0).sqrt()}; }
-Outs exp(const OpCall& c) { return {c.input(0).exp()}; }
-Outs log(const OpCall& c) { return {c.input(0).log()}; }
-Outs relu(const OpCall& c) { return {c.input(0).relu()}; }
-Outs sigmoid(const OpCall& c) { return {c.input(0).sigmoid()}; }
-Outs tanh(const OpCall& c) { return {c.input(0).tanh()}; }
+Outs neg(const OpCall& c) {
+  return {c.input(0).neg()};
+}
+Outs abs(const OpCall& c) {
+  return {c.input(0).abs()};
+}
+Outs sqrt(const OpCall& c) {
+  return {c.input(0).sqrt()};
+}
+Outs exp(const OpCall& c) {
+  return {c.input(0).exp()};
+}
+Outs log(const OpCall& c) {
+  return {c.input(0).log()};
+}
+Outs relu(const OpCall& c) {
+  return {c.input(0).relu()};
+}
+Outs sigmoid(const OpCall& c) {
+  return {c.input(0).sigmoid()};
+}
+Outs tanh(const OpCall& c) {
+  return {c.input(0).tanh()};
+}
 Outs leaky_relu(const OpCall& c) {
   return {at::leaky_relu(c.input(0), c.attr().get_float("alpha", 0.01f))};
 }
-Outs elu(const OpCall& c) { return {at::elu(c.input(0), c.attr().get_float("alpha", 1.0f))}; }
+Outs elu(const OpCall& c) {
+  return {at::elu(c.input(0), c.attr().get_float("alpha", 1.0f))};
+}
 Outs selu(const OpCall& c) {
   const double alpha = c.attr().get_float("alpha", 1.67326319217681884765625f);
   const double gamma = c.attr().get_float("gamma", 1.05070102214813232421875f);
   return {at::elu(c.input(0), alpha, gamma)};
 }
-Outs softplus(const OpCall& c) { return {at::softplus(c.input(0), 1, 20)}; }
+Outs softplus(const OpCall& c) {
+  return {at::softplus(c.input(0), 1, 20)};
+}
 Outs hard_sigmoid(const OpCall& c) {
   const double alpha = c.attr().get_float("alpha", 0.2f), beta = c.attr().get_float("beta", 0.5f);
   return {c.input(0).mul(alpha).add(beta).clamp(0.0, 1.0)};
 }
-Outs hard_swish(const OpCall& c) { return {at::hardswish(c.input(0))}; }
+Outs hard_swish(const OpCall& c) {
+  return {at::hardswish(c.input(0))};
+}
 
 Outs prelu(const OpCall& c) {
   const at::Tensor& x = c.input(0);
@@ -128,7 +156,8 @@ Outs reduce(const OpCall& c) {
 
 Outs gemm(const OpCall& c) {
   at::Tensor a = c.input(0), b = c.input(1);
-  if (a.dim() != 2 || b.dim() != 2) c.fail("A and B must be 2-D, got ranks ", a.dim(), ", ", b.dim());
+  if (a.dim() != 2 || b.dim() != 2)
+    c.fail("A and B must be 2-D, got ranks ", a.dim(), ", ", b.dim());
   if (c.attr().get_int("transA", 0)) a = a.t();
   if (c.attr().get_int("transB", 0)) b = b.t();
   const double alpha = c.attr().get_float("alpha", 1.0f), beta = c.attr().get_float("beta", 1.0f);
@@ -138,7 +167,9 @@ Outs gemm(const OpCall& c) {
   return {y};
 }
 
-Outs matmul(const OpCall& c) { return {c.input(0).matmul(c.input(1))}; }
+Outs matmul(const OpCall& c) {
+  return {c.input(0).matmul(c.input(1))};
+}
 
 }  // namespace
 

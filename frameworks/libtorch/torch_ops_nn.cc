@@ -135,10 +135,10 @@ Outs conv_transpose(const OpCall& c) {
     simple = simple && opad[i] == 0 && begin[i] >= 0 && extra[i] == -begin[i];
   }
   if (simple)
-    return {at::convolution(x, w, optional_input(c, 2), strides, begin, dil, true, Ints(n, 0),
-                            group)};
-  at::Tensor y = at::convolution(x, w, c10::nullopt, strides, Ints(n, 0), dil, true, Ints(n, 0),
-                                 group);
+    return {
+        at::convolution(x, w, optional_input(c, 2), strides, begin, dil, true, Ints(n, 0), group)};
+  at::Tensor y =
+      at::convolution(x, w, c10::nullopt, strides, Ints(n, 0), dil, true, Ints(n, 0), group);
   Ints p;
   for (size_t i = n; i-- > 0;) p.insert(p.end(), {-begin[i], extra[i]});
   y = at::constant_pad_nd(y, p, 0);
@@ -164,10 +164,9 @@ Outs max_pool(const OpCall& c) {
     xin = at::constant_pad_nd(x, win.aten_pads(), -std::numeric_limits<double>::infinity());
     pad.assign(static_cast<size_t>(n), 0);
   }
-  at::Tensor y =
-      n == 1   ? at::max_pool1d(xin, win.kernel, win.strides, pad, win.dilations, ceil)
-      : n == 2 ? at::max_pool2d(xin, win.kernel, win.strides, pad, win.dilations, ceil)
-               : at::max_pool3d(xin, win.kernel, win.strides, pad, win.dilations, ceil);
+  at::Tensor y = n == 1   ? at::max_pool1d(xin, win.kernel, win.strides, pad, win.dilations, ceil)
+                 : n == 2 ? at::max_pool2d(xin, win.kernel, win.strides, pad, win.dilations, ceil)
+                          : at::max_pool3d(xin, win.kernel, win.strides, pad, win.dilations, ceil);
   return {integral ? y.to(x0.scalar_type()) : y};
 }
 
@@ -193,7 +192,8 @@ Outs avg_pool(const OpCall& c) {
   at::Tensor sum = avg_pool_n(at::constant_pad_nd(x, win.aten_pads(), 0), win, zero, ceil, true);
   if (count_pad) return {sum};
   at::Tensor ones = at::ones_like(x.detach());
-  at::Tensor frac = avg_pool_n(at::constant_pad_nd(ones, win.aten_pads(), 0), win, zero, ceil, true);
+  at::Tensor frac =
+      avg_pool_n(at::constant_pad_nd(ones, win.aten_pads(), 0), win, zero, ceil, true);
   return {sum.div(frac)};
 }
 
@@ -229,15 +229,15 @@ Outs dropout(const OpCall& c) {
 
 // ---- construction-time checks ----
 void check_max_pool(const ops::NodeSpec& n) {
-  DEEP500_CHECK(n.outputs.size() < 2 || n.outputs[1].empty(), "libtorch executor: ",
-                n.describe(), ": the Indices output has no ATen mapping");
+  DEEP500_CHECK(n.outputs.size() < 2 || n.outputs[1].empty(), "libtorch executor: ", n.describe(),
+                ": the Indices output has no ATen mapping");
 }
 void check_batch_norm(const ops::NodeSpec& n) {
   size_t outs = 0;
   for (const auto& o : n.outputs) outs += !o.empty();
   const auto& a = n.attributes;
-  const bool training = n.opset >= 14 ? a.get_int("training_mode", 0) != 0
-                                      : outs > 1 && a.get_int("is_test", 0) == 0;
+  const bool training =
+      n.opset >= 14 ? a.get_int("training_mode", 0) != 0 : outs > 1 && a.get_int("is_test", 0) == 0;
   DEEP500_CHECK(!training && outs == 1, "libtorch executor: ", n.describe(),
                 ": only inference BatchNormalization (one output) is mapped");
   DEEP500_CHECK(a.get_int("spatial", 1) != 0, "libtorch executor: ", n.describe(),

@@ -26,7 +26,9 @@ Ints axes_of(const OpCall& c, int input_since, bool* given) {
   return *given ? c.ints(1) : Ints{};
 }
 
-Outs identity(const OpCall& c) { return {c.input(0)}; }
+Outs identity(const OpCall& c) {
+  return {c.input(0)};
+}
 
 Outs flatten(const OpCall& c) {
   const at::Tensor& x = c.input(0);
@@ -111,7 +113,8 @@ Outs unsqueeze(const OpCall& c) {
     added[static_cast<size_t>(a)] = true;
   }
   Ints shape;
-  for (int64_t i = 0, j = 0; i < rank; ++i) shape.push_back(added[static_cast<size_t>(i)] ? 1 : x.size(j++));
+  for (int64_t i = 0, j = 0; i < rank; ++i)
+    shape.push_back(added[static_cast<size_t>(i)] ? 1 : x.size(j++));
   return {x.reshape(shape)};
 }
 
@@ -162,8 +165,8 @@ Outs pad(const OpCall& c) {
     c.fail("pads has ", pads.size(), " values for rank ", r, " (expected ", 2 * r, ")");
   const std::string mode = c.attr().get_string("mode", "constant");
   Ints p;  // ATen order: last dim first
-  for (int64_t i = r; i-- > 0;) p.insert(p.end(), {pads[static_cast<size_t>(i)],
-                                                   pads[static_cast<size_t>(i + r)]});
+  for (int64_t i = r; i-- > 0;)
+    p.insert(p.end(), {pads[static_cast<size_t>(i)], pads[static_cast<size_t>(i + r)]});
   if (mode == "constant") {
     double value = c.opset() < 11 ? c.attr().get_float("value", 0.0f)
                                   : (c.has(2) && c.in[2].numel() > 0 ? c.scalar(2) : 0.0);
@@ -172,7 +175,8 @@ Outs pad(const OpCall& c) {
   // reflect / edge: ATen pads the last k <= 3 dims of a [batch, D1..Dk] tensor.
   int64_t first = r;
   for (int64_t i = 0; i < r; ++i)
-    if (pads[static_cast<size_t>(i)] || pads[static_cast<size_t>(i + r)]) first = std::min(first, i);
+    if (pads[static_cast<size_t>(i)] || pads[static_cast<size_t>(i + r)])
+      first = std::min(first, i);
   if (first == r) return {x};
   const int64_t k = r - first;
   if (k > 3) c.fail("mode '", mode, "' pads ", k, " trailing dims; ATen supports at most 3");
@@ -183,11 +187,13 @@ Outs pad(const OpCall& c) {
   at::Tensor x2 = (integral ? x.to(at::kDouble) : x).reshape(flat), y;
   p.resize(static_cast<size_t>(2 * k));
   if (mode == "reflect") {
-    y = k == 1 ? at::reflection_pad1d(x2, p)
-               : k == 2 ? at::reflection_pad2d(x2, p) : at::reflection_pad3d(x2, p);
+    y = k == 1   ? at::reflection_pad1d(x2, p)
+        : k == 2 ? at::reflection_pad2d(x2, p)
+                 : at::reflection_pad3d(x2, p);
   } else if (mode == "edge") {
-    y = k == 1 ? at::replication_pad1d(x2, p)
-               : k == 2 ? at::replication_pad2d(x2, p) : at::replication_pad3d(x2, p);
+    y = k == 1   ? at::replication_pad1d(x2, p)
+        : k == 2 ? at::replication_pad2d(x2, p)
+                 : at::replication_pad3d(x2, p);
   } else {
     c.fail("mode must be constant, reflect or edge, got '", mode, "'");
   }

@@ -165,50 +165,82 @@ TEST(LibtorchExecutor, OpGraphsMatchReferenceForwardAndBackward) {
     Shape x;
   };
   const std::vector<Case> cases = {
-      {"conv_asym_pads", 13, "(float[1,2,7,6] X) => (float L)",
+      {"conv_asym_pads",
+       13,
+       "(float[1,2,7,6] X) => (float L)",
        "Y = Conv<pads = [1, 0, 2, 1], strides = [2, 1], group = 2>(X, W, B)",
-       {{"W", {4, 1, 3, 2}}, {"B", {4}}}, {1, 2, 7, 6}},
-      {"conv_same_upper_dilated", 13, "(float[2,3,10] X) => (float L)",
+       {{"W", {4, 1, 3, 2}}, {"B", {4}}},
+       {1, 2, 7, 6}},
+      {"conv_same_upper_dilated",
+       13,
+       "(float[2,3,10] X) => (float L)",
        "Y = Conv<auto_pad = \"SAME_UPPER\", dilations = [2], strides = [2]>(X, W)",
-       {{"W", {2, 3, 3}}}, {2, 3, 10}},
-      {"conv_transpose_out_pad", 13, "(float[1,2,4,3] X) => (float L)",
+       {{"W", {2, 3, 3}}},
+       {2, 3, 10}},
+      {"conv_transpose_out_pad",
+       13,
+       "(float[1,2,4,3] X) => (float L)",
        "Y = ConvTranspose<strides = [2, 2], pads = [1, 0, 0, 1], output_padding = [1, 1]>(X, W, B)",
-       {{"W", {2, 3, 3, 3}}, {"B", {3}}}, {1, 2, 4, 3}},
-      {"conv_transpose_output_shape", 13, "(float[1,2,3,3] X) => (float L)",
+       {{"W", {2, 3, 3, 3}}, {"B", {3}}},
+       {1, 2, 4, 3}},
+      {"conv_transpose_output_shape",
+       13,
+       "(float[1,2,3,3] X) => (float L)",
        "Y = ConvTranspose<strides = [2, 2], output_shape = [8, 7], group = 2>(X, W)",
-       {{"W", {2, 2, 3, 3}}}, {1, 2, 3, 3}},
-      {"pools", 13, "(float[1,2,7,7] X) => (float L)",
-       "M = MaxPool<kernel_shape = [3, 3], strides = [2, 2], pads = [0, 1, 1, 0], ceil_mode = 1>(X)\n"
+       {{"W", {2, 2, 3, 3}}},
+       {1, 2, 3, 3}},
+      {"pools",
+       13,
+       "(float[1,2,7,7] X) => (float L)",
+       "M = MaxPool<kernel_shape = [3, 3], strides = [2, 2], pads = [0, 1, 1, 0], ceil_mode = "
+       "1>(X)\n"
        "A = AveragePool<kernel_shape = [2, 3], pads = [1, 1, 0, 1], count_include_pad = 0>(X)\n"
        "C = AveragePool<kernel_shape = [3, 3], pads = [1, 1, 1, 1], count_include_pad = 1>(X)\n"
        "G = GlobalAveragePool(M)\n H = GlobalMaxPool(A)\n K = GlobalAveragePool(C)\n"
        "AA = GlobalAveragePool(A)\n S0 = Add(G, H)\n S = Add(S0, AA)\n Y = Mul(S, K)",
-       {}, {1, 2, 7, 7}},
-      {"activations", 14, "(float[3,4] X) => (float L)",
+       {},
+       {1, 2, 7, 7}},
+      {"activations",
+       14,
+       "(float[3,4] X) => (float L)",
        "A = LeakyRelu<alpha = 0.2>(X)\n B = HardSigmoid(A)\n C = HardSwish(X)\n D = Tanh(C)\n"
        "E = Sigmoid(B)\n F = Clip(X, lo, hi)\n G = Relu(F)\n H = Add(D, E)\n I = Sub(H, G)\n"
        "J = Exp(I)\n K = Log(J)\n N = Neg(K)\n O = Mul(N, N)\n P = Sqrt(O)\n Q = Div(P, T)\n"
        "R = Pow(Q, two)\n S = Softmax(R)\n Y = Mul(S, R)",
-       {{"T", {4}}}, {3, 4}},
-      {"softmax_opsets", 11, "(float[2,3,4] X) => (float L)",
+       {{"T", {4}}},
+       {3, 4}},
+      {"softmax_opsets",
+       11,
+       "(float[2,3,4] X) => (float L)",
        "A = Softmax<axis = 1>(X)\n B = LogSoftmax<axis = 2>(X)\n C = Clip(X, lo)\n"
        "D = Add(A, B)\n Y = Mul(D, C)",
-       {}, {2, 3, 4}},
-      {"gemm_matmul", 13, "(float[3,5] X) => (float L)",
+       {},
+       {2, 3, 4}},
+      {"gemm_matmul",
+       13,
+       "(float[3,5] X) => (float L)",
        "A = Gemm<transB = 1, alpha = 0.5, beta = 2.0>(X, W, C)\n B = MatMul(A, V)\n"
        "Y = ReduceMean<axes = [1], keepdims = 1>(B)",
-       {{"W", {4, 5}}, {"C", {4}}, {"V", {4, 2}}}, {3, 5}},
-      {"shape_ops", 13, "(float[2,3,4] X) => (float L, int64[1] I)",
+       {{"W", {4, 5}}, {"C", {4}}, {"V", {4, 2}}},
+       {3, 5}},
+      {"shape_ops",
+       13,
+       "(float[2,3,4] X) => (float L, int64[1] I)",
        "S = Shape(X)\n I = Gather(S, idx)\n Z = Unsqueeze(X, ax0)\n Q = Squeeze(Z, ax0)\n"
        "T = Transpose<perm = [2, 0, 1]>(Q)\n R = Reshape(T, shp)\n F = Flatten<axis = 2>(R)\n"
        "P1, P2 = Split<axis = 1>(F, sp)\n C = Concat<axis = 1>(P2, P1, P2)\n"
        "D = Slice(C, st, en, axs, stp)\n E = Pad<mode = \"edge\">(D, pads)\n"
        "K = Pad(E, pads2, pv)\n G = Cast<to = 11>(K)\n H = Cast<to = 1>(G)\n O = Identity(H)\n"
        "U, UM = Dropout(O)\n M = Mul(U, W)\n Y = ReduceSum<keepdims = 0>(M, ax1)",
-       {{"W", {6}}}, {2, 3, 4}},
-      {"batchnorm_reflect", 13, "(float[2,3,4,4] X) => (float L)",
-       "P = Pad<mode = \"reflect\">(X, pads)\n Y = BatchNormalization<epsilon = 0.01>(P, s, b, m, v)",
-       {{"s", {3}}, {"b", {3}}, {"m", {3}}, {"v", {3}}}, {2, 3, 4, 4}},
+       {{"W", {6}}},
+       {2, 3, 4}},
+      {"batchnorm_reflect",
+       13,
+       "(float[2,3,4,4] X) => (float L)",
+       "P = Pad<mode = \"reflect\">(X, pads)\n Y = BatchNormalization<epsilon = 0.01>(P, s, b, m, "
+       "v)",
+       {{"s", {3}}, {"b", {3}}, {"m", {3}}, {"v", {3}}},
+       {2, 3, 4, 4}},
   };
   // Constant inputs shared by the cases (as initializers, ints are not parameters).
   const std::string consts =
@@ -259,10 +291,10 @@ TEST(LibtorchExecutor, CnnGradientsMatchReference) {
   REQUIRE_LIBTORCH();
   Random rng(7);
   std::vector<std::string> names = {"W", "B", "scale", "bias", "mean", "var", "W2", "B2"};
-  std::vector<Tensor> inits = {random_tensor(rng, {4, 3, 3, 3}), random_tensor(rng, {4}),
-                               random_tensor(rng, {4}, 0.5, 1.5), random_tensor(rng, {4}),
+  std::vector<Tensor> inits = {random_tensor(rng, {4, 3, 3, 3}),   random_tensor(rng, {4}),
+                               random_tensor(rng, {4}, 0.5, 1.5),  random_tensor(rng, {4}),
                                random_tensor(rng, {4}, -0.2, 0.2), random_tensor(rng, {4}, 0.5, 2),
-                               random_tensor(rng, {5, 64}), random_tensor(rng, {5})};
+                               random_tensor(rng, {5, 64}),        random_tensor(rng, {5})};
   auto model = parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 cnn (float[2,3,8,8] X) => (float[2,5] Y) {
   C = Conv<kernel_shape = [3, 3], pads = [1, 1, 1, 1]>(X, W, B)
@@ -429,9 +461,9 @@ TEST(LibtorchExecutor, SupportedOnnxNodeTestsMatchStoredOutputs) {
         failures.push_back(name + ": " + e.what());
     }
   }
-  std::cout << "[libtorch] node tests: " << supported << " of " << cases.size()
-            << " supported, " << agree << " agree with the stored outputs, " << refused
-            << " refused at run time, " << known.size() << " known differences\n";
+  std::cout << "[libtorch] node tests: " << supported << " of " << cases.size() << " supported, "
+            << agree << " agree with the stored outputs, " << refused << " refused at run time, "
+            << known.size() << " known differences\n";
   for (const auto& f : failures) std::cout << "[libtorch]   " << f << "\n";
   RecordProperty("supported", supported);
   RecordProperty("agree", agree);
