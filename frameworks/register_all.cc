@@ -11,6 +11,10 @@
 #if DEEP500_WITH_CUDNN
 #include "frameworks/cudnn/register.h"
 #endif
+#if DEEP500_WITH_TORCH
+#include "frameworks/libtorch/torch_executor.h"
+#include "network/executor.h"
+#endif
 
 namespace deep500::frameworks {
 
@@ -24,6 +28,13 @@ void register_all() {
 #endif
 #if DEEP500_WITH_CUDNN
     cudnn::register_kernels(r);
+#endif
+#if DEEP500_WITH_TORCH
+    network::ExecutorRegistry::global().add(
+        "libtorch", [](const network::Model& m, const network::ExecutorOptions& o) {
+          return std::unique_ptr<network::GraphExecutor>(
+              std::make_unique<libtorch::TorchExecutor>(m, o));
+        });
 #endif
   });
 }
