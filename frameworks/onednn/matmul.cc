@@ -71,18 +71,24 @@ class GemmOp final : public Kernel {
     auto* p = static_cast<GemmPlan*>(cache_.find(k));
     if (!p) p = static_cast<GemmPlan*>(cache_.put(k, build(in[0].shape(), in[1].shape(), cs)));
     Tensor& y = ops::ensure_output(out, 0, DataType::Float, p->out_shapes[0]);
-    p->bind(0, in[0].raw());
-    p->bind(1, in[1].raw());
-    if (c) p->bind(2, c->raw());
-    p->bind(3, y.raw());
-    if (p->fill_c) {  // y = broadcast(C); the matmul then adds alpha*AB with sum scale beta
+    // Y = alpha * op(A) op(B) + beta * C through dnnl_sgemm: on large 2-D
+    // problems it beats the matmul primitive oneDNN 2.6 selects (brg).
+    const int64_t m = p->m, n = p->n, kk = ta_ ? in[0].dim(0) : in[0].dim(1);
+    float beta = 0.f;
+    if (c) {  // y = broadcast(C), accumulated with scale beta
+      Shape st = broadcast_strides(c->shape(), {m, n});
       const float* pc = c->data<float>();
       float* py = y.data<float>();
-      for (int64_t i = 0; i < p->m; ++i)
-        for (int64_t j = 0; j < p->n; ++j) py[i * p->n + j] = pc[i * p->sm + j * p->sn];
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) py[i * n + j] = pc[i * st[0] + j * st[1]];
+      beta = beta_;
     }
-    p->run();
-    last_ = p;
+    dnnl_status_t st =
+        dnnl_sgemm(ta_ ? 'T' : 'N', tb_ ? 'T' : 'N', m, n, kk, alpha_, in[0].data<float>(),
+                   ta_ ? m : kk, in[1].data<float>(), tb_ ? kk : n, beta, y.data<float>(), n);
+    DEEP500_CHECK(st == dnnl_success, node_, ": dnnl_sgemm failed with status ",
+                  static_cast<int>(st));
+    last_ = nullptr;
   }
 
   bool has_backward() const override { return true; }
@@ -384,7 +390,7 @@ void register_matmul(Registry& r) {
     impl = impl_name("matmul", dnnl::matmul::primitive_desc(d, engine()));
   } catch (const dnnl::error&) {
   }
-  add_kernel<GemmOp>(r, "Gemm", impl);
+  add_kernel<GemmOp>(r, "Gemm", "onednn:gemm:dnnl_sgemm");
   add_kernel<MatMulOp>(r, "MatMul", impl);
 }
 
