@@ -130,11 +130,13 @@ class Kernel : public Operator {
  public:
   const std::string& last_impl() const {
     static const std::string none = "onednn:(not run yet)";
+    if (!direct_impl_.empty()) return direct_impl_;
     return last_ ? last_->impl : none;
   }
 
  protected:
   const Plan* last_ = nullptr;
+  std::string direct_impl_;  // set by kernels that call a oneDNN function, not a primitive
 };
 
 // Small LRU-free cache: a handful of plans per operator, linear lookup.

@@ -88,7 +88,7 @@ class GemmOp final : public Kernel {
                    ta_ ? m : kk, in[1].data<float>(), tb_ ? kk : n, beta, y.data<float>(), n);
     DEEP500_CHECK(st == dnnl_success, node_, ": dnnl_sgemm failed with status ",
                   static_cast<int>(st));
-    last_ = nullptr;
+    direct_impl_ = "onednn:gemm:dnnl_sgemm";
   }
 
   bool has_backward() const override { return true; }
@@ -118,6 +118,7 @@ class GemmOp final : public Kernel {
     p->bind(4, db.raw());
     p->run();
     last_ = p;
+    direct_impl_.clear();
     if (dc) {  // dC = beta * (dY summed over C's broadcast dims)
       Shape st = broadcast_strides(c->shape(), p->out_shapes[0]);
       int64_t sm = st[0], sn = st[1];
