@@ -254,8 +254,10 @@ def markdown(report):
                  f"{report['versions'].get('pytorch_blas', '?')}")
     lines.append(f"- rounds x reps per process: batch 1 {report['settings']['rounds_b1']} x "
                  f"{report['settings']['reps_b1']}, batch 16 {report['settings']['rounds_b16']} x "
-                 f"{report['settings']['reps_b16']}; warm-up {report['settings']['warmup']} per "
-                 f"process; fresh process per round, order rotated")
+                 f"{report['settings']['reps_b16']}; warm-up {report['settings']['warmup']} / "
+                 f"{report['settings']['warmup_b16']} per process; fresh process per round, "
+                 f"order rotated; timed loop capped at {report['settings']['max_seconds']} s "
+                 f"per process (>= 3 reps)")
     lines.append("- ratio = median(deep500) / median(peer) of seconds per run, with a 95% "
                  "bootstrap interval; < 1 means deep500 is faster. Memory: peak RSS "
                  "(ru_maxrss) of the whole process, ratio deep500 / peer.")
@@ -338,9 +340,10 @@ def main():
     p.add_argument("--rounds-b1", type=int, default=3)
     p.add_argument("--rounds-b16", type=int, default=2)
     p.add_argument("--reps-b1", type=int, default=10, help="timed reps per process, batch 1")
-    p.add_argument("--reps-b16", type=int, default=4, help="timed reps per process, batch 16")
-    p.add_argument("--warmup", type=int, default=2)
-    p.add_argument("--max-seconds", type=float, default=4.0,
+    p.add_argument("--reps-b16", type=int, default=3, help="timed reps per process, batch 16")
+    p.add_argument("--warmup", type=int, default=2, help="warm-up runs per process, batch 1")
+    p.add_argument("--warmup-b16", type=int, default=1, help="warm-up runs per process, batch 16")
+    p.add_argument("--max-seconds", type=float, default=3.0,
                    help="cap on one process's timed loop (it still does >= 3 reps)")
     p.add_argument("--timeout", type=float, default=300, help="per process")
     p.add_argument("--openblas", action="store_true",
@@ -349,7 +352,8 @@ def main():
     p.add_argument("--quick", action="store_true", help="1 round, few reps (smoke test)")
     args = p.parse_args()
     if args.quick:
-        args.rounds_b1, args.rounds_b16, args.reps_b1, args.reps_b16, args.warmup = 1, 1, 3, 2, 1
+        args.rounds_b1, args.rounds_b16, args.reps_b1, args.reps_b16 = 1, 1, 3, 2
+        args.warmup, args.warmup_b16 = 1, 1
     build_dir = os.path.abspath(args.build_dir)
     models_dir = os.path.abspath(args.models_dir or os.path.join(build_dir, "models"))
 
@@ -369,6 +373,7 @@ def main():
         "nets": args.nets, "threads": args.threads, "batches": args.batches,
         "runners": args.runners, "rounds_b1": args.rounds_b1, "rounds_b16": args.rounds_b16,
         "reps_b1": args.reps_b1, "reps_b16": args.reps_b16, "warmup": args.warmup,
+        "warmup_b16": args.warmup_b16,
         "max_seconds": args.max_seconds, "executor": args.executor or "(default)",
         "openblas": openblas, "process_per_round": True, "order": "rotated per round"},
         "context": {"cpu": cpu_model(), "logical_cpus": os.cpu_count(),
@@ -392,6 +397,7 @@ def main():
                 x = os.path.join(models_dir, net, "x.npy" if batch == 1 else "x16.npy")
                 rounds = args.rounds_b1 if batch == 1 else args.rounds_b16
                 reps = args.reps_b1 if batch == 1 else args.reps_b16
+                warmup = args.warmup if batch == 1 else args.warmup_b16
                 per_runner = {r: [] for r in args.runners}
                 save_paths = {}
                 for rnd in range(rounds):
@@ -402,7 +408,7 @@ def main():
                         if rnd == 0 and threads == args.threads[0]:
                             save = os.path.join(out_dir, "outputs", f"{net}_b{batch}_{runner}.npy")
                             save_paths[runner] = save
-                        cmd = runner_command(runner, args, exe, model, x, threads, args.warmup,
+                        cmd = runner_command(runner, args, exe, model, x, threads, warmup,
                                              reps, args.max_seconds, save,
                                              os.path.join(cache, f"{net}.pt"))
                         res = run_one(cmd, runner_env(runner, threads, openblas),
