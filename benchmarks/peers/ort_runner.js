@@ -3,11 +3,12 @@
 // command line and JSON line as bench_network_runner and torch_runner.py:
 //
 //   node ort_runner.js MODEL.onnx INPUT.npy --threads N --warmup W --reps R
-//       [--max-seconds S] [--save-output OUT.npy]
+//       [--max-seconds S] [--save-output OUT.npy] [--no-spin]
 //
 // Session: CPU execution provider, intraOpNumThreads = N, interOpNumThreads = 1,
 // sequential execution, graphOptimizationLevel 'all', everything else at
-// ONNX Runtime's defaults (memory arena and thread spinning on).
+// ONNX Runtime's defaults (memory arena and thread spinning on; --no-spin sets
+// session.intra_op.allow_spinning = 0, the counterpart of OMP_WAIT_POLICY=PASSIVE).
 'use strict';
 
 const fs = require('fs');
@@ -15,12 +16,13 @@ const path = require('path');
 
 function usage(why) {
   process.stderr.write(`ort_runner: ${why}\nusage: node ort_runner.js MODEL.onnx INPUT.npy ` +
-                       '--threads N --warmup W --reps R [--max-seconds S] [--save-output OUT.npy]\n');
+                       '--threads N --warmup W --reps R [--max-seconds S] [--save-output OUT.npy] ' +
+                       '[--no-spin]\n');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const a = {threads: 1, warmup: 3, reps: 10, maxSeconds: 0, saveOutput: ''};
+  const a = {threads: 1, warmup: 3, reps: 10, maxSeconds: 0, saveOutput: '', spin: true};
   const positional = [];
   for (let i = 0; i < argv.length; ++i) {
     const s = argv[i];
@@ -38,6 +40,7 @@ function parseArgs(argv) {
     else if (s === '--reps') a.reps = number();
     else if (s === '--max-seconds') a.maxSeconds = number();
     else if (s === '--save-output') a.saveOutput = value();
+    else if (s === '--no-spin') a.spin = false;
     else if (s.startsWith('--')) usage(`unknown option ${s}`);
     else positional.push(s);
   }
@@ -110,13 +113,15 @@ async function main() {
   })();
 
   const tLoad = process.hrtime.bigint();
-  const session = await ort.InferenceSession.create(a.model, {
+  const options = {
     executionProviders: ['cpu'],
     intraOpNumThreads: a.threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
-  });
+  };
+  if (!a.spin) options.extra = {session: {intra_op: {allow_spinning: '0'}}};
+  const session = await ort.InferenceSession.create(a.model, options);
   const x = readNpy(a.input);
   const feeds = {[session.inputNames[0]]: new ort.Tensor('float32', x.data, x.shape)};
   const outName = session.outputNames[0];
@@ -147,9 +152,7 @@ async function main() {
     runner: 'onnxruntime',
     version: ortVersion,
     node: process.version,
-    session_options: {intraOpNumThreads: a.threads, interOpNumThreads: 1,
-                      executionMode: 'sequential', graphOptimizationLevel: 'all',
-                      executionProviders: ['cpu']},
+    session_options: options,
     model: a.model,
     input: a.input,
     batch: x.shape.length ? x.shape[0] : 1,

@@ -173,14 +173,17 @@ def runner_command(runner, args, exe, model, x, threads, warmup, reps, max_secon
             cmd += ["--executor", args.executor]
         return cmd
     if runner == "onnxruntime":
-        return ["node", os.path.join(HERE, "ort_runner.js")] + common
+        return ["node", os.path.join(HERE, "ort_runner.js")] + common + (
+            ["--no-spin"] if args.no_spin else [])
     return ["/usr/bin/python3", os.path.join(HERE, "torch_runner.py")] + common + [
         "--state-dict", state_dict]
 
 
-def runner_env(runner, threads, openblas):
+def runner_env(runner, threads, openblas, no_spin):
     """Thread variables for every runner; OpenBLAS (a directory) for PyTorch only."""
     env = dict(os.environ)
+    if no_spin:  # OpenMP users (deep500's oneDNN, PyTorch); ORT gets --no-spin
+        env["OMP_WAIT_POLICY"] = "PASSIVE"
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         env[var] = str(threads)
     if runner == "pytorch" and openblas:
@@ -257,7 +260,9 @@ def markdown(report):
                  f"{report['settings']['reps_b16']}; warm-up {report['settings']['warmup']} / "
                  f"{report['settings']['warmup_b16']} per process; fresh process per round, "
                  f"order rotated; timed loop capped at {report['settings']['max_seconds']} s "
-                 f"per process (>= 3 reps)")
+                 f"per process (>= 3 reps); idle threads "
+                 + ("sleep (--no-spin)" if report['settings']['no_spin'] else
+                    "spin (library defaults)"))
     lines.append("- ratio = median(deep500) / median(peer) of seconds per run, with a 95% "
                  "bootstrap interval; < 1 means deep500 is faster. Memory: peak RSS "
                  "(ru_maxrss) of the whole process, ratio deep500 / peer.")
@@ -349,6 +354,10 @@ def main():
     p.add_argument("--openblas", action="store_true",
                    help="run PyTorch with OpenBLAS (OPENBLAS_CORETYPE=SkylakeX); fetched with "
                    "apt-get download into benchmarks/peers/.openblas if the system has none")
+    p.add_argument("--no-spin", action="store_true",
+                   help="idle threads sleep instead of spinning: OMP_WAIT_POLICY=PASSIVE for "
+                   "all, session.intra_op.allow_spinning=0 for ONNX Runtime (use on shared or "
+                   "oversubscribed machines)")
     p.add_argument("--quick", action="store_true", help="1 round, few reps (smoke test)")
     args = p.parse_args()
     if args.quick:
@@ -375,7 +384,7 @@ def main():
         "reps_b1": args.reps_b1, "reps_b16": args.reps_b16, "warmup": args.warmup,
         "warmup_b16": args.warmup_b16,
         "max_seconds": args.max_seconds, "executor": args.executor or "(default)",
-        "openblas": openblas, "process_per_round": True, "order": "rotated per round"},
+        "openblas": openblas, "no_spin": args.no_spin, "process_per_round": True, "order": "rotated per round"},
         "context": {"cpu": cpu_model(), "logical_cpus": os.cpu_count(),
                     "affinity_cpus": len(os.sched_getaffinity(0)), "loadavg_start": loadavg(),
                     "hostname": platform.node(), "system_blas": current_blas_alternative()},
@@ -411,7 +420,7 @@ def main():
                         cmd = runner_command(runner, args, exe, model, x, threads, warmup,
                                              reps, args.max_seconds, save,
                                              os.path.join(cache, f"{net}.pt"))
-                        res = run_one(cmd, runner_env(runner, threads, openblas),
+                        res = run_one(cmd, runner_env(runner, threads, openblas, args.no_spin),
                                       args.timeout)
                         res["round"] = rnd
                         res["network"] = net
