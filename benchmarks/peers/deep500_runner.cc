@@ -1,0 +1,205 @@
+// deep500's side of the peer benchmark (docs/peer-benchmarks.md): runs one
+// ONNX model through a network::GraphExecutor and prints one JSON line with
+// every timed repetition, a summary, samples/s and peak RSS (ru_maxrss), in
+// the same format as ort_runner.js and torch_runner.py.
+//
+//   bench_network_runner MODEL.onnx INPUT.npy --threads N --warmup W --reps R
+//       [--max-seconds S] [--executor NAME] [--save-output OUT.npy]
+//
+// --executor defaults to "optimized" when that executor is registered and to
+// "reference" otherwise; the JSON says which one ran ("executor").
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "deep/error.h"
+#include "deep/npy.h"
+#include "frameworks/register_all.h"
+#include "metrics/json_reporter.h"
+#include "metrics/statistics.h"
+#include "network/executor.h"
+#include "network/model.h"
+
+#if DEEP500_RUNNER_OPENMP
+#include <omp.h>
+#endif
+
+namespace {
+
+using deep500::Error;
+using nlohmann::json;
+
+long max_rss_kib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;  // KiB on Linux
+}
+
+struct Args {
+  std::string model, input, executor, save_output;
+  int threads = 1, warmup = 3, reps = 10;
+  double max_seconds = 0;  // 0: no time cap
+};
+
+[[noreturn]] void usage(const std::string& why) {
+  std::cerr << "bench_network_runner: " << why
+            << "\nusage: bench_network_runner MODEL.onnx INPUT.npy --threads N --warmup W --reps R"
+               " [--max-seconds S] [--executor NAME] [--save-output OUT.npy]\n";
+  std::exit(2);
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  std::vector<std::string> positional;
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage(s + " needs a value");
+      return argv[++i];
+    };
+    try {
+      if (s == "--threads") a.threads = std::stoi(value());
+      else if (s == "--warmup") a.warmup = std::stoi(value());
+      else if (s == "--reps") a.reps = std::stoi(value());
+      else if (s == "--max-seconds") a.max_seconds = std::stod(value());
+      else if (s == "--executor") a.executor = value();
+      else if (s == "--save-output") a.save_output = value();
+      else if (s.rfind("--", 0) == 0) usage("unknown option " + s);
+      else positional.push_back(s);
+    } catch (const std::logic_error&) {
+      usage("bad number after " + s);
+    }
+  }
+  if (positional.size() != 2) usage("expected MODEL.onnx and INPUT.npy");
+  a.model = positional[0];
+  a.input = positional[1];
+  if (a.threads < 1 || a.warmup < 0 || a.reps < 1 || a.max_seconds < 0)
+    usage("--threads and --reps must be >= 1, --warmup and --max-seconds >= 0");
+  return a;
+}
+
+// Counts which kernel implementation ran each node (one untimed run only:
+// listeners cost time).
+class ImplementationCounter : public deep500::network::ExecutorEvents {
+ public:
+  void after_node(const deep500::network::NodeEvent& e) override { ++counts[e.implementation]; }
+  std::map<std::string, int> counts;
+};
+
+int run(const Args& a) {
+#if DEEP500_RUNNER_OPENMP
+  omp_set_num_threads(a.threads);
+#endif
+  const long rss_start = max_rss_kib();
+  deep500::frameworks::register_all();
+  auto& registry = deep500::network::ExecutorRegistry::global();
+  const auto names = registry.names();
+  std::string executor = a.executor;
+  if (executor.empty())
+    executor = std::count(names.begin(), names.end(), "optimized") ? "optimized" : "reference";
+
+  const auto t_load = std::chrono::steady_clock::now();
+  deep500::network::Model model = deep500::network::load_model(a.model);
+  deep500::network::ExecutorOptions options;
+  options.threads = a.threads;
+  auto exec = registry.create(executor, model, options);
+
+  std::set<std::string> initializers;
+  for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  std::string input_name;
+  for (const auto& in : model.graph().input())
+    if (!initializers.count(in.name())) {
+      input_name = in.name();
+      break;
+    }
+  DEEP500_CHECK(!input_name.empty(), a.model, ": no graph input without an initializer");
+  DEEP500_CHECK(model.graph().output_size() >= 1, a.model, ": no graph output");
+  const std::string output_name = model.graph().output(0).name();
+
+  deep500::Tensor x = deep500::read_npy(a.input);
+  const int64_t batch = x.rank() > 0 ? x.dim(0) : 1;
+  const std::map<std::string, deep500::Tensor> feeds{{input_name, x}};
+  const double load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count();
+  const long rss_loaded = max_rss_kib();
+
+  // First warm-up run (always at least one): records implementations and
+  // keeps the output for --save-output.
+  ImplementationCounter counter;
+  exec->add_events(&counter);
+  auto t0 = std::chrono::steady_clock::now();
+  auto outputs = exec->inference(feeds);
+  const double first_run_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  exec->remove_events(&counter);
+  deep500::Tensor y = outputs.at(output_name);
+  for (int i = 1; i < a.warmup; ++i) exec->inference(feeds);
+
+  std::vector<double> seconds;
+  double elapsed = 0;
+  while (static_cast<int>(seconds.size()) < a.reps) {
+    auto s = std::chrono::steady_clock::now();
+    auto out = exec->inference(feeds);
+    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count();
+    seconds.push_back(dt);
+    elapsed += dt;
+    // Time cap: stop early but keep at least 3 samples for a median.
+    if (a.max_seconds > 0 && elapsed >= a.max_seconds && seconds.size() >= 3) break;
+  }
+  if (!a.save_output.empty()) deep500::write_npy(a.save_output, y);
+
+  auto summary = deep500::metrics::summarize(seconds);
+  json out;
+  out["runner"] = "deep500";
+  out["executor"] = exec->name();
+  out["executor_requested"] = a.executor.empty() ? "(default)" : a.executor;
+  out["executors_registered"] = names;
+  out["backends_built"] = deep500::frameworks::built_backends();
+  out["implementations"] = counter.counts;
+  out["model"] = a.model;
+  out["input"] = a.input;
+  out["batch"] = batch;
+  out["threads"] = a.threads;
+#if DEEP500_RUNNER_OPENMP
+  out["thread_control"] = "ExecutorOptions.threads + omp_set_num_threads";
+#else
+  out["thread_control"] = "ExecutorOptions.threads (no OpenMP linked)";
+#endif
+  out["warmup"] = std::max(a.warmup, 1);
+  out["reps"] = seconds.size();
+  out["seconds"] = seconds;
+  out["summary"] = deep500::metrics::to_json(summary);
+  out["samples_per_s"] = static_cast<double>(batch) / summary.median;
+  out["load_seconds"] = load_seconds;
+  out["first_run_seconds"] = first_run_seconds;
+  out["rss_start_kib"] = rss_start;
+  out["rss_loaded_kib"] = rss_loaded;
+  out["peak_rss_kib"] = max_rss_kib();
+  out["rss_method"] = "getrusage(RUSAGE_SELF).ru_maxrss";
+  std::cout << out.dump() << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a = parse(argc, argv);
+  try {
+    return run(a);
+  } catch (const std::exception& e) {
+    json err{{"runner", "deep500"}, {"error", e.what()}, {"model", a.model}};
+    std::cout << err.dump() << std::endl;
+    std::cerr << "bench_network_runner: " << e.what() << "\n";
+    return 1;
+  }
+}
