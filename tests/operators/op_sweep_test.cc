@@ -17,6 +17,13 @@
 using namespace deep500;
 using validation::CheckStatus;
 
+namespace deep500::validation {
+// Short parameter names in test listings (gtest would dump the bytes).
+void PrintTo(const OpSpec& spec, std::ostream* os) {
+  *os << spec.label;
+}
+}  // namespace deep500::validation
+
 namespace {
 
 class OpSweep : public ::testing::TestWithParam<validation::OpSpec> {
