@@ -12,23 +12,14 @@
 #include "deep/tensor.h"
 #include "frameworks/register_all.h"
 #include "operators/registry.h"
+#include "tests/operators/test_util.h"
 
 using namespace deep500;
 
 namespace {
 
-ops::Attribute int_attr(int64_t v) {
-  ops::Attribute a;
-  a.kind = ops::Attribute::Kind::Int;
-  a.i = v;
-  return a;
-}
-ops::Attribute string_attr(const std::string& v) {
-  ops::Attribute a;
-  a.kind = ops::Attribute::Kind::String;
-  a.s = v;
-  return a;
-}
+using test::int_attr;
+using test::string_attr;
 
 struct Built {
   ops::NodeSpec node;

@@ -13,6 +13,7 @@
 #include "network/model.h"
 #include "network/reference_executor.h"
 #include "operators/registry.h"
+#include "tests/operators/test_util.h"
 
 using namespace deep500;
 
@@ -23,18 +24,8 @@ struct OpUnderTest {
   std::unique_ptr<ops::Operator> op;
 };
 
-ops::Attribute int_attr(int64_t v) {
-  ops::Attribute a;
-  a.kind = ops::Attribute::Kind::Int;
-  a.i = v;
-  return a;
-}
-ops::Attribute string_attr(const std::string& v) {
-  ops::Attribute a;
-  a.kind = ops::Attribute::Kind::String;
-  a.s = v;
-  return a;
-}
+using test::int_attr;
+using test::string_attr;
 
 std::unique_ptr<OpUnderTest> make_op(const std::string& type,
                                      std::map<std::string, ops::Attribute> attrs,

@@ -5,22 +5,14 @@
 #include <limits>
 
 #include "frameworks/reference/kernels/common.h"
+#include "frameworks/reference/kernels/elementwise_util.h"
 #include "frameworks/reference/kernels/families.h"
 
 namespace deep500::reference {
 namespace {
 
-template <class T>
-constexpr bool kFloat =
-    std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-
-template <class T>
-T from_double(double v) {
-  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
-    return T(static_cast<float>(v));
-  else
-    return static_cast<T>(v);
-}
+using ew::from_double;
+using ew::kFloat;
 
 class ReluOp final : public Operator {
  public:

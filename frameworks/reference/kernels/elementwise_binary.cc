@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "frameworks/reference/kernels/common.h"
+#include "frameworks/reference/kernels/elementwise_util.h"
 #include "frameworks/reference/kernels/families.h"
 
 namespace deep500::reference {
@@ -12,24 +13,9 @@ namespace {
 
 enum class Arith { Add, Sub, Mul, Div };
 
-template <class T>
-constexpr bool kFloat =
-    std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-
-template <class T>
-T from_double(double v) {
-  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
-    return T(static_cast<float>(v));
-  else
-    return static_cast<T>(v);
-}
-
-// -x through unsigned arithmetic: wraps instead of overflowing (MIN / -1).
-template <class T>
-T wrap_neg(T x) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(U(0) - static_cast<U>(x));
-}
+using ew::from_double;
+using ew::kFloat;
+using ew::wrap_neg;
 
 void check_same_types(const OpContext& ctx, const std::string& node) {
   DEEP500_CHECK(ctx.num_inputs() == 2, node, ": expected 2 inputs, got ", ctx.num_inputs());

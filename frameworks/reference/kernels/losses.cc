@@ -7,42 +7,15 @@
 #include <optional>
 
 #include "frameworks/reference/kernels/common.h"
+#include "frameworks/reference/kernels/f64_io.h"
 #include "frameworks/reference/kernels/families.h"
 
 namespace deep500::reference {
 namespace {
 
-std::vector<double> load(const Tensor& t, const std::string& node) {
-  std::vector<double> v(static_cast<size_t>(t.numel()));
-  dispatch_float(
-      t.dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T* p = t.data<T>();
-        for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(p[i]);
-      },
-      node);
-  return v;
-}
-
-void store(const std::vector<double>& v, Tensor& t) {
-  dispatch_float(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* p = t.data<T>();
-    for (size_t i = 0; i < v.size(); ++i) {
-      if constexpr (std::is_same_v<T, double>)
-        p[i] = v[i];
-      else
-        p[i] = T(static_cast<float>(v[i]));
-    }
-  });
-}
-
-Tensor make(DataType dt, const Shape& s, const std::vector<double>& v) {
-  Tensor t(dt, s);
-  store(v, t);
-  return t;
-}
+using f64::load;
+using f64::make;
+using f64::store;
 
 void put(std::span<Tensor> out, size_t i, DataType dt, const Shape& s,
          const std::vector<double>& v) {

@@ -11,127 +11,15 @@
 
 #include "frameworks/reference/kernels/common.h"
 #include "frameworks/reference/kernels/families.h"
+#include "frameworks/reference/kernels/rnn_cells.h"
 
 namespace deep500::reference {
 namespace {
 
 enum class CellKind { Rnn, Gru, Lstm };
 
-struct Activation {
-  enum Kind {
-    Relu,
-    Tanh,
-    Sigmoid,
-    Affine,
-    LeakyRelu,
-    ThresholdedRelu,
-    ScaledTanh,
-    HardSigmoid,
-    Elu,
-    Softsign,
-    Softplus
-  };
-  Kind kind = Tanh;
-  double alpha = 0, beta = 0;
-
-  double f(double x) const {
-    switch (kind) {
-      case Relu: return x > 0 ? x : 0;
-      case Tanh: return std::tanh(x);
-      case Sigmoid: return 1 / (1 + std::exp(-x));
-      case Affine: return alpha * x + beta;
-      case LeakyRelu: return x >= 0 ? x : alpha * x;
-      case ThresholdedRelu: return x > alpha ? x : 0;
-      case ScaledTanh: return alpha * std::tanh(beta * x);
-      case HardSigmoid: return std::clamp(alpha * x + beta, 0.0, 1.0);
-      case Elu: return x >= 0 ? x : alpha * (std::exp(x) - 1);
-      case Softsign: return x / (1 + std::abs(x));
-      case Softplus: return std::log1p(std::exp(x));
-    }
-    return 0;
-  }
-  // Derivative with respect to x.
-  double df(double x) const {
-    switch (kind) {
-      case Relu: return x > 0 ? 1 : 0;
-      case Tanh: {
-        double t = std::tanh(x);
-        return 1 - t * t;
-      }
-      case Sigmoid: {
-        double s = 1 / (1 + std::exp(-x));
-        return s * (1 - s);
-      }
-      case Affine: return alpha;
-      case LeakyRelu: return x >= 0 ? 1 : alpha;
-      case ThresholdedRelu: return x > alpha ? 1 : 0;
-      case ScaledTanh: {
-        double t = std::tanh(beta * x);
-        return alpha * beta * (1 - t * t);
-      }
-      case HardSigmoid: {
-        double v = alpha * x + beta;
-        return v > 0 && v < 1 ? alpha : 0;
-      }
-      case Elu: return x >= 0 ? 1 : alpha * std::exp(x);
-      case Softsign: {
-        double d = 1 + std::abs(x);
-        return 1 / (d * d);
-      }
-      case Softplus: return 1 / (1 + std::exp(-x));
-    }
-    return 0;
-  }
-};
-
-// Builds the activation list; alpha/beta values are consumed in order by the
-// activations that take them, ONNX operator defaults otherwise.
-std::vector<Activation> parse_activations(const ops::NodeSpec& node, size_t per_dir, int dirs,
-                                          const std::vector<std::string>& defaults) {
-  auto names = node.attributes.get_strings("activations", {});
-  if (names.empty())
-    for (int d = 0; d < dirs; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
-  if (names.size() == per_dir && dirs == 2) names.insert(names.end(), names.begin(), names.end());
-  DEEP500_CHECK(names.size() == per_dir * dirs, node.describe(), ": expected ", per_dir * dirs,
-                " activations, got ", names.size());
-  auto alphas = node.attributes.get_floats("activation_alpha", {});
-  auto betas = node.attributes.get_floats("activation_beta", {});
-  size_t ai = 0, bi = 0;
-  auto take = [](const std::vector<float>& v, size_t& i, double fallback) {
-    return i < v.size() ? static_cast<double>(v[i++]) : fallback;
-  };
-  std::vector<Activation> out;
-  for (auto name : names) {
-    std::transform(name.begin(), name.end(), name.begin(), ::tolower);
-    // name, kind, alpha default, beta default (NaN: the activation takes none)
-    using K = Activation;
-    const double no = std::nan("");
-    const struct {
-      const char* name;
-      K::Kind kind;
-      double alpha, beta;
-    } table[] = {{"relu", K::Relu, no, no},
-                 {"tanh", K::Tanh, no, no},
-                 {"sigmoid", K::Sigmoid, no, no},
-                 {"affine", K::Affine, 1, 0},
-                 {"leakyrelu", K::LeakyRelu, 0.01, no},
-                 {"thresholdedrelu", K::ThresholdedRelu, 1, no},
-                 {"scaledtanh", K::ScaledTanh, 1, 1},
-                 {"hardsigmoid", K::HardSigmoid, 0.2, 0.5},
-                 {"elu", K::Elu, 1, no},
-                 {"softsign", K::Softsign, no, no},
-                 {"softplus", K::Softplus, no, no}};
-    const auto* e = std::find_if(std::begin(table), std::end(table),
-                                 [&](const auto& row) { return name == row.name; });
-    DEEP500_CHECK(e != std::end(table), node.describe(), ": unknown activation '", name, "'");
-    Activation a;
-    a.kind = e->kind;
-    if (!std::isnan(e->alpha)) a.alpha = take(alphas, ai, e->alpha);
-    if (!std::isnan(e->beta)) a.beta = take(betas, bi, e->beta);
-    out.push_back(a);
-  }
-  return out;
-}
+using rnn::Activation;
+using rnn::parse_activations;
 
 // Per-step values kept for backward.
 struct Step {

@@ -4,29 +4,15 @@
 #include <limits>
 
 #include "frameworks/reference/kernels/common.h"
+#include "frameworks/reference/kernels/elementwise_util.h"
 #include "frameworks/reference/kernels/families.h"
 
 namespace deep500::reference {
 namespace {
 
-template <class T>
-constexpr bool kFloat =
-    std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-
-template <class T>
-T from_double(double v) {
-  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
-    return T(static_cast<float>(v));
-  else
-    return static_cast<T>(v);
-}
-
-// Negation through unsigned arithmetic: wraps instead of overflowing (INT_MIN).
-template <class T>
-T wrap_neg(T x) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(U(0) - static_cast<U>(x));
-}
+using ew::from_double;
+using ew::kFloat;
+using ew::wrap_neg;
 
 // Each function: `f` on doubles (floating inputs); `fi` on integers when
 // kIntegers; `df` (derivative dy/dx) when kDiff.

@@ -2,22 +2,14 @@
 // Mean (1..N inputs) (+ backward: Sum/Mean spread the gradient, Min/Max route
 // it to the first input holding the selected value).
 #include "frameworks/reference/kernels/common.h"
+#include "frameworks/reference/kernels/elementwise_util.h"
 #include "frameworks/reference/kernels/families.h"
 
 namespace deep500::reference {
 namespace {
 
-template <class T>
-constexpr bool kFloat =
-    std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-
-template <class T>
-T from_double(double v) {
-  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
-    return T(static_cast<float>(v));
-  else
-    return static_cast<T>(v);
-}
+using ew::from_double;
+using ew::kFloat;
 
 enum class Var { Min, Max, Sum, Mean };
 
