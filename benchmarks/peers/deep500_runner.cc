@@ -68,14 +68,22 @@ Args parse(int argc, char** argv) {
       return argv[++i];
     };
     try {
-      if (s == "--threads") a.threads = std::stoi(value());
-      else if (s == "--warmup") a.warmup = std::stoi(value());
-      else if (s == "--reps") a.reps = std::stoi(value());
-      else if (s == "--max-seconds") a.max_seconds = std::stod(value());
-      else if (s == "--executor") a.executor = value();
-      else if (s == "--save-output") a.save_output = value();
-      else if (s.rfind("--", 0) == 0) usage("unknown option " + s);
-      else positional.push_back(s);
+      if (s == "--threads")
+        a.threads = std::stoi(value());
+      else if (s == "--warmup")
+        a.warmup = std::stoi(value());
+      else if (s == "--reps")
+        a.reps = std::stoi(value());
+      else if (s == "--max-seconds")
+        a.max_seconds = std::stod(value());
+      else if (s == "--executor")
+        a.executor = value();
+      else if (s == "--save-output")
+        a.save_output = value();
+      else if (s.rfind("--", 0) == 0)
+        usage("unknown option " + s);
+      else
+        positional.push_back(s);
     } catch (const std::logic_error&) {
       usage("bad number after " + s);
     }
