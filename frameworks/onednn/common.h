@@ -132,6 +132,7 @@ class Kernel : public Operator {
     static const std::string none = "onednn:(not run yet)";
     return last_ ? last_->impl : none;
   }
+  std::string implementation() const override { return last_ ? last_->impl : std::string(); }
 
  protected:
   const Plan* last_ = nullptr;

@@ -10,6 +10,14 @@ namespace {
 using dnnl::algorithm;
 using dnnl::prop_kind;
 
+// A forward plan; with constant weights (Operator::set_constant_inputs) the
+// weight reorder is not a plan step but runs once per weights pointer.
+struct ConvPlan : Plan {
+  dnnl::reorder wreorder;  // empty when the weights need no reorder
+  memory wsrc, wbuf;
+  const void* packed_for = nullptr;
+};
+
 struct ConvGeom {
   memory::desc src, wei, bias, dst;  // plain user layouts
   memory::dims src_d, wei_d, dst_d;
@@ -49,8 +57,21 @@ class ConvOp final : public Kernel {
     p->bind(1, in[1].raw());
     if (b) p->bind(2, b->raw());
     p->bind(3, y.raw());
+    auto* cp = static_cast<ConvPlan*>(p);
+    if (cp->wreorder && cp->packed_for != in[1].raw()) {
+      cp->wreorder.execute(stream(), cp->wsrc, cp->wbuf);
+      stream().wait();
+      cp->packed_for = in[1].raw();
+    }
     p->run();
     last_ = p;
+  }
+
+  // Constant weights: reorder them once per weights pointer, not every call.
+  void set_constant_inputs(const std::vector<bool>& c) override {
+    bool w = c.size() > 1 && c[1];
+    if (w != const_w_) cache_ = PlanCache();  // plans built by prepare() reorder every call
+    const_w_ = w;
   }
 
   bool has_backward() const override { return true; }
@@ -149,11 +170,19 @@ class ConvOp final : public Kernel {
   std::unique_ptr<Plan> build(const Shape& x, const Shape& w, bool bias) const {
     ConvGeom g = geom(x, w, bias);
     auto pd = fwd_pd(g, prop_kind::forward_inference);
-    auto p = std::make_unique<Plan>();
+    auto p = std::make_unique<ConvPlan>();
     int sx = p->user(g.src), sw = p->user(g.wei), sb = p->user(bias ? g.bias : g.src),
         sy = p->user(g.dst);
     memory src = p->reorder_in(p->user_mem(sx), pd.src_desc());
-    memory wei = p->reorder_in(p->user_mem(sw), pd.weights_desc());
+    memory wei;
+    if (const_w_ && p->user_mem(sw).get_desc() != pd.weights_desc()) {
+      p->wsrc = p->user_mem(sw);
+      p->wbuf = wei = p->owned(pd.weights_desc());
+      p->wreorder = dnnl::reorder(dnnl::reorder::primitive_desc(
+          engine(), p->wsrc.get_desc(), engine(), pd.weights_desc()));
+    } else {
+      wei = p->reorder_in(p->user_mem(sw), pd.weights_desc());
+    }
     memory dst = p->out_buffer(p->user_mem(sy), pd.dst_desc());
     p->add(dnnl::convolution_forward(pd), {{DNNL_ARG_SRC, src},
                                            {DNNL_ARG_WEIGHTS, wei},
@@ -213,6 +242,7 @@ class ConvOp final : public Kernel {
   std::string node_;
   ops::NodeSpec spec_;
   int64_t group_;
+  bool const_w_ = false;
   PlanCache cache_, bwd_cache_;
 };
 
