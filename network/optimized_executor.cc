@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <set>
 
 #include "deep/onnx_tensor.h"
@@ -143,6 +144,14 @@ void OptimizedExecutor::set_buffer_reuse(bool on) {
   reuse_ = on;
 }
 
+void OptimizedExecutor::set_fold_batchnorm(bool on) {
+  if (on != fold_batchnorm_) {
+    plans_.clear();
+    last_ = nullptr;
+  }
+  fold_batchnorm_ = on;
+}
+
 void OptimizedExecutor::set_strict_feed_shapes(bool strict) {
   strict_feed_shapes_ = strict;
   if (delegate_) delegate_->set_strict_feed_shapes(strict);
@@ -243,7 +252,27 @@ std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
   };
   std::vector<bool> fresh;  // value produced into its own (slot-able) storage
 
-  for (const auto& node : g.node()) {
+  std::map<int, FoldedConv> folds;
+  if (!keep_values && fold_batchnorm_) folds = fold_batchnorms(feeds);
+  std::map<int, std::string> folded_bn;  // BatchNormalization index -> Conv name
+  for (auto& [i, f] : folds) {
+    folded_bn[f.bn_index] = g.node(i).name();
+    for (auto& [name, t] : f.constants) {
+      int v = p.id(name);
+      p.values[v] = t;
+      p.constant[v] = true;
+      defined.insert(name);
+    }
+  }
+
+  for (int index = 0; index < g.node_size(); ++index) {
+    if (auto fb = folded_bn.find(index); fb != folded_bn.end()) {
+      const auto& bn = g.node(index);
+      p.entries.push_back({-1, {bn.name(), bn.op_type(), "folded-into-conv:" + fb->second}});
+      continue;
+    }
+    auto fold = folds.find(index);
+    const onnx::NodeProto& node = fold != folds.end() ? fold->second.conv : g.node(index);
     std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
     auto os = model_.opsets.find(domain);
     DEEP500_CHECK(os != model_.opsets.end(), "node '", node.name(), "' (", node.op_type(),
@@ -431,6 +460,79 @@ std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
                              p.constant[static_cast<size_t>(r)]);
   }
   return plan;
+}
+
+// Conv -> BatchNormalization (inference form) pairs with constant parameters
+// whose Conv output feeds only the BatchNormalization: the scale and shift are
+// folded into the convolution's weights and bias (computed in double).
+std::map<int, OptimizedExecutor::FoldedConv> OptimizedExecutor::fold_batchnorms(
+    const std::map<std::string, Tensor>& feeds) const {
+  const auto& g = model_.graph();
+  std::map<std::string, int> uses;
+  std::map<std::string, int> consumer;
+  for (int i = 0; i < g.node_size(); ++i)
+    for (const auto& in : g.node(i).input()) {
+      ++uses[in];
+      consumer[in] = i;
+    }
+  for (const auto& o : g.output()) uses[o.name()] += 2;
+  auto constant = [&](const std::string& name) -> const Tensor* {
+    if (name.empty() || feeds.count(name)) return nullptr;
+    auto it = initializers_.find(name);
+    return it != initializers_.end() && it->second.dtype() == DataType::Float ? &it->second
+                                                                              : nullptr;
+  };
+  std::map<int, FoldedConv> out;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& conv = g.node(i);
+    if (conv.op_type() != "Conv" || !(conv.domain().empty() || conv.domain() == "ai.onnx") ||
+        conv.input_size() < 2 || conv.output_size() != 1 || uses[conv.output(0)] != 1)
+      continue;
+    const auto& bn = g.node(consumer[conv.output(0)]);
+    if (bn.op_type() != "BatchNormalization" || bn.input_size() != 5 || bn.input(0) != conv.output(0))
+      continue;
+    bool training = false, extra_outputs = false;
+    float eps = 1e-5f;
+    for (const auto& a : bn.attribute()) {
+      if (a.name() == "training_mode") training = a.i() != 0;
+      if (a.name() == "epsilon") eps = a.f();
+    }
+    for (int k = 1; k < bn.output_size(); ++k) extra_outputs |= !bn.output(k).empty();
+    const Tensor* w = constant(conv.input(1));
+    const Tensor* b = conv.input_size() > 2 ? constant(conv.input(2)) : nullptr;
+    const Tensor *scale = constant(bn.input(1)), *shift = constant(bn.input(2)),
+                 *mean = constant(bn.input(3)), *var = constant(bn.input(4));
+    if (training || extra_outputs || !w || w->rank() < 3 || !scale || !shift || !mean || !var ||
+        (conv.input_size() > 2 && !conv.input(2).empty() && !b))
+      continue;
+    const int64_t oc = w->dim(0), per = w->numel() / oc;
+    if (scale->numel() != oc || shift->numel() != oc || mean->numel() != oc ||
+        var->numel() != oc || (b && b->numel() != oc))
+      continue;
+    Tensor nw(DataType::Float, w->shape()), nb(DataType::Float, {oc});
+    for (int64_t o = 0; o < oc; ++o) {
+      double s = static_cast<double>(scale->data<float>()[o]) /
+                 std::sqrt(static_cast<double>(var->data<float>()[o]) + eps);
+      for (int64_t k = 0; k < per; ++k)
+        nw.data<float>()[o * per + k] =
+            static_cast<float>(static_cast<double>(w->data<float>()[o * per + k]) * s);
+      double bias = b ? b->data<float>()[o] : 0.0;
+      nb.data<float>()[o] = static_cast<float>((bias - mean->data<float>()[o]) * s +
+                                               shift->data<float>()[o]);
+    }
+    FoldedConv f;
+    f.bn_index = consumer[conv.output(0)];
+    f.conv = conv;
+    const std::string wn = bn.output(0) + "/folded_W", bnn = bn.output(0) + "/folded_B";
+    f.conv.clear_input();
+    f.conv.add_input(conv.input(0));
+    f.conv.add_input(wn);
+    f.conv.add_input(bnn);
+    f.conv.set_output(0, bn.output(0));
+    f.constants = {{wn, nw}, {bnn, nb}};
+    out[i] = std::move(f);
+  }
+  return out;
 }
 
 void OptimizedExecutor::run_plan(Plan& p, const std::map<std::string, Tensor>& feeds) {

@@ -76,6 +76,10 @@ class OptimizedExecutor final : public GraphExecutor {
 
   // Buffer reuse for inference plans (default on). Changing it drops plans.
   void set_buffer_reuse(bool on);
+  // Inference plans fold BatchNormalization into a preceding Conv whose
+  // output only it reads, when all their parameters are constant float32
+  // initializers (default on). Changing it drops plans.
+  void set_fold_batchnorm(bool on);
   // Feeds must match the static dims the graph declares (default on).
   void set_strict_feed_shapes(bool strict);
 
@@ -83,6 +87,12 @@ class OptimizedExecutor final : public GraphExecutor {
 
  private:
   class Forwarder;
+  struct FoldedConv {
+    int bn_index = -1;
+    onnx::NodeProto conv;                   // rewritten: X, folded W, folded B -> BN's output
+    std::map<std::string, Tensor> constants;  // the folded W and B
+  };
+  std::map<int, FoldedConv> fold_batchnorms(const std::map<std::string, Tensor>& feeds) const;
   Plan& plan_for(const std::map<std::string, Tensor>& feeds, bool keep_values);
   std::unique_ptr<Plan> build_plan(const std::map<std::string, Tensor>& feeds, bool keep_values);
   void run_plan(Plan& plan, const std::map<std::string, Tensor>& feeds);
@@ -97,6 +107,7 @@ class OptimizedExecutor final : public GraphExecutor {
   Plan* last_ = nullptr;
   int plans_built_ = 0;
   bool reuse_ = true;
+  bool fold_batchnorm_ = true;
   bool strict_feed_shapes_ = true;
   std::unique_ptr<ReferenceExecutor> delegate_;
   std::unique_ptr<Forwarder> forwarder_;

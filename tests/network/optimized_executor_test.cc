@@ -342,4 +342,41 @@ TEST_F(OptimizedExecutorTest, BackpropMatchesReferenceExecutor) {
   EXPECT_EQ(opt.plans_built(), 1);
 }
 
+// Conv -> BatchNormalization -> Relu: the BatchNormalization is folded into
+// the Conv (records say so) and the result matches the reference executor.
+TEST_F(OptimizedExecutorTest, FoldsBatchNormalizationIntoConv) {
+  network::Model m = make_model("conv_bn");
+  auto* g = m.proto.mutable_graph();
+  add_value(g->mutable_input(), "x", {2, 3, 5, 5});
+  add_value(g->mutable_output(), "y", {2, 4, 3, 3});
+  *g->add_initializer() = to_onnx(random_tensor({4, 3, 3, 3}, 1), "W");
+  *g->add_initializer() = to_onnx(random_tensor({4}, 2), "B");
+  *g->add_initializer() = to_onnx(random_tensor({4}, 3), "gamma");
+  *g->add_initializer() = to_onnx(random_tensor({4}, 4), "beta");
+  *g->add_initializer() = to_onnx(random_tensor({4}, 5), "mean");
+  Tensor var = random_tensor({4}, 6);
+  for (int i = 0; i < 4; ++i) var.data<float>()[i] += 1.5f;
+  *g->add_initializer() = to_onnx(var, "var");
+  add_node(g, "Conv", {"x", "W", "B"}, {"c"});
+  add_node(g, "BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"n"});
+  add_node(g, "Relu", {"n"}, {"y"});
+  Tensor x = random_tensor({2, 3, 5, 5}, 7);
+  network::ReferenceExecutor ref(m, {"reference"});
+  Tensor want = ref.run({{"x", x}}).at("y");
+  network::OptimizedExecutor opt(m);
+  for (int run = 0; run < 2; ++run) {
+    Tensor got = opt.inference({{"x", x}}).at("y");
+    auto c = validation::compare(got, want, {1e-4, 1e-5 * max_abs(want)});
+    EXPECT_TRUE(c.ok) << c.message;
+  }
+  auto records = opt.records();
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[1].implementation, "folded-into-conv:c_Conv");
+  opt.set_fold_batchnorm(false);
+  Tensor unfused = opt.inference({{"x", x}}).at("y");
+  EXPECT_NE(opt.records()[1].implementation.rfind("folded", 0), 0u);
+  auto c = validation::compare(unfused, want, {1e-4, 1e-5 * max_abs(want)});
+  EXPECT_TRUE(c.ok) << c.message;
+}
+
 }  // namespace
