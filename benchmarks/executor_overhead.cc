@@ -56,6 +56,16 @@ struct KernelSum : network::ExecutorEvents {
   }
 };
 
+// Per-node time by op type and implementation (--profile NET BATCH).
+struct Profile : network::ExecutorEvents {
+  std::map<std::string, std::pair<double, int>> by;
+  void after_node(const network::NodeEvent& e) override {
+    auto& b = by[e.op_type + " " + e.implementation];
+    b.first += e.seconds;
+    ++b.second;
+  }
+};
+
 double time_run(network::GraphExecutor& exec, const std::map<std::string, Tensor>& feeds) {
   auto t0 = Clock::now();
   exec.inference(feeds);
@@ -70,12 +80,18 @@ int main(int argc, char** argv) {
   std::string json_path;
   int threads = 1;
   bool quick = false;
+  std::string profile_net;
+  int profile_batch = 16;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--models" && i + 1 < argc) dir = argv[++i];
     else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (a == "--quick") quick = true;
+    else if (a == "--profile" && i + 2 < argc) {
+      profile_net = argv[++i];
+      profile_batch = std::atoi(argv[++i]);
+    }
     else {
       std::fprintf(stderr, "usage: %s [--models DIR] [--threads N] [--quick] [--json FILE]\n",
                    argv[0]);
@@ -85,6 +101,28 @@ int main(int argc, char** argv) {
   frameworks::register_all();
   nlohmann::json out;
   try {
+    if (!profile_net.empty()) {
+      network::Model model = network::load_model(dir + "/" + profile_net + "/model.onnx");
+      std::map<std::string, Tensor> feeds{
+          {"x", read_npy(dir + "/" + profile_net + (profile_batch == 16 ? "/x16.npy" : "/x.npy"))}};
+      network::OptimizedExecutor exec(model, {{}, threads});
+      exec.inference(feeds);
+      exec.inference(feeds);
+      Profile prof;
+      exec.add_events(&prof);
+      const int runs = 3;
+      auto t0 = Clock::now();
+      for (int i = 0; i < runs; ++i) exec.inference(feeds);
+      double total = seconds_since(t0) / runs;
+      exec.remove_events(&prof);
+      std::vector<std::pair<double, std::string>> rows;
+      for (auto& [k, v] : prof.by) rows.push_back({v.first / runs, cat(k, " x", v.second / runs)});
+      std::sort(rows.rbegin(), rows.rend());
+      std::printf("%s batch %d, %d thread(s): %.2f ms per run\n", profile_net.c_str(),
+                  profile_batch, threads, total * 1e3);
+      for (auto& [t, k] : rows) std::printf("  %8.2f ms %5.1f%%  %s\n", t * 1e3, t / total * 100, k.c_str());
+      return 0;
+    }
     // Part 1: overhead.
     {
       network::Model model = network::load_model(dir + "/resnet18/model.onnx");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <set>
 
 #include "deep/onnx_tensor.h"
@@ -25,6 +26,98 @@ std::string list(const std::vector<std::string>& v) {
 
 bool nondeterministic(const std::string& op) {
   return op.rfind("Random", 0) == 0 || op == "Bernoulli" || op == "Multinomial";
+}
+
+struct LayoutFallback {};
+
+bool is_pool(const std::string& op) {
+  return op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" ||
+         op == "GlobalMaxPool";
+}
+bool is_unary_elementwise(const std::string& op) {
+  static const std::set<std::string> ops = {"Relu",        "Clip",      "LeakyRelu", "Sigmoid",
+                                            "Tanh",        "HardSwish", "Elu",       "Identity",
+                                            "HardSigmoid", "Abs",       "Neg"};
+  return ops.count(op) != 0;
+}
+bool is_binary_elementwise(const std::string& op) {
+  return op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
+}
+
+// Chooses the values that oneDNN Conv/pooling nodes exchange channels-last
+// (NHWC): a value qualifies when a 2-D oneDNN Conv or pooling (or a chain of
+// elementwise ops fed by such values) produces it, every reader is a
+// Conv/pooling (as X) or an elementwise op whose output qualifies too, and it
+// is not a graph output. Conv/pooling nodes get the layout attributes of
+// frameworks/onednn/common.h; the chosen value names are returned.
+std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
+                                  const std::set<std::string>& graph_outputs,
+                                  const std::function<bool(const std::string&)>& rank4_constant) {
+  auto default_domain = [](const onnx::NodeProto& n) {
+    return n.domain().empty() || n.domain() == "ai.onnx";
+  };
+  std::map<std::string, std::vector<std::pair<const onnx::NodeProto*, int>>> readers;
+  for (const auto* n : nodes)
+    for (int k = 0; k < n->input_size(); ++k) readers[n->input(k)].push_back({n, k});
+  std::set<std::string> on;
+  // Candidates, in graph order (producers precede readers).
+  for (const auto* n : nodes) {
+    if (!default_domain(*n) || n->output_size() < 1) continue;
+    const std::string& op = n->op_type();
+    bool cand = false;
+    if (op == "Conv") cand = n->input_size() >= 2 && rank4_constant(n->input(1));
+    else if (is_pool(op)) cand = n->output_size() == 1 && on.count(n->input(0));
+    else if (is_unary_elementwise(op)) cand = on.count(n->input(0)) != 0;
+    else if (is_binary_elementwise(op))
+      cand = n->input_size() == 2 && on.count(n->input(0)) && on.count(n->input(1));
+    if (cand) on.insert(n->output(0));
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = on.begin(); it != on.end();) {
+      bool keep = !graph_outputs.count(*it);
+      for (const auto& [r, k] : readers[*it]) {
+        if (!keep) break;
+        const std::string& op = r->op_type();
+        if (!default_domain(*r)) keep = false;
+        else if ((op == "Conv" || is_pool(op)) && k == 0) keep = true;
+        else if (is_unary_elementwise(op) && k == 0) keep = on.count(r->output(0)) != 0;
+        else if (is_binary_elementwise(op))
+          keep = on.count(r->output(0)) && on.count(r->input(0)) && on.count(r->input(1));
+        else keep = false;
+      }
+      if (keep) {
+        ++it;
+      } else {
+        it = on.erase(it);
+        changed = true;
+      }
+    }
+    // An elementwise output stays NHWC only while its data inputs do.
+    for (const auto* n : nodes) {
+      if (n->output_size() < 1 || !on.count(n->output(0))) continue;
+      const std::string& op = n->op_type();
+      bool ok = true;
+      if (is_unary_elementwise(op)) ok = on.count(n->input(0)) != 0;
+      if (is_binary_elementwise(op)) ok = on.count(n->input(0)) && on.count(n->input(1));
+      if (!ok) {
+        on.erase(n->output(0));
+        changed = true;
+      }
+    }
+  }
+  auto set_flag = [](onnx::NodeProto* n, const char* name) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(1);
+  };
+  for (auto* n : nodes) {
+    if (!default_domain(*n) || !(n->op_type() == "Conv" || is_pool(n->op_type()))) continue;
+    if (n->input_size() > 0 && on.count(n->input(0))) set_flag(n, "deep500_onednn_src_nhwc");
+    if (n->output_size() > 0 && on.count(n->output(0))) set_flag(n, "deep500_onednn_dst_nhwc");
+  }
+  return on;
 }
 
 bool has_function_body(const onnx::NodeProto& node, int opset) {
@@ -152,6 +245,14 @@ void OptimizedExecutor::set_fold_batchnorm(bool on) {
   fold_batchnorm_ = on;
 }
 
+void OptimizedExecutor::set_nhwc_layouts(bool on) {
+  if (on != nhwc_) {
+    plans_.clear();
+    last_ = nullptr;
+  }
+  nhwc_ = on;
+}
+
 void OptimizedExecutor::set_strict_feed_shapes(bool strict) {
   strict_feed_shapes_ = strict;
   if (delegate_) delegate_->set_strict_feed_shapes(strict);
@@ -198,7 +299,7 @@ void OptimizedExecutor::check_feeds(const std::map<std::string, Tensor>& feeds) 
 
 OptimizedExecutor::Plan& OptimizedExecutor::plan_for(const std::map<std::string, Tensor>& feeds,
                                                      bool keep_values) {
-  std::string key = keep_values || !reuse_ ? "K" : "R";
+  std::string key = keep_values ? "K" : reuse_ ? "R" : "N";
   for (const auto& [name, t] : feeds) {
     key += name;
     key += '\x1f';
@@ -212,7 +313,16 @@ OptimizedExecutor::Plan& OptimizedExecutor::plan_for(const std::map<std::string,
     run_plan(*last_, feeds);
     return *last_;
   }
-  auto plan = build_plan(feeds, keep_values || !reuse_);  // runs the graph once
+  // Runs the graph once; NHWC layouts are dropped when planning finds a node
+  // that cannot take them.
+  std::unique_ptr<Plan> plan;
+  bool layouts = nhwc_ && !keep_values &&
+                 std::find(backends_.begin(), backends_.end(), "onednn") != backends_.end();
+  try {
+    plan = build_plan(feeds, keep_values, reuse_ && !keep_values, layouts);
+  } catch (const LayoutFallback&) {
+    plan = build_plan(feeds, keep_values, reuse_ && !keep_values, false);
+  }
   ++plans_built_;
   last_ = plan.get();
   plans_[key] = std::move(plan);
@@ -221,7 +331,7 @@ OptimizedExecutor::Plan& OptimizedExecutor::plan_for(const std::map<std::string,
 
 // Runs every node once while recording what it produced, then assigns slots.
 std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
-    const std::map<std::string, Tensor>& feeds, bool keep_values) {
+    const std::map<std::string, Tensor>& feeds, bool keep_values, bool reuse, bool nhwc_layouts) {
   auto plan = std::make_unique<Plan>();
   Plan& p = *plan;
   p.keep_values = keep_values;
@@ -265,14 +375,36 @@ std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
     }
   }
 
+  // The nodes to plan: folded Conv rewritten, folded BatchNormalization only
+  // recorded; then NHWC activation layouts between oneDNN ops.
+  std::vector<onnx::NodeProto> nodes;
+  std::vector<std::string> notes;  // non-empty: record only
   for (int index = 0; index < g.node_size(); ++index) {
-    if (auto fb = folded_bn.find(index); fb != folded_bn.end()) {
-      const auto& bn = g.node(index);
-      p.entries.push_back({-1, {bn.name(), bn.op_type(), "folded-into-conv:" + fb->second}});
+    auto fb = folded_bn.find(index);
+    auto fold = folds.find(index);
+    nodes.push_back(fold != folds.end() ? fold->second.conv : g.node(index));
+    notes.push_back(fb != folded_bn.end() ? "folded-into-conv:" + fb->second : "");
+  }
+  std::set<std::string> nhwc;
+  if (nhwc_layouts) {
+    std::vector<onnx::NodeProto*> live;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (notes[i].empty()) live.push_back(&nodes[i]);
+    std::set<std::string> outs;
+    for (const auto& o : g.output()) outs.insert(o.name());
+    nhwc = assign_nhwc(live, outs, [&](const std::string& name) {
+      auto it = p.ids.find(name);
+      return it != p.ids.end() && p.constant[static_cast<size_t>(it->second)] &&
+             p.values[static_cast<size_t>(it->second)].rank() == 4;
+    });
+  }
+
+  for (size_t index = 0; index < nodes.size(); ++index) {
+    const onnx::NodeProto& node = nodes[index];
+    if (!notes[index].empty()) {
+      p.entries.push_back({-1, {node.name(), node.op_type(), notes[index]}});
       continue;
     }
-    auto fold = folds.find(index);
-    const onnx::NodeProto& node = fold != folds.end() ? fold->second.conv : g.node(index);
     std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
     auto os = model_.opsets.find(domain);
     DEEP500_CHECK(os != model_.opsets.end(), "node '", node.name(), "' (", node.op_type(),
@@ -302,8 +434,21 @@ std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
     all_const = all_const && (any_input || spec.op_type == "Constant") &&
                 !nondeterministic(spec.op_type);
 
+    bool layout_node = false;
+    for (const auto& a : node.attribute())
+      layout_node |= a.name().rfind("deep500_onednn_", 0) == 0;
+    if (!nhwc.empty() && !spec.outputs.empty() && nhwc.count(spec.outputs[0]) && !layout_node) {
+      // Layout-transparent node on NHWC data: elementwise on equal shapes only.
+      bool ok = true;
+      for (size_t k = 1; k < descs.size(); ++k)
+        ok = ok && (spec.op_type == "Clip" ? numel(descs[k].shape) <= 1
+                                           : descs[k].shape == descs[0].shape);
+      if (!ok) throw LayoutFallback();
+    }
     ops::OpContext ctx{s.spec, descs, nullptr};
-    auto made = ops::Registry::global().create(ctx, backends_);
+    auto made = ops::Registry::global().create(
+        ctx, layout_node ? std::vector<std::string>{"onednn"} : backends_);
+    if (layout_node && !made.ok()) throw LayoutFallback();
     s.outputs.resize(spec.outputs.size());
     const bool events = has_events();
     std::chrono::steady_clock::time_point t0;
@@ -409,7 +554,7 @@ std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
     for (int v : p.steps[static_cast<size_t>(i)].in)
       if (v >= 0) last[static_cast<size_t>(root[v])] = std::max(last[root[v]], i);
   for (const auto& [name, v] : p.outputs) last[static_cast<size_t>(root[v])] = forever;
-  if (keep_values)
+  if (!reuse)
     for (int v = 0; v < n; ++v) last[static_cast<size_t>(v)] = forever;
 
   // Slots: graph outputs are fresh every run (the caller keeps them); other

@@ -80,6 +80,10 @@ class OptimizedExecutor final : public GraphExecutor {
   // output only it reads, when all their parameters are constant float32
   // initializers (default on). Changing it drops plans.
   void set_fold_batchnorm(bool on);
+  // Inference plans keep activations channels-last (NHWC) between
+  // consecutive oneDNN Conv/pooling nodes and the elementwise ops between
+  // them (default on; needs the onednn backend). Changing it drops plans.
+  void set_nhwc_layouts(bool on);
   // Feeds must match the static dims the graph declares (default on).
   void set_strict_feed_shapes(bool strict);
 
@@ -94,7 +98,9 @@ class OptimizedExecutor final : public GraphExecutor {
   };
   std::map<int, FoldedConv> fold_batchnorms(const std::map<std::string, Tensor>& feeds) const;
   Plan& plan_for(const std::map<std::string, Tensor>& feeds, bool keep_values);
-  std::unique_ptr<Plan> build_plan(const std::map<std::string, Tensor>& feeds, bool keep_values);
+  // keep_values: backprop (no folding, every value kept); reuse: buffer reuse.
+  std::unique_ptr<Plan> build_plan(const std::map<std::string, Tensor>& feeds, bool keep_values,
+                                   bool reuse, bool nhwc_layouts);
   void run_plan(Plan& plan, const std::map<std::string, Tensor>& feeds);
   std::map<std::string, Tensor> collect_outputs(const Plan& plan) const;
   void check_feeds(const std::map<std::string, Tensor>& feeds) const;
@@ -108,6 +114,7 @@ class OptimizedExecutor final : public GraphExecutor {
   int plans_built_ = 0;
   bool reuse_ = true;
   bool fold_batchnorm_ = true;
+  bool nhwc_ = true;
   bool strict_feed_shapes_ = true;
   std::unique_ptr<ReferenceExecutor> delegate_;
   std::unique_ptr<Forwarder> forwarder_;

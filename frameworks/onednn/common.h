@@ -40,6 +40,18 @@ memory::dims to_dims(const Shape& s);
 memory::desc plain_md(const memory::dims& d);
 // Strided f32 descriptor (for transposed views).
 memory::desc strided_md(const memory::dims& d, const memory::dims& strides);
+// Activation layouts between consecutive oneDNN ops (an optimized-executor
+// extension, never present in ONNX files): a 4-D Conv/pooling node whose
+// int attribute "deep500_onednn_src_nhwc" / "deep500_onednn_dst_nhwc" is 1
+// reads / writes its X / Y tensor physically channels-last (NHWC) while the
+// Tensor keeps its logical NCHW shape. Such nodes have no backward().
+inline constexpr const char* kSrcNhwc = "deep500_onednn_src_nhwc";
+inline constexpr const char* kDstNhwc = "deep500_onednn_dst_nhwc";
+// plain_md(d), or NHWC strides when `nhwc` and d is 4-D.
+memory::desc layout_md(const memory::dims& d, bool nhwc);
+// Whether a node asks for either layout, and a refusal when it is not 4-D.
+bool wants_nhwc(const ops::NodeSpec& node);
+
 // Attribute with user-managed scratchpad (so a plan owns all its memory).
 dnnl::primitive_attr user_scratchpad_attr();
 

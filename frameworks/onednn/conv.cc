@@ -29,7 +29,9 @@ class ConvOp final : public Kernel {
   explicit ConvOp(const OpContext& ctx)
       : node_(ctx.node.describe()),
         spec_(ctx.node),
-        group_(ctx.node.attributes.get_int("group", 1)) {
+        group_(ctx.node.attributes.get_int("group", 1)),
+        src_nhwc_(ctx.node.attributes.get_int(kSrcNhwc, 0) != 0),
+        dst_nhwc_(ctx.node.attributes.get_int(kDstNhwc, 0) != 0) {
     DEEP500_CHECK(ctx.num_inputs() >= 2 && ctx.has_input(1), node_, ": expected X and W inputs");
     DEEP500_CHECK(group_ >= 1, node_, ": group must be >= 1");
   }
@@ -39,6 +41,7 @@ class ConvOp final : public Kernel {
     if (!why.empty()) return why;
     size_t r = ctx.inputs[0].shape.size();
     if (r < 3 || r > 5) return cat("oneDNN convolution needs 1-3 spatial dims (X is rank ", r, ")");
+    if (wants_nhwc(ctx.node) && r != 4) return "NHWC activations need a 2-D convolution";
     return {};
   }
 
@@ -74,7 +77,7 @@ class ConvOp final : public Kernel {
     const_w_ = w;
   }
 
-  bool has_backward() const override { return true; }
+  bool has_backward() const override { return !src_nhwc_ && !dst_nhwc_; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
     return std::vector<bool>(n, true);
   }
@@ -148,9 +151,9 @@ class ConvOp final : public Kernel {
     } else {
       g.wei_d = to_dims(w);
     }
-    g.src = plain_md(g.src_d);
+    g.src = layout_md(g.src_d, src_nhwc_);
     g.wei = plain_md(g.wei_d);
-    g.dst = plain_md(g.dst_d);
+    g.dst = layout_md(g.dst_d, dst_nhwc_);
     if (bias) g.bias = plain_md(memory::dims{oc});
     return g;
   }
@@ -242,6 +245,7 @@ class ConvOp final : public Kernel {
   std::string node_;
   ops::NodeSpec spec_;
   int64_t group_;
+  bool src_nhwc_, dst_nhwc_;
   bool const_w_ = false;
   PlanCache cache_, bwd_cache_;
 };
