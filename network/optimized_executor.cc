@@ -170,6 +170,7 @@ struct OptimizedExecutor::Plan {
   std::vector<std::pair<std::string, int>> outputs;
   std::vector<bool> clone_output;
   std::size_t slot_bytes = 0;
+  int nhwc_values = 0;
   bool keep_values = false;
 
   int id(const std::string& name) {
@@ -257,6 +258,8 @@ void OptimizedExecutor::set_strict_feed_shapes(bool strict) {
   strict_feed_shapes_ = strict;
   if (delegate_) delegate_->set_strict_feed_shapes(strict);
 }
+
+int OptimizedExecutor::nhwc_values() const { return last_ ? last_->nhwc_values : 0; }
 
 std::size_t OptimizedExecutor::peak_activation_bytes() const {
   return last_ ? last_->slot_bytes : 0;
@@ -399,6 +402,7 @@ std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
     });
   }
 
+  p.nhwc_values = static_cast<int>(nhwc.size());
   for (size_t index = 0; index < nodes.size(); ++index) {
     const onnx::NodeProto& node = nodes[index];
     if (!notes[index].empty()) {

@@ -70,6 +70,8 @@ class OptimizedExecutor final : public GraphExecutor {
   // Nodes of the last run's plan with the implementation that ran each
   // ("function-body" for expanded nodes, "constant:<impl>" for folded ones).
   std::vector<NodeRecord> records() const;
+  // Values the last plan keeps channels-last (NHWC) between oneDNN nodes.
+  int nhwc_values() const;
   // Whether the whole graph runs through the reference executor.
   bool delegated() const { return delegate_ != nullptr; }
   const std::vector<std::string>& backends() const { return backends_; }

@@ -379,4 +379,73 @@ TEST_F(OptimizedExecutorTest, FoldsBatchNormalizationIntoConv) {
   EXPECT_TRUE(c.ok) << c.message;
 }
 
+// Conv -> Relu -> Conv -> Add(., relu) -> MaxPool -> Conv -> y: every
+// intermediate is exchanged NHWC between oneDNN nodes; the result equals the
+// reference executor's with and without the layouts. A broadcasting Add makes
+// the planner fall back to plain layouts (still correct).
+network::Model residual_block(bool broadcast_add) {
+  network::Model m = make_model("residual");
+  auto* g = m.proto.mutable_graph();
+  add_value(g->mutable_input(), "x", {2, 3, 8, 8});
+  add_value(g->mutable_output(), "y", {});
+  m.proto.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  *g->add_initializer() = to_onnx(random_tensor({8, 3, 3, 3}, 1), "W1");
+  *g->add_initializer() = to_onnx(random_tensor({8, 8, 3, 3}, 2), "W2");
+  *g->add_initializer() = to_onnx(random_tensor({4, 8, 1, 1}, 3), "W3");
+  *g->add_initializer() = to_onnx(random_tensor({8}, 4), "B2");
+  auto pad1 = [](onnx::NodeProto* n) {
+    auto* a = n->add_attribute();
+    a->set_name("pads");
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int i = 0; i < 4; ++i) a->add_ints(1);
+  };
+  pad1(add_node(g, "Conv", {"x", "W1"}, {"c1"}));
+  add_node(g, "Relu", {"c1"}, {"r1"});
+  pad1(add_node(g, "Conv", {"r1", "W2", "B2"}, {"c2"}));
+  if (broadcast_add) {
+    add_node(g, "GlobalAveragePool", {"r1"}, {"gp"});
+    add_node(g, "Add", {"c2", "gp"}, {"s"});
+  } else {
+    add_node(g, "Add", {"c2", "r1"}, {"s"});
+  }
+  auto* mp = add_node(g, "MaxPool", {"s"}, {"p"});
+  auto* ks = mp->add_attribute();
+  ks->set_name("kernel_shape");
+  ks->set_type(onnx::AttributeProto::INTS);
+  ks->add_ints(2);
+  ks->add_ints(2);
+  auto* st = mp->add_attribute();
+  st->set_name("strides");
+  st->set_type(onnx::AttributeProto::INTS);
+  st->add_ints(2);
+  st->add_ints(2);
+  add_node(g, "Conv", {"p", "W3"}, {"y"});
+  return m;
+}
+
+TEST_F(OptimizedExecutorTest, NhwcLayoutsBetweenOnednnNodes) {
+  auto backends = ops::Registry::global().backends();
+  const bool onednn = std::find(backends.begin(), backends.end(), "onednn") != backends.end();
+  Tensor x = random_tensor({2, 3, 8, 8}, 9);
+  for (bool broadcast : {false, true}) {
+    network::Model m = residual_block(broadcast);
+    network::ReferenceExecutor ref(m, {"reference"});
+    Tensor want = ref.run({{"x", x}}).at("y");
+    ASSERT_EQ(want.shape(), (Shape{2, 4, 4, 4}));
+    network::OptimizedExecutor opt(m);
+    for (int run = 0; run < 2; ++run) {
+      Tensor got = opt.inference({{"x", x}}).at("y");
+      auto c = validation::compare(got, want, {1e-4, 1e-5 * max_abs(want)});
+      EXPECT_TRUE(c.ok) << "broadcast " << broadcast << " run " << run << ": " << c.message;
+    }
+    // c1, r1, c2, s, p are NHWC without the broadcasting Add; none with it.
+    if (onednn) EXPECT_EQ(opt.nhwc_values(), broadcast ? 0 : 5) << broadcast;
+    opt.set_nhwc_layouts(false);
+    Tensor plain = opt.inference({{"x", x}}).at("y");
+    EXPECT_EQ(opt.nhwc_values(), 0);
+    auto c = validation::compare(plain, want, {1e-4, 1e-5 * max_abs(want)});
+    EXPECT_TRUE(c.ok) << c.message;
+  }
+}
+
 }  // namespace
