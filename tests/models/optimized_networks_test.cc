@@ -105,37 +105,55 @@ TEST_P(OptimizedNetwork, BufferReuseReducesPeakActivationBytes) {
 }
 
 // d(sum(y))/d(parameter) vs PyTorch: a ReduceSum node appended to the graph
-// gives the scalar loss inference_and_backprop() needs.
-TEST_P(OptimizedNetwork, GradientsMatchPyTorchAutograd) {
-  network::Model model = network::load_model(file("model"));
+// gives the scalar loss inference_and_backprop() needs. With the reference
+// kernels at rtol 1e-3, atol 1e-4 x max|grad| (as real_network_gradients_test);
+// with the default kernels (oneDNN first) at atol 2e-3 x max|grad|: oneDNN's
+// float32 backward-weights sums differ from PyTorch's by up to ~1.2e-3 of the
+// scale (squeezenet1_1 features.0.weight; the reference executor with oneDNN
+// kernels gives the same numbers).
+void check_gradients(const std::string& net, const fs::path& dir, const nlohmann::json& entry,
+                     network::Model model, const std::vector<std::string>& backends,
+                     double atol_scale) {
   auto* g = model.proto.mutable_graph();
   auto* n = g->add_node();
   n->set_op_type("ReduceSum");
   n->set_name("loss_sum");
-  n->add_input(out_name());
+  n->add_input(entry.at("output_name").get<std::string>());
   n->add_output("loss");
   auto* kd = n->add_attribute();
   kd->set_name("keepdims");
   kd->set_type(onnx::AttributeProto::INT);
   kd->set_i(0);
-  network::OptimizedExecutor exec(model);
-  Tensor x = read_npy(file("input"));
+  network::OptimizedExecutor exec(model, {backends, 0});
+  Tensor x = read_npy((dir / entry.at("input").get<std::string>()).string());
   auto t0 = std::chrono::steady_clock::now();
-  auto result = exec.inference_and_backprop({{in_name(), x}}, "loss");
+  auto result =
+      exec.inference_and_backprop({{entry.at("input_name").get<std::string>(), x}}, "loss");
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   int failures = 0, checked = 0;
-  for (const auto& [param, info] : entry().at("gradients").items()) {
+  double worst = 0;
+  for (const auto& [param, info] : entry.at("gradients").items()) {
     const std::string init = info.at("initializer").get<std::string>();
-    Tensor want = read_npy((dir() / info.at("file").get<std::string>()).string());
+    Tensor want = read_npy((dir / info.at("file").get<std::string>()).string());
     ASSERT_EQ(result.gradients.count(init), 1u) << "no gradient for " << init;
-    auto c = validation::compare(result.gradients.at(init), want, {1e-3, 1e-4 * max_abs(want)});
+    const double scale = max_abs(want);
+    auto c = validation::compare(result.gradients.at(init), want, {1e-3, atol_scale * scale});
+    worst = std::max(worst, scale > 0 ? c.max_abs_error / scale : c.max_abs_error);
     ++checked;
-    if (!c.ok && ++failures <= 10) ADD_FAILURE() << GetParam() << " d/d " << init << ": " << c.message;
+    if (!c.ok && ++failures <= 10)
+      ADD_FAILURE() << net << " [" << exec.backends()[0] << "] d/d " << init << ": " << c.message;
   }
-  std::cout << "[ optimized] " << GetParam() << " forward+backward " << s << " s, " << checked
-            << " gradients\n";
+  std::cout << "[ optimized] " << net << " gradients, backends " << exec.backends()[0]
+            << "...: forward+backward " << s << " s, " << checked
+            << " gradients, worst max-abs/scale " << worst << "\n";
   EXPECT_GT(checked, 0);
   EXPECT_EQ(failures, 0);
+}
+
+TEST_P(OptimizedNetwork, GradientsMatchPyTorchAutograd) {
+  network::Model model = network::load_model(file("model"));
+  check_gradients(GetParam(), dir(), entry(), model, {"reference"}, 1e-4);
+  check_gradients(GetParam(), dir(), entry(), model, {}, 2e-3);
 }
 
 INSTANTIATE_TEST_SUITE_P(Torchvision, OptimizedNetwork,
