@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <set>
 
 #include "deep/onnx_tensor.h"
@@ -81,6 +82,7 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
         const std::string& op = r->op_type();
         if (!default_domain(*r)) keep = false;
         else if ((op == "Conv" || is_pool(op)) && k == 0) keep = true;
+        else if (op == "Conv" && k == 3) keep = true;  // the post-op summand
         else if (is_unary_elementwise(op) && k == 0) keep = on.count(r->output(0)) != 0;
         else if (is_binary_elementwise(op))
           keep = on.count(r->output(0)) && on.count(r->input(0)) && on.count(r->input(1));
@@ -116,6 +118,8 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
     if (!default_domain(*n) || !(n->op_type() == "Conv" || is_pool(n->op_type()))) continue;
     if (n->input_size() > 0 && on.count(n->input(0))) set_flag(n, "deep500_onednn_src_nhwc");
     if (n->output_size() > 0 && on.count(n->output(0))) set_flag(n, "deep500_onednn_dst_nhwc");
+    if (n->op_type() == "Conv" && n->input_size() > 3 && on.count(n->input(3)))
+      set_flag(n, "deep500_onednn_sum_nhwc");
   }
   return on;
 }
@@ -254,6 +258,14 @@ void OptimizedExecutor::set_nhwc_layouts(bool on) {
   nhwc_ = on;
 }
 
+void OptimizedExecutor::set_fuse_post_ops(bool on) {
+  if (on != fuse_post_ops_) {
+    plans_.clear();
+    last_ = nullptr;
+  }
+  fuse_post_ops_ = on;
+}
+
 void OptimizedExecutor::set_strict_feed_shapes(bool strict) {
   strict_feed_shapes_ = strict;
   if (delegate_) delegate_->set_strict_feed_shapes(strict);
@@ -319,7 +331,7 @@ OptimizedExecutor::Plan& OptimizedExecutor::plan_for(const std::map<std::string,
   // Runs the graph once; NHWC layouts are dropped when planning finds a node
   // that cannot take them.
   std::unique_ptr<Plan> plan;
-  bool layouts = nhwc_ && !keep_values &&
+  bool layouts = !keep_values &&
                  std::find(backends_.begin(), backends_.end(), "onednn") != backends_.end();
   try {
     plan = build_plan(feeds, keep_values, reuse_ && !keep_values, layouts);
@@ -334,7 +346,8 @@ OptimizedExecutor::Plan& OptimizedExecutor::plan_for(const std::map<std::string,
 
 // Runs every node once while recording what it produced, then assigns slots.
 std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
-    const std::map<std::string, Tensor>& feeds, bool keep_values, bool reuse, bool nhwc_layouts) {
+    const std::map<std::string, Tensor>& feeds, bool keep_values, bool reuse,
+    bool onednn_rewrites) {
   auto plan = std::make_unique<Plan>();
   Plan& p = *plan;
   p.keep_values = keep_values;
@@ -380,35 +393,40 @@ std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
 
   // The nodes to plan: folded Conv rewritten, folded BatchNormalization only
   // recorded; then NHWC activation layouts between oneDNN ops.
-  std::vector<onnx::NodeProto> nodes;
-  std::vector<std::string> notes;  // non-empty: record only
+  std::vector<PlanItem> items;
   for (int index = 0; index < g.node_size(); ++index) {
     auto fb = folded_bn.find(index);
     auto fold = folds.find(index);
-    nodes.push_back(fold != folds.end() ? fold->second.conv : g.node(index));
-    notes.push_back(fb != folded_bn.end() ? "folded-into-conv:" + fb->second : "");
+    items.push_back({fold != folds.end() ? fold->second.conv : g.node(index),
+                     fb != folded_bn.end() ? "folded-into-conv:" + fb->second : "",
+                     false,
+                     {}});
   }
+  std::set<std::string> outs;
+  for (const auto& o : g.output()) outs.insert(o.name());
+  auto rank4_constant = [&](const std::string& name) {
+    auto it = p.ids.find(name);
+    return it != p.ids.end() && p.constant[static_cast<size_t>(it->second)] &&
+           p.values[static_cast<size_t>(it->second)].rank() == 4;
+  };
+  if (onednn_rewrites && fuse_post_ops_) fuse_post_ops(items, outs, rank4_constant, feeds);
   std::set<std::string> nhwc;
-  if (nhwc_layouts) {
+  if (onednn_rewrites && nhwc_) {
     std::vector<onnx::NodeProto*> live;
-    for (size_t i = 0; i < nodes.size(); ++i)
-      if (notes[i].empty()) live.push_back(&nodes[i]);
-    std::set<std::string> outs;
-    for (const auto& o : g.output()) outs.insert(o.name());
-    nhwc = assign_nhwc(live, outs, [&](const std::string& name) {
-      auto it = p.ids.find(name);
-      return it != p.ids.end() && p.constant[static_cast<size_t>(it->second)] &&
-             p.values[static_cast<size_t>(it->second)].rank() == 4;
-    });
+    for (auto& it : items)
+      if (it.note.empty() && !it.skip) live.push_back(&it.node);
+    nhwc = assign_nhwc(live, outs, rank4_constant);
   }
 
   p.nhwc_values = static_cast<int>(nhwc.size());
-  for (size_t index = 0; index < nodes.size(); ++index) {
-    const onnx::NodeProto& node = nodes[index];
-    if (!notes[index].empty()) {
-      p.entries.push_back({-1, {node.name(), node.op_type(), notes[index]}});
+  for (const auto& item : items) {
+    const onnx::NodeProto& node = item.node;
+    if (item.skip) continue;
+    if (!item.note.empty()) {
+      p.entries.push_back({-1, {node.name(), node.op_type(), item.note}});
       continue;
     }
+    for (const auto& r : item.also) p.entries.push_back({-1, r});
     std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
     auto os = model_.opsets.find(domain);
     DEEP500_CHECK(os != model_.opsets.end(), "node '", node.name(), "' (", node.op_type(),
@@ -682,6 +700,117 @@ std::map<int, OptimizedExecutor::FoldedConv> OptimizedExecutor::fold_batchnorms(
     out[i] = std::move(f);
   }
   return out;
+}
+
+// Conv [-> Add(., S)] [-> Relu | Clip] chains whose intermediates have a
+// single reader and are no graph outputs become one oneDNN Conv with post-ops
+// (frameworks/onednn/common.h). A Conv fused with an Add moves to the Add's
+// place (S may be computed after the Conv). The absorbed nodes are recorded
+// as fused-into-conv:<conv>.
+void OptimizedExecutor::fuse_post_ops(std::vector<PlanItem>& items,
+                                      const std::set<std::string>& graph_outputs,
+                                      const std::function<bool(const std::string&)>& rank4_constant,
+                                      const std::map<std::string, Tensor>& feeds) const {
+  auto default_domain = [](const onnx::NodeProto& n) {
+    return n.domain().empty() || n.domain() == "ai.onnx";
+  };
+  std::map<std::string, std::vector<size_t>> readers;
+  std::map<std::string, const onnx::NodeProto*> constant_nodes;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!items[i].note.empty()) continue;
+    for (const auto& in : items[i].node.input()) readers[in].push_back(i);
+    if (items[i].node.op_type() == "Constant" && items[i].node.output_size() == 1)
+      constant_nodes[items[i].node.output(0)] = &items[i].node;
+  }
+  // The single reader of `name`, when it is an unfused node of type `op`.
+  auto only_reader = [&](const std::string& name, const char* op) -> PlanItem* {
+    if (graph_outputs.count(name)) return nullptr;
+    auto it = readers.find(name);
+    if (it == readers.end() || it->second.size() != 1) return nullptr;
+    PlanItem& r = items[it->second[0]];
+    bool ok = r.note.empty() && !r.skip && r.node.op_type() == op && default_domain(r.node);
+    return ok ? &r : nullptr;
+  };
+  // A scalar bound of Clip from an initializer or a Constant node.
+  auto scalar = [&](const std::string& name, float& v) {
+    if (name.empty()) return true;
+    Tensor t;
+    if (auto it = initializers_.find(name); it != initializers_.end() && !feeds.count(name)) {
+      t = it->second;
+    } else if (auto c = constant_nodes.find(name); c != constant_nodes.end()) {
+      for (const auto& a : c->second->attribute())
+        if (a.name() == "value" && a.has_t()) t = from_onnx(a.t(), "Clip bound");
+    }
+    if (!t.defined() || t.numel() != 1 || t.dtype() != DataType::Float) return false;
+    v = t.data<float>()[0];
+    return true;
+  };
+  auto add_attr = [](onnx::NodeProto& n, const char* name) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    return a;
+  };
+  for (size_t i = 0; i < items.size(); ++i) {
+    PlanItem& conv = items[i];
+    const onnx::NodeProto& c = conv.node;
+    if (!conv.note.empty() || conv.skip || c.op_type() != "Conv" || !default_domain(c) ||
+        c.input_size() < 2 || c.input_size() > 3 || c.output_size() != 1 ||
+        !rank4_constant(c.input(1)))
+      continue;
+    onnx::NodeProto fused = c;
+    const std::string note = "fused-into-conv:" + c.name();
+    PlanItem* place = &conv;
+    std::string out = c.output(0);
+    if (PlanItem* add = only_reader(out, "Add")) {
+      const auto& a = add->node;
+      if (a.input_size() == 2 && a.output_size() == 1 && a.input(0) != a.input(1)) {
+        const std::string& other = a.input(0) == out ? a.input(1) : a.input(0);
+        if (fused.input_size() < 3) fused.add_input("");
+        fused.add_input(other);
+        auto* s = add_attr(fused, "deep500_onednn_post_sum");
+        s->set_type(onnx::AttributeProto::INT);
+        s->set_i(1);
+        out = a.output(0);
+        add->also.push_back({a.name(), a.op_type(), note});
+        place = add;
+      }
+    }
+    PlanItem* act = only_reader(out, "Relu");
+    float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+    if (!act) {
+      if (PlanItem* clip = only_reader(out, "Clip")) {
+        const auto& k = clip->node;
+        bool ok = k.input_size() >= 1 && k.input(0) == out;
+        for (const auto& at : k.attribute()) {  // opset < 11
+          if (at.name() == "min") lo = at.f();
+          if (at.name() == "max") hi = at.f();
+        }
+        if (ok && k.input_size() > 1) ok = scalar(k.input(1), lo);
+        if (ok && k.input_size() > 2) ok = scalar(k.input(2), hi);
+        if (ok) act = clip;
+      }
+    }
+    if (act) {
+      bool relu = act->node.op_type() == "Relu";
+      auto* e = add_attr(fused, "deep500_onednn_post_eltwise");
+      e->set_type(onnx::AttributeProto::STRING);
+      e->set_s(relu ? "relu" : "clip");
+      if (!relu) {
+        auto* al = add_attr(fused, "deep500_onednn_post_alpha");
+        al->set_type(onnx::AttributeProto::FLOAT);
+        al->set_f(lo);
+        auto* be = add_attr(fused, "deep500_onednn_post_beta");
+        be->set_type(onnx::AttributeProto::FLOAT);
+        be->set_f(hi);
+      }
+      out = act->node.output(0);
+      act->note = note;
+    }
+    if (place == &conv && !act) continue;
+    fused.set_output(0, out);
+    if (place != &conv) conv.skip = true;
+    place->node = std::move(fused);
+  }
 }
 
 void OptimizedExecutor::run_plan(Plan& p, const std::map<std::string, Tensor>& feeds) {

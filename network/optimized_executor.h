@@ -37,8 +37,10 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,9 @@ class OptimizedExecutor final : public GraphExecutor {
   // consecutive oneDNN Conv/pooling nodes and the elementwise ops between
   // them (default on; needs the onednn backend). Changing it drops plans.
   void set_nhwc_layouts(bool on);
+  // Inference plans fuse Conv [-> Add] [-> Relu | Clip] into one oneDNN Conv
+  // with post-ops (default on; needs the onednn backend). Changing it drops plans.
+  void set_fuse_post_ops(bool on);
   // Feeds must match the static dims the graph declares (default on).
   void set_strict_feed_shapes(bool strict);
 
@@ -101,8 +106,18 @@ class OptimizedExecutor final : public GraphExecutor {
   std::map<int, FoldedConv> fold_batchnorms(const std::map<std::string, Tensor>& feeds) const;
   Plan& plan_for(const std::map<std::string, Tensor>& feeds, bool keep_values);
   // keep_values: backprop (no folding, every value kept); reuse: buffer reuse.
+  // onednn_rewrites: post-op fusion and NHWC layouts (as enabled).
   std::unique_ptr<Plan> build_plan(const std::map<std::string, Tensor>& feeds, bool keep_values,
-                                   bool reuse, bool nhwc_layouts);
+                                   bool reuse, bool onednn_rewrites);
+  struct PlanItem {  // a node to plan, or only a record (note), or nothing (skip)
+    onnx::NodeProto node;
+    std::string note;
+    bool skip = false;
+    std::vector<NodeRecord> also;  // records emitted before this node's
+  };
+  void fuse_post_ops(std::vector<PlanItem>& items, const std::set<std::string>& graph_outputs,
+                     const std::function<bool(const std::string&)>& rank4_constant,
+                     const std::map<std::string, Tensor>& feeds) const;
   void run_plan(Plan& plan, const std::map<std::string, Tensor>& feeds);
   std::map<std::string, Tensor> collect_outputs(const Plan& plan) const;
   void check_feeds(const std::map<std::string, Tensor>& feeds) const;
@@ -117,6 +132,7 @@ class OptimizedExecutor final : public GraphExecutor {
   bool reuse_ = true;
   bool fold_batchnorm_ = true;
   bool nhwc_ = true;
+  bool fuse_post_ops_ = true;
   bool strict_feed_shapes_ = true;
   std::unique_ptr<ReferenceExecutor> delegate_;
   std::unique_ptr<Forwarder> forwarder_;

@@ -47,6 +47,16 @@ memory::desc strided_md(const memory::dims& d, const memory::dims& strides);
 // Tensor keeps its logical NCHW shape. Such nodes have no backward().
 inline constexpr const char* kSrcNhwc = "deep500_onednn_src_nhwc";
 inline constexpr const char* kDstNhwc = "deep500_onednn_dst_nhwc";
+// Conv post-ops (same extension): "deep500_onednn_post_sum" = 1 adds a 4th
+// input S (Y's shape; NHWC when "deep500_onednn_sum_nhwc" = 1) to the result;
+// then "deep500_onednn_post_eltwise" = "relu" or "clip" (bounds in the floats
+// "deep500_onednn_post_alpha" / "_beta") applies an activation:
+// Y = act(conv(X, W, B) + S).
+inline constexpr const char* kPostSum = "deep500_onednn_post_sum";
+inline constexpr const char* kSumNhwc = "deep500_onednn_sum_nhwc";
+inline constexpr const char* kPostEltwise = "deep500_onednn_post_eltwise";
+inline constexpr const char* kPostAlpha = "deep500_onednn_post_alpha";
+inline constexpr const char* kPostBeta = "deep500_onednn_post_beta";
 // plain_md(d), or NHWC strides when `nhwc` and d is 4-D.
 memory::desc layout_md(const memory::dims& d, bool nhwc);
 // Whether a node asks for either layout, and a refusal when it is not 4-D.

@@ -438,8 +438,19 @@ TEST_F(OptimizedExecutorTest, NhwcLayoutsBetweenOnednnNodes) {
       auto c = validation::compare(got, want, {1e-4, 1e-5 * max_abs(want)});
       EXPECT_TRUE(c.ok) << "broadcast " << broadcast << " run " << run << ": " << c.message;
     }
-    // c1, r1, c2, s, p are NHWC without the broadcasting Add; none with it.
-    if (onednn) EXPECT_EQ(opt.nhwc_values(), broadcast ? 0 : 5) << broadcast;
+    // Fused: Conv+Relu -> r1, Conv+Add -> s; r1, s, p are NHWC. With the
+    // broadcasting Add neither the fusion nor the layouts apply.
+    if (onednn) {
+      EXPECT_EQ(opt.nhwc_values(), broadcast ? 0 : 3) << broadcast;
+      int fused = 0;
+      for (const auto& r : opt.records()) fused += r.implementation.rfind("fused-into-conv:", 0) == 0;
+      EXPECT_EQ(fused, broadcast ? 0 : 2);
+    }
+    opt.set_fuse_post_ops(false);
+    Tensor unfused = opt.inference({{"x", x}}).at("y");
+    if (onednn) EXPECT_EQ(opt.nhwc_values(), broadcast ? 0 : 5) << broadcast;  // + c1, c2
+    auto cu = validation::compare(unfused, want, {1e-4, 1e-5 * max_abs(want)});
+    EXPECT_TRUE(cu.ok) << cu.message;
     opt.set_nhwc_layouts(false);
     Tensor plain = opt.inference({{"x", x}}).at("y");
     EXPECT_EQ(opt.nhwc_values(), 0);
