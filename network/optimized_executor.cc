@@ -45,7 +45,7 @@ bool is_binary_elementwise(const std::string& op) {
   return op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
 }
 
-// Chooses the values that oneDNN Conv/pooling nodes exchange channels-last
+// Chooses the values that oneDNN Conv/pooling/Concat nodes exchange channels-last
 // (NHWC): a value qualifies when a 2-D oneDNN Conv or pooling (or a chain of
 // elementwise ops fed by such values) produces it, every reader is a
 // Conv/pooling (as X) or an elementwise op whose output qualifies too, and it
@@ -61,6 +61,16 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
   for (const auto* n : nodes)
     for (int k = 0; k < n->input_size(); ++k) readers[n->input(k)].push_back({n, k});
   std::set<std::string> on;
+  auto all_on = [&](const onnx::NodeProto& n) {
+    for (const auto& in : n.input())
+      if (!on.count(in)) return false;
+    return n.input_size() > 0;
+  };
+  auto channel_concat = [](const onnx::NodeProto& n) {
+    for (const auto& a : n.attribute())
+      if (a.name() == "axis") return a.i() == 1 || a.i() == -3;
+    return false;
+  };
   // Candidates, in graph order (producers precede readers).
   for (const auto* n : nodes) {
     if (!default_domain(*n) || n->output_size() < 1) continue;
@@ -71,6 +81,7 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
     else if (is_unary_elementwise(op)) cand = on.count(n->input(0)) != 0;
     else if (is_binary_elementwise(op))
       cand = n->input_size() == 2 && on.count(n->input(0)) && on.count(n->input(1));
+    else if (op == "Concat") cand = channel_concat(*n) && all_on(*n);
     if (cand) on.insert(n->output(0));
   }
   for (bool changed = true; changed;) {
@@ -86,6 +97,7 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
         else if (is_unary_elementwise(op) && k == 0) keep = on.count(r->output(0)) != 0;
         else if (is_binary_elementwise(op))
           keep = on.count(r->output(0)) && on.count(r->input(0)) && on.count(r->input(1));
+        else if (op == "Concat") keep = on.count(r->output(0)) && all_on(*r);
         else keep = false;
       }
       if (keep) {
@@ -102,6 +114,7 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
       bool ok = true;
       if (is_unary_elementwise(op)) ok = on.count(n->input(0)) != 0;
       if (is_binary_elementwise(op)) ok = on.count(n->input(0)) && on.count(n->input(1));
+      if (op == "Concat") ok = all_on(*n);
       if (!ok) {
         on.erase(n->output(0));
         changed = true;
@@ -115,6 +128,11 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
     a->set_i(1);
   };
   for (auto* n : nodes) {
+    if (default_domain(*n) && n->op_type() == "Concat" && on.count(n->output(0))) {
+      set_flag(n, "deep500_onednn_src_nhwc");
+      set_flag(n, "deep500_onednn_dst_nhwc");
+      continue;
+    }
     if (!default_domain(*n) || !(n->op_type() == "Conv" || is_pool(n->op_type()))) continue;
     if (n->input_size() > 0 && on.count(n->input(0))) set_flag(n, "deep500_onednn_src_nhwc");
     if (n->output_size() > 0 && on.count(n->output(0))) set_flag(n, "deep500_onednn_dst_nhwc");

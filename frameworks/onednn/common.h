@@ -227,5 +227,6 @@ void register_eltwise(Registry& r);
 void register_softmax(Registry& r);
 void register_lrn(Registry& r);
 void register_deconv(Registry& r);
+void register_concat(Registry& r);
 
 }  // namespace deep500::onednn
