@@ -37,10 +37,8 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -98,26 +96,11 @@ class OptimizedExecutor final : public GraphExecutor {
 
  private:
   class Forwarder;
-  struct FoldedConv {
-    int bn_index = -1;
-    onnx::NodeProto conv;                   // rewritten: X, folded W, folded B -> BN's output
-    std::map<std::string, Tensor> constants;  // the folded W and B
-  };
-  std::map<int, FoldedConv> fold_batchnorms(const std::map<std::string, Tensor>& feeds) const;
   Plan& plan_for(const std::map<std::string, Tensor>& feeds, bool keep_values);
   // keep_values: backprop (no folding, every value kept); reuse: buffer reuse.
   // onednn_rewrites: post-op fusion and NHWC layouts (as enabled).
   std::unique_ptr<Plan> build_plan(const std::map<std::string, Tensor>& feeds, bool keep_values,
                                    bool reuse, bool onednn_rewrites);
-  struct PlanItem {  // a node to plan, or only a record (note), or nothing (skip)
-    onnx::NodeProto node;
-    std::string note;
-    bool skip = false;
-    std::vector<NodeRecord> also;  // records emitted before this node's
-  };
-  void fuse_post_ops(std::vector<PlanItem>& items, const std::set<std::string>& graph_outputs,
-                     const std::function<bool(const std::string&)>& rank4_constant,
-                     const std::map<std::string, Tensor>& feeds) const;
   void run_plan(Plan& plan, const std::map<std::string, Tensor>& feeds);
   std::map<std::string, Tensor> collect_outputs(const Plan& plan) const;
   void check_feeds(const std::map<std::string, Tensor>& feeds) const;
