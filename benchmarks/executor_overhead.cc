@@ -76,8 +76,8 @@ double time_run(network::GraphExecutor& exec, const std::map<std::string, Tensor
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string dir = std::getenv("DEEP500_MODELS_DIR") ? std::getenv("DEEP500_MODELS_DIR")
-                                                       : "build/models";
+  std::string dir =
+      std::getenv("DEEP500_MODELS_DIR") ? std::getenv("DEEP500_MODELS_DIR") : "build/models";
   std::string json_path;
   int threads = 1;
   bool quick = false;
@@ -85,15 +85,18 @@ int main(int argc, char** argv) {
   int profile_batch = 16;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--models" && i + 1 < argc) dir = argv[++i];
-    else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
-    else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
-    else if (a == "--quick") quick = true;
+    if (a == "--models" && i + 1 < argc)
+      dir = argv[++i];
+    else if (a == "--threads" && i + 1 < argc)
+      threads = std::atoi(argv[++i]);
+    else if (a == "--json" && i + 1 < argc)
+      json_path = argv[++i];
+    else if (a == "--quick")
+      quick = true;
     else if (a == "--profile" && i + 2 < argc) {
       profile_net = argv[++i];
       profile_batch = std::atoi(argv[++i]);
-    }
-    else {
+    } else {
       std::fprintf(stderr, "usage: %s [--models DIR] [--threads N] [--quick] [--json FILE]\n",
                    argv[0]);
       return 2;
@@ -121,7 +124,8 @@ int main(int argc, char** argv) {
       std::sort(rows.rbegin(), rows.rend());
       std::printf("%s batch %d, %d thread(s): %.2f ms per run\n", profile_net.c_str(),
                   profile_batch, threads, total * 1e3);
-      for (auto& [t, k] : rows) std::printf("  %8.2f ms %5.1f%%  %s\n", t * 1e3, t / total * 100, k.c_str());
+      for (auto& [t, k] : rows)
+        std::printf("  %8.2f ms %5.1f%%  %s\n", t * 1e3, t / total * 100, k.c_str());
       return 0;
     }
     // Part 1: overhead.
@@ -184,8 +188,8 @@ int main(int argc, char** argv) {
                              "+ post-op fusion"};
       std::vector<std::unique_ptr<network::OptimizedExecutor>> execs;
       for (int c = 0; c < 4; ++c) {
-        execs.push_back(std::make_unique<network::OptimizedExecutor>(
-            model, network::ExecutorOptions{{}, 1}));
+        execs.push_back(
+            std::make_unique<network::OptimizedExecutor>(model, network::ExecutorOptions{{}, 1}));
         execs.back()->set_fold_batchnorm(c >= 1);
         execs.back()->set_nhwc_layouts(c >= 2);
         execs.back()->set_fuse_post_ops(c >= 3);
@@ -201,8 +205,10 @@ int main(int argc, char** argv) {
       }
     }
     // Part 2: latency and throughput, optimized vs reference executor.
-    std::printf("Networks at %d thread(s): latency batch 1 (median ms), throughput batch 16 "
-                "(images/s, median)\n", threads);
+    std::printf(
+        "Networks at %d thread(s): latency batch 1 (median ms), throughput batch 16 "
+        "(images/s, median)\n",
+        threads);
     omp_set_num_threads(threads);
     for (const char* net : {"resnet18", "mobilenet_v2", "squeezenet1_1"}) {
       network::Model model = network::load_model(dir + "/" + net + "/model.onnx");
@@ -211,8 +217,7 @@ int main(int argc, char** argv) {
       network::OptimizedExecutor opt(model, {{}, threads});
       network::ReferenceExecutor ref(model, {});
       const int n1 = quick ? 5 : 15, n16 = quick ? 2 : 4;
-      auto measure = [&](network::GraphExecutor& e, const std::map<std::string, Tensor>& f,
-                         int n) {
+      auto measure = [&](network::GraphExecutor& e, const std::map<std::string, Tensor>& f, int n) {
         e.inference(f);  // plan / warm
         std::vector<double> v;
         for (int i = 0; i < n; ++i) v.push_back(time_run(e, f));
@@ -222,18 +227,20 @@ int main(int argc, char** argv) {
       auto o16 = measure(opt, b16, n16), r16 = measure(ref, b16, n16);
       double ol = quantile(o1, 0.5) * 1e3, rl = quantile(r1, 0.5) * 1e3;
       double ot = 16 / quantile(o16, 0.5), rt = 16 / quantile(r16, 0.5);
-      std::printf("  %-14s latency: optimized %8.2f ms (min %.2f, max %.2f)  reference %8.2f ms"
-                  "  (x%.2f)\n", net, ol, quantile(o1, 0) * 1e3, quantile(o1, 1) * 1e3, rl,
-                  rl / ol);
+      std::printf(
+          "  %-14s latency: optimized %8.2f ms (min %.2f, max %.2f)  reference %8.2f ms"
+          "  (x%.2f)\n",
+          net, ol, quantile(o1, 0) * 1e3, quantile(o1, 1) * 1e3, rl, rl / ol);
       std::printf("  %-14s throughput: optimized %7.1f img/s  reference %7.1f img/s  (x%.2f)\n",
                   net, ot, rt, ot / rt);
-      out["networks"][net] = {{"latency_ms_optimized", ol},     {"latency_ms_reference", rl},
-                              {"throughput_optimized", ot},     {"throughput_reference", rt},
+      out["networks"][net] = {{"latency_ms_optimized", ol},
+                              {"latency_ms_reference", rl},
+                              {"throughput_optimized", ot},
+                              {"throughput_reference", rt},
                               {"threads", threads}};
     }
   } catch (const Error& e) {
-    std::fprintf(stderr, "error: %s\n(generate the models with ctest -R make_models)\n",
-                 e.what());
+    std::fprintf(stderr, "error: %s\n(generate the models with ctest -R make_models)\n", e.what());
     return 1;
   }
   if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";

@@ -59,9 +59,9 @@ struct OptimizedExecutor::Plan {
     std::string registry_impl;
     std::unique_ptr<Model> sub_model;  // function-body nodes: a one-node graph
     std::unique_ptr<ReferenceExecutor> sub;
-    std::vector<int> in, out;       // value ids (-1: absent / unused)
-    std::vector<int> out_slot;      // -1: the kernel allocates (or aliases an input)
-    std::vector<int> alias_of;      // input index the output aliased while planning, or -1
+    std::vector<int> in, out;   // value ids (-1: absent / unused)
+    std::vector<int> out_slot;  // -1: the kernel allocates (or aliases an input)
+    std::vector<int> alias_of;  // input index the output aliased while planning, or -1
     std::vector<Tensor> inputs, outputs, views;  // call buffers; views: slot views
     std::string impl;                            // scratch for events
   };
@@ -176,7 +176,9 @@ void OptimizedExecutor::set_strict_feed_shapes(bool strict) {
   if (delegate_) delegate_->set_strict_feed_shapes(strict);
 }
 
-int OptimizedExecutor::nhwc_values() const { return last_ ? last_->nhwc_values : 0; }
+int OptimizedExecutor::nhwc_values() const {
+  return last_ ? last_->nhwc_values : 0;
+}
 
 std::size_t OptimizedExecutor::peak_activation_bytes() const {
   return last_ ? last_->slot_bytes : 0;
@@ -197,8 +199,8 @@ void OptimizedExecutor::check_feeds(const std::map<std::string, Tensor>& feeds) 
     DEEP500_CHECK(t.defined(), model_.path, ": input '", vi.name(), "' is an undefined tensor");
     if (!vi.type().has_tensor_type()) continue;
     const auto& tt = vi.type().tensor_type();
-    DEEP500_CHECK(tt.elem_type() == 0 || tt.elem_type() == static_cast<int>(t.dtype()),
-                  model_.path, ": input '", vi.name(), "' expects element type ",
+    DEEP500_CHECK(tt.elem_type() == 0 || tt.elem_type() == static_cast<int>(t.dtype()), model_.path,
+                  ": input '", vi.name(), "' expects element type ",
                   name_of(static_cast<DataType>(tt.elem_type())), ", got ", name_of(t.dtype()));
     if (!strict_feed_shapes_ || !tt.has_shape()) continue;
     const auto& dims = tt.shape().dim();
@@ -206,8 +208,7 @@ void OptimizedExecutor::check_feeds(const std::map<std::string, Tensor>& feeds) 
     bool mismatch = dims.size() != t.rank();
     for (int i = 0; i < dims.size(); ++i) {
       declared.push_back(dims[i].has_dim_value() ? dims[i].dim_value() : -1);
-      if (!mismatch && dims[i].has_dim_value() && dims[i].dim_value() != t.dim(i))
-        mismatch = true;
+      if (!mismatch && dims[i].has_dim_value() && dims[i].dim_value() != t.dim(i)) mismatch = true;
     }
     DEEP500_CHECK(!mismatch, model_.path, ": input '", vi.name(), "' expects shape ",
                   to_string(declared), " (-1 = any), got ", to_string(t.shape()));
@@ -236,8 +237,8 @@ OptimizedExecutor::Plan& OptimizedExecutor::plan_for(const std::map<std::string,
   // Runs the graph once; NHWC layouts are dropped when planning finds a node
   // that cannot take them.
   std::unique_ptr<Plan> plan;
-  bool layouts = !keep_values &&
-                 std::find(backends_.begin(), backends_.end(), "onednn") != backends_.end();
+  bool layouts =
+      !keep_values && std::find(backends_.begin(), backends_.end(), "onednn") != backends_.end();
   try {
     plan = build_plan(feeds, keep_values, reuse_ && !keep_values, layouts);
   } catch (const LayoutFallback&) {
@@ -362,12 +363,11 @@ std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
       all_const = all_const && p.constant[v];
       any_input = true;
     }
-    all_const = all_const && (any_input || spec.op_type == "Constant") &&
-                !nondeterministic(spec.op_type);
+    all_const =
+        all_const && (any_input || spec.op_type == "Constant") && !nondeterministic(spec.op_type);
 
     bool layout_node = false;
-    for (const auto& a : node.attribute())
-      layout_node |= a.name().rfind("deep500_onednn_", 0) == 0;
+    for (const auto& a : node.attribute()) layout_node |= a.name().rfind("deep500_onednn_", 0) == 0;
     if (!nhwc.empty() && !spec.outputs.empty() && nhwc.count(spec.outputs[0]) && !layout_node) {
       // Layout-transparent node on NHWC data: elementwise on equal shapes only.
       bool ok = true;
@@ -436,8 +436,8 @@ std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
     s.out_slot.assign(spec.outputs.size(), -1);
     for (size_t j = 0; j < spec.outputs.size(); ++j) {
       if (spec.outputs[j].empty()) continue;
-      DEEP500_CHECK(s.outputs[j].defined(), spec.describe(), ": output ", j, " ('",
-                    spec.outputs[j], "') was not produced");
+      DEEP500_CHECK(s.outputs[j].defined(), spec.describe(), ": output ", j, " ('", spec.outputs[j],
+                    "') was not produced");
       int v = p.id(spec.outputs[j]);
       s.out[j] = v;
       p.values[v] = s.outputs[j];
@@ -452,14 +452,15 @@ std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
           break;
         }
       }
-      fresh[static_cast<size_t>(v)] = s.alias_of[j] < 0 && s.op && !all_const &&
-                                      s.outputs[j].dtype() != DataType::String;
+      fresh[static_cast<size_t>(v)] =
+          s.alias_of[j] < 0 && s.op && !all_const && s.outputs[j].dtype() != DataType::String;
     }
     if (all_const) {  // folded: its outputs stay in `values`, the node never runs again
-      p.entries.push_back({-1, {spec.name, spec.op_type,
-                                "constant:" + (s.op && !s.op->implementation().empty()
-                                                   ? s.op->implementation()
-                                                   : s.registry_impl)}});
+      p.entries.push_back(
+          {-1,
+           {spec.name, spec.op_type,
+            "constant:" + (s.op && !s.op->implementation().empty() ? s.op->implementation()
+                                                                   : s.registry_impl)}});
       continue;
     }
     p.entries.push_back({static_cast<int>(p.steps.size()), {}});

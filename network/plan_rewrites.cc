@@ -56,12 +56,16 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
     if (!default_domain(*n) || n->output_size() < 1) continue;
     const std::string& op = n->op_type();
     bool cand = false;
-    if (op == "Conv") cand = n->input_size() >= 2 && rank4_constant(n->input(1));
-    else if (is_pool(op)) cand = n->output_size() == 1 && on.count(n->input(0));
-    else if (is_unary_elementwise(op)) cand = on.count(n->input(0)) != 0;
+    if (op == "Conv")
+      cand = n->input_size() >= 2 && rank4_constant(n->input(1));
+    else if (is_pool(op))
+      cand = n->output_size() == 1 && on.count(n->input(0));
+    else if (is_unary_elementwise(op))
+      cand = on.count(n->input(0)) != 0;
     else if (is_binary_elementwise(op))
       cand = n->input_size() == 2 && on.count(n->input(0)) && on.count(n->input(1));
-    else if (op == "Concat") cand = channel_concat(*n) && all_on(*n);
+    else if (op == "Concat")
+      cand = channel_concat(*n) && all_on(*n);
     if (cand) on.insert(n->output(0));
   }
   for (bool changed = true; changed;) {
@@ -71,14 +75,20 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
       for (const auto& [r, k] : readers[*it]) {
         if (!keep) break;
         const std::string& op = r->op_type();
-        if (!default_domain(*r)) keep = false;
-        else if ((op == "Conv" || is_pool(op)) && k == 0) keep = true;
-        else if (op == "Conv" && k == 3) keep = true;  // the post-op summand
-        else if (is_unary_elementwise(op) && k == 0) keep = on.count(r->output(0)) != 0;
+        if (!default_domain(*r))
+          keep = false;
+        else if ((op == "Conv" || is_pool(op)) && k == 0)
+          keep = true;
+        else if (op == "Conv" && k == 3)
+          keep = true;  // the post-op summand
+        else if (is_unary_elementwise(op) && k == 0)
+          keep = on.count(r->output(0)) != 0;
         else if (is_binary_elementwise(op))
           keep = on.count(r->output(0)) && on.count(r->input(0)) && on.count(r->input(1));
-        else if (op == "Concat") keep = on.count(r->output(0)) && all_on(*r);
-        else keep = false;
+        else if (op == "Concat")
+          keep = on.count(r->output(0)) && all_on(*r);
+        else
+          keep = false;
       }
       if (keep) {
         ++it;
@@ -146,7 +156,8 @@ std::map<int, FoldedConv> fold_batchnorms(const onnx::GraphProto& g,
         conv.input_size() < 2 || conv.output_size() != 1 || uses[conv.output(0)] != 1)
       continue;
     const auto& bn = g.node(consumer[conv.output(0)]);
-    if (bn.op_type() != "BatchNormalization" || bn.input_size() != 5 || bn.input(0) != conv.output(0))
+    if (bn.op_type() != "BatchNormalization" || bn.input_size() != 5 ||
+        bn.input(0) != conv.output(0))
       continue;
     bool training = false, extra_outputs = false;
     float eps = 1e-5f;
@@ -163,8 +174,8 @@ std::map<int, FoldedConv> fold_batchnorms(const onnx::GraphProto& g,
         (conv.input_size() > 2 && !conv.input(2).empty() && !b))
       continue;
     const int64_t oc = w->dim(0), per = w->numel() / oc;
-    if (scale->numel() != oc || shift->numel() != oc || mean->numel() != oc ||
-        var->numel() != oc || (b && b->numel() != oc))
+    if (scale->numel() != oc || shift->numel() != oc || mean->numel() != oc || var->numel() != oc ||
+        (b && b->numel() != oc))
       continue;
     Tensor nw(DataType::Float, w->shape()), nb(DataType::Float, {oc});
     for (int64_t o = 0; o < oc; ++o) {
@@ -174,8 +185,8 @@ std::map<int, FoldedConv> fold_batchnorms(const onnx::GraphProto& g,
         nw.data<float>()[o * per + k] =
             static_cast<float>(static_cast<double>(w->data<float>()[o * per + k]) * s);
       double bias = b ? b->data<float>()[o] : 0.0;
-      nb.data<float>()[o] = static_cast<float>((bias - mean->data<float>()[o]) * s +
-                                               shift->data<float>()[o]);
+      nb.data<float>()[o] =
+          static_cast<float>((bias - mean->data<float>()[o]) * s + shift->data<float>()[o]);
     }
     FoldedConv f;
     f.bn_index = consumer[conv.output(0)];

@@ -53,8 +53,8 @@ class ConcatOp final : public Kernel {
       p->mems[i].set_data_handle(const_cast<void*>(in[i].raw()));
     p->mems.back().set_data_handle(y.raw());
     dnnl_stream_t st = stream().get();
-    dnnl_status_t status = dnnl_primitive_execute(p->prim.get(), st,
-                                                  static_cast<int>(p->args.size()), p->args.data());
+    dnnl_status_t status =
+        dnnl_primitive_execute(p->prim.get(), st, static_cast<int>(p->args.size()), p->args.data());
     DEEP500_CHECK(status == dnnl_success, node_, ": oneDNN concat failed (status ",
                   static_cast<int>(status), ")");
     dnnl_stream_wait(st);
@@ -98,6 +98,8 @@ class ConcatOp final : public Kernel {
 
 }  // namespace
 
-void register_concat(Registry& r) { add_kernel<ConcatOp>(r, "Concat", "onednn:concat", 4); }
+void register_concat(Registry& r) {
+  add_kernel<ConcatOp>(r, "Concat", "onednn:concat", 4);
+}
 
 }  // namespace deep500::onednn

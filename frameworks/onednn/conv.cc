@@ -39,8 +39,8 @@ class ConvOp final : public Kernel {
         post_beta_(ctx.node.attributes.get_float(kPostBeta, 0.f)) {
     DEEP500_CHECK(post_eltwise_.empty() || post_eltwise_ == "relu" || post_eltwise_ == "clip",
                   node_, ": unknown ", kPostEltwise, " '", post_eltwise_, "'");
-    DEEP500_CHECK(!post_sum_ || (ctx.num_inputs() == 4 && ctx.has_input(3)), node_, ": ",
-                  kPostSum, " needs a 4th input");
+    DEEP500_CHECK(!post_sum_ || (ctx.num_inputs() == 4 && ctx.has_input(3)), node_, ": ", kPostSum,
+                  " needs a 4th input");
     DEEP500_CHECK(ctx.num_inputs() >= 2 && ctx.has_input(1), node_, ": expected X and W inputs");
     DEEP500_CHECK(group_ >= 1, node_, ": group must be >= 1");
   }
@@ -209,8 +209,8 @@ class ConvOp final : public Kernel {
     if (const_w_ && p->user_mem(sw).get_desc() != pd.weights_desc()) {
       p->wsrc = p->user_mem(sw);
       p->wbuf = wei = p->owned(pd.weights_desc());
-      p->wreorder = dnnl::reorder(dnnl::reorder::primitive_desc(
-          engine(), p->wsrc.get_desc(), engine(), pd.weights_desc()));
+      p->wreorder = dnnl::reorder(
+          dnnl::reorder::primitive_desc(engine(), p->wsrc.get_desc(), engine(), pd.weights_desc()));
     } else {
       wei = p->reorder_in(p->user_mem(sw), pd.weights_desc());
     }

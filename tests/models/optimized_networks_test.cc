@@ -82,7 +82,8 @@ TEST_P(OptimizedNetwork, ForwardMatchesPyTorch) {
   expect_close(again.at(out_name()), y, GetParam() + " batch 1 after batch 16");
   EXPECT_EQ(exec.plans_built(), 2);
   std::map<std::string, int> impls;
-  for (const auto& r : exec.records()) ++impls[r.implementation.substr(0, r.implementation.find(':', 7))];
+  for (const auto& r : exec.records())
+    ++impls[r.implementation.substr(0, r.implementation.find(':', 7))];
   EXPECT_EQ(static_cast<int>(exec.records().size()), entry().at("nodes").get<int>());
   for (const auto& [impl, n] : impls) std::cout << "    " << impl << " x" << n << "\n";
 }

@@ -127,8 +127,8 @@ TEST_F(OptimizedExecutorTest, MatchesReferenceOnSimpleModels) {
 
 // --- small hand-built graphs ---
 
-onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op,
-                          std::vector<std::string> in, std::vector<std::string> out) {
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
+                          std::vector<std::string> out) {
   auto* n = g->add_node();
   n->set_op_type(op);
   n->set_name(out[0] + "_" + op);
@@ -204,8 +204,13 @@ TEST_F(OptimizedExecutorTest, BufferReuseNeedsTwoSlotsForAChainOfThree) {
 TEST_F(OptimizedExecutorTest, PlanIsReusedPerFeedShape) {
   network::Model m = relu_chain({-1, 4});
   // Dynamic first dim: declared as 0-valued dim_value would be static; clear it.
-  m.proto.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
-      ->mutable_shape()->mutable_dim(0)->set_dim_param("N");
+  m.proto.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param("N");
   network::OptimizedExecutor exec(m);
   struct Count : network::ExecutorEvents {
     int nodes = 0;
@@ -443,7 +448,8 @@ TEST_F(OptimizedExecutorTest, NhwcLayoutsBetweenOnednnNodes) {
     if (onednn) {
       EXPECT_EQ(opt.nhwc_values(), broadcast ? 0 : 3) << broadcast;
       int fused = 0;
-      for (const auto& r : opt.records()) fused += r.implementation.rfind("fused-into-conv:", 0) == 0;
+      for (const auto& r : opt.records())
+        fused += r.implementation.rfind("fused-into-conv:", 0) == 0;
       EXPECT_EQ(fused, broadcast ? 0 : 2);
     }
     opt.set_fuse_post_ops(false);
