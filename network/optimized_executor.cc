@@ -475,7 +475,7 @@ std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
     p.outputs.emplace_back(o.name(), v);
     output_names.insert(o.name());
   }
-  root_of(static_cast<int>(p.values.size()) - 1);
+  if (!p.values.empty()) root_of(static_cast<int>(p.values.size()) - 1);
   fresh.resize(p.values.size(), false);
 
   // Liveness on storage roots: last step that reads a value or any alias of it.
