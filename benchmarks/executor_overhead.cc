@@ -196,7 +196,7 @@ int main(int argc, char** argv) {
         execs.back()->inference(feeds);
       }
       std::vector<std::vector<double>> t(4);
-      for (int r = 0; r < (quick ? 2 : 5); ++r)
+      for (int r = 0; r < (quick ? 2 : 7); ++r)
         for (int c = 0; c < 4; ++c) t[c].push_back(time_run(*execs[c], feeds));
       std::printf("ResNet-18 batch 16, 1 thread, rewrites added one at a time (median ms):\n");
       for (int c = 0; c < 4; ++c) {
