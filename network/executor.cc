@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "deep/error.h"
+#include "network/optimized_executor.h"
 #include "network/reference_executor.h"
 
 namespace deep500::network {
@@ -16,6 +17,9 @@ ExecutorRegistry& ExecutorRegistry::global() {
     ExecutorRegistry reg;
     reg.add("reference", [](const Model& m, const ExecutorOptions& o) {
       return std::unique_ptr<GraphExecutor>(std::make_unique<ReferenceExecutor>(m, o.backends));
+    });
+    reg.add("optimized", [](const Model& m, const ExecutorOptions& o) {
+      return std::unique_ptr<GraphExecutor>(std::make_unique<OptimizedExecutor>(m, o));
     });
     return reg;
   }();

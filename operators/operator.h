@@ -72,6 +72,18 @@ class Operator {
   }
 
   virtual Cost cost(std::span<const TensorDesc> inputs) const;
+
+  // Optional hint from an executor, given before the first forward(): input i
+  // is constant when constant[i] is true, i.e. every later call passes the same
+  // tensor (same data pointer, same contents) until the operator is destroyed;
+  // e.g. initializers in inference. A kernel may then cache derived data
+  // (reordered weights) keyed by the data pointer. Default: ignored. Callers
+  // that cannot promise this (training, which updates weights) do not call it.
+  virtual void set_constant_inputs(const std::vector<bool>& constant) {}
+  // The implementation the last forward()/backward() call ran, when the kernel
+  // knows it better than its registry entry (e.g. "onednn:conv:brgconv:avx512_core");
+  // "" = use the registry's name.
+  virtual std::string implementation() const { return ""; }
 };
 
 // Returns outputs[i], replaced by a new zeroed tensor unless it already has

@@ -23,6 +23,15 @@ memory::desc plain_md(const memory::dims& d) {
   return memory::desc(d, memory::data_type::f32, strides);
 }
 
+memory::desc layout_md(const memory::dims& d, bool nhwc) {
+  if (!nhwc || d.size() != 4) return plain_md(d);
+  return memory::desc(d, memory::data_type::f32, tag::nhwc);
+}
+
+bool wants_nhwc(const ops::NodeSpec& node) {
+  return node.attributes.get_int(kSrcNhwc, 0) != 0 || node.attributes.get_int(kDstNhwc, 0) != 0;
+}
+
 memory::desc strided_md(const memory::dims& d, const memory::dims& strides) {
   return memory::desc(d, memory::data_type::f32, strides);
 }

@@ -10,6 +10,14 @@ namespace {
 using dnnl::algorithm;
 using dnnl::prop_kind;
 
+// A forward plan; with constant weights (Operator::set_constant_inputs) the
+// weight reorder is not a plan step but runs once per weights pointer.
+struct ConvPlan : Plan {
+  dnnl::reorder wreorder;  // empty when the weights need no reorder
+  memory wsrc, wbuf;
+  const void* packed_for = nullptr;
+};
+
 struct ConvGeom {
   memory::desc src, wei, bias, dst;  // plain user layouts
   memory::dims src_d, wei_d, dst_d;
@@ -21,22 +29,37 @@ class ConvOp final : public Kernel {
   explicit ConvOp(const OpContext& ctx)
       : node_(ctx.node.describe()),
         spec_(ctx.node),
-        group_(ctx.node.attributes.get_int("group", 1)) {
+        group_(ctx.node.attributes.get_int("group", 1)),
+        src_nhwc_(ctx.node.attributes.get_int(kSrcNhwc, 0) != 0),
+        dst_nhwc_(ctx.node.attributes.get_int(kDstNhwc, 0) != 0),
+        post_sum_(ctx.node.attributes.get_int(kPostSum, 0) != 0),
+        sum_nhwc_(ctx.node.attributes.get_int(kSumNhwc, 0) != 0),
+        post_eltwise_(ctx.node.attributes.get_string(kPostEltwise, "")),
+        post_alpha_(ctx.node.attributes.get_float(kPostAlpha, 0.f)),
+        post_beta_(ctx.node.attributes.get_float(kPostBeta, 0.f)) {
+    DEEP500_CHECK(post_eltwise_.empty() || post_eltwise_ == "relu" || post_eltwise_ == "clip",
+                  node_, ": unknown ", kPostEltwise, " '", post_eltwise_, "'");
+    DEEP500_CHECK(!post_sum_ || (ctx.num_inputs() == 4 && ctx.has_input(3)), node_, ": ", kPostSum,
+                  " needs a 4th input");
     DEEP500_CHECK(ctx.num_inputs() >= 2 && ctx.has_input(1), node_, ": expected X and W inputs");
     DEEP500_CHECK(group_ >= 1, node_, ": group must be >= 1");
   }
 
   static std::string refusal(const OpContext& ctx) {
-    std::string why = check_f32(ctx, 3);
+    std::string why = check_f32(ctx, ctx.node.attributes.get_int(kPostSum, 0) ? 4 : 3);
     if (!why.empty()) return why;
     size_t r = ctx.inputs[0].shape.size();
     if (r < 3 || r > 5) return cat("oneDNN convolution needs 1-3 spatial dims (X is rank ", r, ")");
+    if (wants_nhwc(ctx.node) && r != 4) return "NHWC activations need a 2-D convolution";
     return {};
   }
 
   void prepare(const OpContext& ctx) {
     Key k = key(ctx.inputs[0].shape, ctx.inputs[1].shape, ctx.has_input(2));
-    cache_.put(k, build(ctx.inputs[0].shape, ctx.inputs[1].shape, ctx.has_input(2)));
+    Plan* p = cache_.put(k, build(ctx.inputs[0].shape, ctx.inputs[1].shape, ctx.has_input(2)));
+    if (post_sum_ && ctx.inputs[3].shape != p->out_shapes[0])
+      throw Unsupported(cat("the post-op summand has shape ", to_string(ctx.inputs[3].shape),
+                            ", the output ", to_string(p->out_shapes[0])));
   }
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
@@ -49,11 +72,31 @@ class ConvOp final : public Kernel {
     p->bind(1, in[1].raw());
     if (b) p->bind(2, b->raw());
     p->bind(3, y.raw());
+    if (post_sum_) {
+      DEEP500_CHECK(in[3].shape() == y.shape(), node_, ": summand has shape ",
+                    to_string(in[3].shape()), ", output ", to_string(y.shape()));
+      p->bind(4, in[3].raw());
+    }
+    auto* cp = static_cast<ConvPlan*>(p);
+    if (cp->wreorder && cp->packed_for != in[1].raw()) {
+      cp->wreorder.execute(stream(), cp->wsrc, cp->wbuf);
+      stream().wait();
+      cp->packed_for = in[1].raw();
+    }
     p->run();
     last_ = p;
   }
 
-  bool has_backward() const override { return true; }
+  // Constant weights: reorder them once per weights pointer, not every call.
+  void set_constant_inputs(const std::vector<bool>& c) override {
+    bool w = c.size() > 1 && c[1];
+    if (w != const_w_) cache_ = PlanCache();  // plans built by prepare() reorder every call
+    const_w_ = w;
+  }
+
+  bool has_backward() const override {
+    return !src_nhwc_ && !dst_nhwc_ && !post_sum_ && post_eltwise_.empty();
+  }
   std::vector<bool> differentiable_inputs(size_t n) const override {
     return std::vector<bool>(n, true);
   }
@@ -127,9 +170,9 @@ class ConvOp final : public Kernel {
     } else {
       g.wei_d = to_dims(w);
     }
-    g.src = plain_md(g.src_d);
+    g.src = layout_md(g.src_d, src_nhwc_);
     g.wei = plain_md(g.wei_d);
-    g.dst = plain_md(g.dst_d);
+    g.dst = layout_md(g.dst_d, dst_nhwc_);
     if (bias) g.bias = plain_md(memory::dims{oc});
     return g;
   }
@@ -142,19 +185,42 @@ class ConvOp final : public Kernel {
     dnnl::convolution_forward::desc d(prop, algorithm::convolution_direct, any(g.src_d),
                                       any(g.wei_d), g.bias, any(g.dst_d), g.win.strides,
                                       g.win.dilation, g.win.pad_l, g.win.pad_r);
-    return dnnl::convolution_forward::primitive_desc(d, user_scratchpad_attr(), engine());
+    dnnl::primitive_attr attr = user_scratchpad_attr();
+    if (prop == prop_kind::forward_inference && (post_sum_ || !post_eltwise_.empty())) {
+      dnnl::post_ops po;
+      if (post_sum_) po.append_sum(1.f);
+      if (post_eltwise_ == "relu") po.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
+      if (post_eltwise_ == "clip")
+        po.append_eltwise(1.f, algorithm::eltwise_clip_v2, post_alpha_, post_beta_);
+      attr.set_post_ops(po);
+    }
+    return dnnl::convolution_forward::primitive_desc(d, attr, engine());
   }
 
   // Slots: 0 x, 1 w, 2 b, 3 y (forward) or dy (backward), 4 dx, 5 dw, 6 db.
   std::unique_ptr<Plan> build(const Shape& x, const Shape& w, bool bias) const {
     ConvGeom g = geom(x, w, bias);
     auto pd = fwd_pd(g, prop_kind::forward_inference);
-    auto p = std::make_unique<Plan>();
+    auto p = std::make_unique<ConvPlan>();
     int sx = p->user(g.src), sw = p->user(g.wei), sb = p->user(bias ? g.bias : g.src),
         sy = p->user(g.dst);
     memory src = p->reorder_in(p->user_mem(sx), pd.src_desc());
-    memory wei = p->reorder_in(p->user_mem(sw), pd.weights_desc());
+    memory wei;
+    if (const_w_ && p->user_mem(sw).get_desc() != pd.weights_desc()) {
+      p->wsrc = p->user_mem(sw);
+      p->wbuf = wei = p->owned(pd.weights_desc());
+      p->wreorder = dnnl::reorder(
+          dnnl::reorder::primitive_desc(engine(), p->wsrc.get_desc(), engine(), pd.weights_desc()));
+    } else {
+      wei = p->reorder_in(p->user_mem(sw), pd.weights_desc());
+    }
     memory dst = p->out_buffer(p->user_mem(sy), pd.dst_desc());
+    if (post_sum_) {  // slot 4: the summand, copied into dst first (sum post-op)
+      int ss = p->user(layout_md(g.dst_d, sum_nhwc_));
+      dnnl::reorder::primitive_desc rpd(engine(), p->user_mem(ss).get_desc(), engine(),
+                                        dst.get_desc());
+      p->add(dnnl::reorder(rpd), {{DNNL_ARG_FROM, p->user_mem(ss)}, {DNNL_ARG_TO, dst}});
+    }
     p->add(dnnl::convolution_forward(pd), {{DNNL_ARG_SRC, src},
                                            {DNNL_ARG_WEIGHTS, wei},
                                            {DNNL_ARG_BIAS, bias ? p->user_mem(sb) : memory()},
@@ -213,6 +279,10 @@ class ConvOp final : public Kernel {
   std::string node_;
   ops::NodeSpec spec_;
   int64_t group_;
+  bool src_nhwc_, dst_nhwc_, post_sum_, sum_nhwc_;
+  std::string post_eltwise_;
+  float post_alpha_, post_beta_;
+  bool const_w_ = false;
   PlanCache cache_, bwd_cache_;
 };
 

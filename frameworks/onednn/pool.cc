@@ -15,7 +15,9 @@ class PoolOp final : public Kernel {
       : node_(ctx.node.describe()),
         spec_(ctx.node),
         global_(ctx.node.op_type.rfind("Global", 0) == 0),
-        max_(ctx.node.op_type.find("Max") != std::string::npos) {
+        max_(ctx.node.op_type.find("Max") != std::string::npos),
+        src_nhwc_(ctx.node.attributes.get_int(kSrcNhwc, 0) != 0),
+        dst_nhwc_(ctx.node.attributes.get_int(kDstNhwc, 0) != 0) {
     include_pad_ = ctx.node.attributes.get_int("count_include_pad", 0) != 0;
     alg_ = max_           ? algorithm::pooling_max
            : include_pad_ ? algorithm::pooling_avg_include_padding
@@ -26,6 +28,7 @@ class PoolOp final : public Kernel {
     if (!why.empty()) return why;
     size_t r = ctx.inputs[0].shape.size();
     if (r < 3 || r > 5) return cat("oneDNN pooling needs 1-3 spatial dims (X is rank ", r, ")");
+    if (wants_nhwc(ctx.node) && r != 4) return "NHWC activations need 2-D pooling";
     if (ctx.node.outputs.size() > 1 && !ctx.node.outputs[1].empty())
       return "MaxPool Indices output is not supported by the oneDNN backend";
     return {};
@@ -46,7 +49,7 @@ class PoolOp final : public Kernel {
     p->run();
     last_ = p;
   }
-  bool has_backward() const override { return true; }
+  bool has_backward() const override { return !src_nhwc_ && !dst_nhwc_; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
     return std::vector<bool>(n, true);
   }
@@ -97,8 +100,10 @@ class PoolOp final : public Kernel {
                                                   prop_kind prop) const {
     out = {x[0], x[1]};
     out.insert(out.end(), w.out.begin(), w.out.end());
-    dnnl::pooling_v2_forward::desc d(prop, alg_, plain_md(to_dims(x)), plain_md(out), w.strides,
-                                     w.kernel, w.dilation, w.pad_l, w.pad_r);
+    // Y in X's layout; a different user layout for Y is reordered after.
+    dnnl::pooling_v2_forward::desc d(prop, alg_, layout_md(to_dims(x), src_nhwc_),
+                                     layout_md(out, src_nhwc_), w.strides, w.kernel, w.dilation,
+                                     w.pad_l, w.pad_r);
     return dnnl::pooling_v2_forward::primitive_desc(d, user_scratchpad_attr(), engine());
   }
   std::unique_ptr<Plan> build(const Shape& x) const {
@@ -106,10 +111,12 @@ class PoolOp final : public Kernel {
     Shape out;
     auto pd = fwd_pd(x, w, out, prop_kind::forward_inference);
     auto p = std::make_unique<Plan>();
-    int sx = p->user(pd.src_desc()), sy = p->user(pd.dst_desc());
+    int sx = p->user(pd.src_desc()), sy = p->user(layout_md(out, dst_nhwc_));
+    memory dst = p->out_buffer(p->user_mem(sy), pd.dst_desc());
     p->add(dnnl::pooling_v2_forward(pd), {{DNNL_ARG_SRC, p->user_mem(sx)},
-                                          {DNNL_ARG_DST, p->user_mem(sy)},
+                                          {DNNL_ARG_DST, dst},
                                           {DNNL_ARG_SCRATCHPAD, p->scratchpad(pd)}});
+    p->finish_out(dst, p->user_mem(sy));
     p->impl = impl_name("pool", pd);
     p->out_shapes = {out};
     return p;
@@ -144,7 +151,7 @@ class PoolOp final : public Kernel {
 
   std::string node_;
   ops::NodeSpec spec_;
-  bool global_, max_, include_pad_ = false;
+  bool global_, max_, src_nhwc_, dst_nhwc_, include_pad_ = false;
   algorithm alg_;
   PlanCache cache_, bwd_cache_;
 };

@@ -13,6 +13,7 @@ void register_kernels(ops::Registry& r) {
   register_softmax(r);
   register_lrn(r);
   register_deconv(r);
+  register_concat(r);
 }
 
 }  // namespace deep500::onednn

@@ -1,0 +1,124 @@
+// Optimized executor ("optimized" in ExecutorRegistry): plans a graph once per
+// set of feed shapes and then replays the plan. See docs/executors.md.
+//
+// Plan (built by the first run with new feed names/dtypes/shapes, which runs
+// the graph node by node while it records what each node produced):
+//  * one Operator per node, created once through ops::Registry with the
+//    preference list ExecutorOptions::backends (default: onednn, eigen,
+//    reference, keeping those that are registered);
+//  * initializers converted to Tensors once, at construction, and passed to
+//    kernels as constant inputs (Operator::set_constant_inputs), so e.g. the
+//    oneDNN convolution reorders its weights once instead of every call;
+//  * constant subgraphs (nodes whose inputs are all constant, deterministic
+//    ops only) computed once while planning and then skipped;
+//  * liveness analysis: every intermediate is given a buffer slot; a slot is
+//    released after the last consumer of the value it holds (of every value
+//    that aliases it) and reused by a later value of the same dtype and element
+//    count. Kernels write in place into the slots (Operator::forward contract).
+//    Graph outputs are fresh tensors on every run (never overwritten later).
+//  * nodes without a kernel whose ONNX schema has a function body run through
+//    a one-node ReferenceExecutor (which expands the body); nodes with neither
+//    are refused while planning with the registry's reasons.
+//
+// Whole-graph delegation: graphs with control flow or non-tensor values (If,
+// Loop, Scan, sequence/optional ops, Gradient, non-tensor graph inputs or
+// outputs, any graph-valued attribute) run entirely through
+// network::ReferenceExecutor with the same backends (events are forwarded).
+//
+// Threads: ExecutorOptions::threads > 0 sets the OpenMP thread count (which
+// is also oneDNN's, built on the OpenMP runtime) for the duration of each run,
+// planning included; the caller's setting is restored afterwards. 0 leaves the
+// library default.
+//
+// inference_and_backprop() plans without buffer reuse (backward needs every
+// activation) and runs network::gradients() over the planned forward values.
+//
+// Threading: one run at a time per executor instance.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "network/executor.h"
+#include "network/model.h"
+#include "network/reference_executor.h"
+
+namespace deep500::network {
+
+class OptimizedExecutor final : public GraphExecutor {
+ public:
+  OptimizedExecutor(const Model& model, ExecutorOptions options = {});
+  ~OptimizedExecutor() override;
+
+  std::string name() const override { return "optimized"; }
+  std::map<std::string, Tensor> inference(const std::map<std::string, Tensor>& inputs) override;
+  BackpropResult inference_and_backprop(const std::map<std::string, Tensor>& inputs,
+                                        const std::string& loss) override;
+
+  // Bytes of the intermediate buffers (slots) of the plan the last run used;
+  // with buffer reuse this is the peak of simultaneously live activations
+  // (rounded up by exact-size matching), without it their sum. Graph inputs,
+  // outputs and constants are not counted. 0 before the first run and when
+  // the graph is delegated to the reference executor.
+  std::size_t peak_activation_bytes() const;
+  // Plans built so far (one per distinct feed-shape set and mode): a test hook
+  // showing that repeated runs reuse their plan.
+  int plans_built() const { return plans_built_; }
+  // Nodes of the last run's plan with the implementation that ran each
+  // ("function-body" for expanded nodes, "constant:<impl>" for folded ones).
+  std::vector<NodeRecord> records() const;
+  // Values the last plan keeps channels-last (NHWC) between oneDNN nodes.
+  int nhwc_values() const;
+  // Whether the whole graph runs through the reference executor.
+  bool delegated() const { return delegate_ != nullptr; }
+  const std::vector<std::string>& backends() const { return backends_; }
+
+  // Buffer reuse for inference plans (default on). Changing it drops plans.
+  void set_buffer_reuse(bool on);
+  // Inference plans fold BatchNormalization into a preceding Conv whose
+  // output only it reads, when all their parameters are constant float32
+  // initializers (default on). Changing it drops plans.
+  void set_fold_batchnorm(bool on);
+  // Inference plans keep activations channels-last (NHWC) between
+  // consecutive oneDNN Conv/pooling nodes and the elementwise ops between
+  // them (default on; needs the onednn backend). Changing it drops plans.
+  void set_nhwc_layouts(bool on);
+  // Inference plans fuse Conv [-> Add] [-> Relu | Clip] into one oneDNN Conv
+  // with post-ops (default on; needs the onednn backend). Changing it drops plans.
+  void set_fuse_post_ops(bool on);
+  // Feeds must match the static dims the graph declares (default on).
+  void set_strict_feed_shapes(bool strict);
+
+  struct Plan;  // optimized_executor.cc
+
+ private:
+  class Forwarder;
+  Plan& plan_for(const std::map<std::string, Tensor>& feeds, bool keep_values);
+  // keep_values: backprop (no folding, every value kept); reuse: buffer reuse.
+  // onednn_rewrites: post-op fusion and NHWC layouts (as enabled).
+  std::unique_ptr<Plan> build_plan(const std::map<std::string, Tensor>& feeds, bool keep_values,
+                                   bool reuse, bool onednn_rewrites);
+  void run_plan(Plan& plan, const std::map<std::string, Tensor>& feeds);
+  std::map<std::string, Tensor> collect_outputs(const Plan& plan) const;
+  void check_feeds(const std::map<std::string, Tensor>& feeds) const;
+
+  const Model& model_;
+  ExecutorOptions options_;
+  std::vector<std::string> backends_;
+  std::map<std::string, Tensor> initializers_;  // converted once
+  std::map<std::string, std::unique_ptr<Plan>> plans_;
+  Plan* last_ = nullptr;
+  int plans_built_ = 0;
+  bool reuse_ = true;
+  bool fold_batchnorm_ = true;
+  bool nhwc_ = true;
+  bool fuse_post_ops_ = true;
+  bool strict_feed_shapes_ = true;
+  std::unique_ptr<ReferenceExecutor> delegate_;
+  std::unique_ptr<Forwarder> forwarder_;
+};
+
+}  // namespace deep500::network

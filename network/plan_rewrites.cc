@@ -1,0 +1,316 @@
+#include "network/plan_rewrites.h"
+
+#include <cmath>
+#include <limits>
+
+#include "deep/onnx_tensor.h"
+
+namespace deep500::network {
+
+namespace {
+
+bool is_pool(const std::string& op) {
+  return op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" ||
+         op == "GlobalMaxPool";
+}
+bool is_unary_elementwise(const std::string& op) {
+  static const std::set<std::string> ops = {"Relu",        "Clip",      "LeakyRelu", "Sigmoid",
+                                            "Tanh",        "HardSwish", "Elu",       "Identity",
+                                            "HardSigmoid", "Abs",       "Neg"};
+  return ops.count(op) != 0;
+}
+bool is_binary_elementwise(const std::string& op) {
+  return op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
+}
+
+}  // namespace
+
+// Chooses the values that oneDNN Conv/pooling/Concat nodes exchange channels-last
+// (NHWC): a value qualifies when a 2-D oneDNN Conv or pooling (or a chain of
+// elementwise ops fed by such values) produces it, every reader is a
+// Conv/pooling (as X) or an elementwise op whose output qualifies too, and it
+// is not a graph output. Conv/pooling nodes get the layout attributes of
+// frameworks/onednn/common.h; the chosen value names are returned.
+std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
+                                  const std::set<std::string>& graph_outputs,
+                                  const std::function<bool(const std::string&)>& rank4_constant) {
+  auto default_domain = [](const onnx::NodeProto& n) {
+    return n.domain().empty() || n.domain() == "ai.onnx";
+  };
+  std::map<std::string, std::vector<std::pair<const onnx::NodeProto*, int>>> readers;
+  for (const auto* n : nodes)
+    for (int k = 0; k < n->input_size(); ++k) readers[n->input(k)].push_back({n, k});
+  std::set<std::string> on;
+  auto all_on = [&](const onnx::NodeProto& n) {
+    for (const auto& in : n.input())
+      if (!on.count(in)) return false;
+    return n.input_size() > 0;
+  };
+  auto channel_concat = [](const onnx::NodeProto& n) {
+    for (const auto& a : n.attribute())
+      if (a.name() == "axis") return a.i() == 1 || a.i() == -3;
+    return false;
+  };
+  // Candidates, in graph order (producers precede readers).
+  for (const auto* n : nodes) {
+    if (!default_domain(*n) || n->output_size() < 1) continue;
+    const std::string& op = n->op_type();
+    bool cand = false;
+    if (op == "Conv")
+      cand = n->input_size() >= 2 && rank4_constant(n->input(1));
+    else if (is_pool(op))
+      cand = n->output_size() == 1 && on.count(n->input(0));
+    else if (is_unary_elementwise(op))
+      cand = on.count(n->input(0)) != 0;
+    else if (is_binary_elementwise(op))
+      cand = n->input_size() == 2 && on.count(n->input(0)) && on.count(n->input(1));
+    else if (op == "Concat")
+      cand = channel_concat(*n) && all_on(*n);
+    if (cand) on.insert(n->output(0));
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = on.begin(); it != on.end();) {
+      bool keep = !graph_outputs.count(*it);
+      for (const auto& [r, k] : readers[*it]) {
+        if (!keep) break;
+        const std::string& op = r->op_type();
+        if (!default_domain(*r))
+          keep = false;
+        else if ((op == "Conv" || is_pool(op)) && k == 0)
+          keep = true;
+        else if (op == "Conv" && k == 3)
+          keep = true;  // the post-op summand
+        else if (is_unary_elementwise(op) && k == 0)
+          keep = on.count(r->output(0)) != 0;
+        else if (is_binary_elementwise(op))
+          keep = on.count(r->output(0)) && on.count(r->input(0)) && on.count(r->input(1));
+        else if (op == "Concat")
+          keep = on.count(r->output(0)) && all_on(*r);
+        else
+          keep = false;
+      }
+      if (keep) {
+        ++it;
+      } else {
+        it = on.erase(it);
+        changed = true;
+      }
+    }
+    // An elementwise output stays NHWC only while its data inputs do.
+    for (const auto* n : nodes) {
+      if (n->output_size() < 1 || !on.count(n->output(0))) continue;
+      const std::string& op = n->op_type();
+      bool ok = true;
+      if (is_unary_elementwise(op)) ok = on.count(n->input(0)) != 0;
+      if (is_binary_elementwise(op)) ok = on.count(n->input(0)) && on.count(n->input(1));
+      if (op == "Concat") ok = all_on(*n);
+      if (!ok) {
+        on.erase(n->output(0));
+        changed = true;
+      }
+    }
+  }
+  auto set_flag = [](onnx::NodeProto* n, const char* name) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(1);
+  };
+  for (auto* n : nodes) {
+    if (default_domain(*n) && n->op_type() == "Concat" && on.count(n->output(0))) {
+      set_flag(n, "deep500_onednn_src_nhwc");
+      set_flag(n, "deep500_onednn_dst_nhwc");
+      continue;
+    }
+    if (!default_domain(*n) || !(n->op_type() == "Conv" || is_pool(n->op_type()))) continue;
+    if (n->input_size() > 0 && on.count(n->input(0))) set_flag(n, "deep500_onednn_src_nhwc");
+    if (n->output_size() > 0 && on.count(n->output(0))) set_flag(n, "deep500_onednn_dst_nhwc");
+    if (n->op_type() == "Conv" && n->input_size() > 3 && on.count(n->input(3)))
+      set_flag(n, "deep500_onednn_sum_nhwc");
+  }
+  return on;
+}
+
+// Conv -> BatchNormalization (inference form) pairs with constant parameters
+// whose Conv output feeds only the BatchNormalization: the scale and shift are
+// folded into the convolution's weights and bias (computed in double).
+std::map<int, FoldedConv> fold_batchnorms(const onnx::GraphProto& g,
+                                          const ConstantLookup& constant_any) {
+  std::map<std::string, int> uses;
+  std::map<std::string, int> consumer;
+  for (int i = 0; i < g.node_size(); ++i)
+    for (const auto& in : g.node(i).input()) {
+      ++uses[in];
+      consumer[in] = i;
+    }
+  for (const auto& o : g.output()) uses[o.name()] += 2;
+  auto constant = [&](const std::string& name) -> const Tensor* {
+    const Tensor* t = name.empty() ? nullptr : constant_any(name);
+    return t && t->dtype() == DataType::Float ? t : nullptr;
+  };
+  std::map<int, FoldedConv> out;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& conv = g.node(i);
+    if (conv.op_type() != "Conv" || !(conv.domain().empty() || conv.domain() == "ai.onnx") ||
+        conv.input_size() < 2 || conv.output_size() != 1 || uses[conv.output(0)] != 1)
+      continue;
+    const auto& bn = g.node(consumer[conv.output(0)]);
+    if (bn.op_type() != "BatchNormalization" || bn.input_size() != 5 ||
+        bn.input(0) != conv.output(0))
+      continue;
+    bool training = false, extra_outputs = false;
+    float eps = 1e-5f;
+    for (const auto& a : bn.attribute()) {
+      if (a.name() == "training_mode") training = a.i() != 0;
+      if (a.name() == "epsilon") eps = a.f();
+    }
+    for (int k = 1; k < bn.output_size(); ++k) extra_outputs |= !bn.output(k).empty();
+    const Tensor* w = constant(conv.input(1));
+    const Tensor* b = conv.input_size() > 2 ? constant(conv.input(2)) : nullptr;
+    const Tensor *scale = constant(bn.input(1)), *shift = constant(bn.input(2)),
+                 *mean = constant(bn.input(3)), *var = constant(bn.input(4));
+    if (training || extra_outputs || !w || w->rank() < 3 || !scale || !shift || !mean || !var ||
+        (conv.input_size() > 2 && !conv.input(2).empty() && !b))
+      continue;
+    const int64_t oc = w->dim(0), per = w->numel() / oc;
+    if (scale->numel() != oc || shift->numel() != oc || mean->numel() != oc || var->numel() != oc ||
+        (b && b->numel() != oc))
+      continue;
+    Tensor nw(DataType::Float, w->shape()), nb(DataType::Float, {oc});
+    for (int64_t o = 0; o < oc; ++o) {
+      double s = static_cast<double>(scale->data<float>()[o]) /
+                 std::sqrt(static_cast<double>(var->data<float>()[o]) + eps);
+      for (int64_t k = 0; k < per; ++k)
+        nw.data<float>()[o * per + k] =
+            static_cast<float>(static_cast<double>(w->data<float>()[o * per + k]) * s);
+      double bias = b ? b->data<float>()[o] : 0.0;
+      nb.data<float>()[o] =
+          static_cast<float>((bias - mean->data<float>()[o]) * s + shift->data<float>()[o]);
+    }
+    FoldedConv f;
+    f.bn_index = consumer[conv.output(0)];
+    f.conv = conv;
+    const std::string wn = bn.output(0) + "/folded_W", bnn = bn.output(0) + "/folded_B";
+    f.conv.clear_input();
+    f.conv.add_input(conv.input(0));
+    f.conv.add_input(wn);
+    f.conv.add_input(bnn);
+    f.conv.set_output(0, bn.output(0));
+    f.constants = {{wn, nw}, {bnn, nb}};
+    out[i] = std::move(f);
+  }
+  return out;
+}
+
+// Conv [-> Add(., S)] [-> Relu | Clip] chains whose intermediates have a
+// single reader and are no graph outputs become one oneDNN Conv with post-ops
+// (frameworks/onednn/common.h). A Conv fused with an Add moves to the Add's
+// place (S may be computed after the Conv). The absorbed nodes are recorded
+// as fused-into-conv:<conv>.
+void fuse_post_ops(std::vector<PlanItem>& items, const std::set<std::string>& graph_outputs,
+                   const std::function<bool(const std::string&)>& rank4_constant,
+                   const ConstantLookup& constant) {
+  auto default_domain = [](const onnx::NodeProto& n) {
+    return n.domain().empty() || n.domain() == "ai.onnx";
+  };
+  std::map<std::string, std::vector<size_t>> readers;
+  std::map<std::string, const onnx::NodeProto*> constant_nodes;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!items[i].note.empty()) continue;
+    for (const auto& in : items[i].node.input()) readers[in].push_back(i);
+    if (items[i].node.op_type() == "Constant" && items[i].node.output_size() == 1)
+      constant_nodes[items[i].node.output(0)] = &items[i].node;
+  }
+  // The single reader of `name`, when it is an unfused node of type `op`.
+  auto only_reader = [&](const std::string& name, const char* op) -> PlanItem* {
+    if (graph_outputs.count(name)) return nullptr;
+    auto it = readers.find(name);
+    if (it == readers.end() || it->second.size() != 1) return nullptr;
+    PlanItem& r = items[it->second[0]];
+    bool ok = r.note.empty() && !r.skip && r.node.op_type() == op && default_domain(r.node);
+    return ok ? &r : nullptr;
+  };
+  // A scalar bound of Clip from an initializer or a Constant node.
+  auto scalar = [&](const std::string& name, float& v) {
+    if (name.empty()) return true;
+    Tensor t;
+    if (const Tensor* init = constant(name)) {
+      t = *init;
+    } else if (auto c = constant_nodes.find(name); c != constant_nodes.end()) {
+      for (const auto& a : c->second->attribute())
+        if (a.name() == "value" && a.has_t()) t = from_onnx(a.t(), "Clip bound");
+    }
+    if (!t.defined() || t.numel() != 1 || t.dtype() != DataType::Float) return false;
+    v = t.data<float>()[0];
+    return true;
+  };
+  auto add_attr = [](onnx::NodeProto& n, const char* name) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    return a;
+  };
+  for (size_t i = 0; i < items.size(); ++i) {
+    PlanItem& conv = items[i];
+    const onnx::NodeProto& c = conv.node;
+    if (!conv.note.empty() || conv.skip || c.op_type() != "Conv" || !default_domain(c) ||
+        c.input_size() < 2 || c.input_size() > 3 || c.output_size() != 1 ||
+        !rank4_constant(c.input(1)))
+      continue;
+    onnx::NodeProto fused = c;
+    const std::string note = "fused-into-conv:" + c.name();
+    PlanItem* place = &conv;
+    std::string out = c.output(0);
+    if (PlanItem* add = only_reader(out, "Add")) {
+      const auto& a = add->node;
+      if (a.input_size() == 2 && a.output_size() == 1 && a.input(0) != a.input(1)) {
+        const std::string& other = a.input(0) == out ? a.input(1) : a.input(0);
+        if (fused.input_size() < 3) fused.add_input("");
+        fused.add_input(other);
+        auto* s = add_attr(fused, "deep500_onednn_post_sum");
+        s->set_type(onnx::AttributeProto::INT);
+        s->set_i(1);
+        out = a.output(0);
+        add->also.push_back({a.name(), a.op_type(), note});
+        place = add;
+      }
+    }
+    PlanItem* act = only_reader(out, "Relu");
+    float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+    if (!act) {
+      if (PlanItem* clip = only_reader(out, "Clip")) {
+        const auto& k = clip->node;
+        bool ok = k.input_size() >= 1 && k.input(0) == out;
+        for (const auto& at : k.attribute()) {  // opset < 11
+          if (at.name() == "min") lo = at.f();
+          if (at.name() == "max") hi = at.f();
+        }
+        if (ok && k.input_size() > 1) ok = scalar(k.input(1), lo);
+        if (ok && k.input_size() > 2) ok = scalar(k.input(2), hi);
+        if (ok) act = clip;
+      }
+    }
+    if (act) {
+      bool relu = act->node.op_type() == "Relu";
+      auto* e = add_attr(fused, "deep500_onednn_post_eltwise");
+      e->set_type(onnx::AttributeProto::STRING);
+      e->set_s(relu ? "relu" : "clip");
+      if (!relu) {
+        auto* al = add_attr(fused, "deep500_onednn_post_alpha");
+        al->set_type(onnx::AttributeProto::FLOAT);
+        al->set_f(lo);
+        auto* be = add_attr(fused, "deep500_onednn_post_beta");
+        be->set_type(onnx::AttributeProto::FLOAT);
+        be->set_f(hi);
+      }
+      out = act->node.output(0);
+      act->note = note;
+    }
+    if (place == &conv && !act) continue;
+    fused.set_output(0, out);
+    if (place != &conv) conv.skip = true;
+    place->node = std::move(fused);
+  }
+}
+
+}  // namespace deep500::network

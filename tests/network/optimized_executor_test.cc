@@ -1,0 +1,468 @@
+// The optimized executor against the reference executor (the oracle) on the
+// ONNX model test folders, plus its plan cache, buffer reuse, events, thread
+// setting, delegation and backprop.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "deep/onnx_tensor.h"
+#include "deep/random.h"
+#include "frameworks/register_all.h"
+#include "network/executor.h"
+#include "network/model.h"
+#include "network/optimized_executor.h"
+#include "network/reference_executor.h"
+#include "operators/registry.h"
+#include "validation/compare.h"
+
+using namespace deep500;
+namespace fs = std::filesystem;
+
+namespace {
+
+class OptimizedExecutorTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { frameworks::register_all(); }
+};
+
+double max_abs(const Tensor& t) {
+  double m = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) m = std::max(m, std::fabs(t.at_as_double(i)));
+  return m;
+}
+
+std::vector<std::string> sorted_inputs(const fs::path& set) {
+  std::vector<std::pair<int, std::string>> found;
+  for (const auto& e : fs::directory_iterator(set)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind("input_", 0) == 0) found.push_back({std::atoi(n.c_str() + 6), e.path().string()});
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (auto& f : found) out.push_back(f.second);
+  return out;
+}
+
+bool tensor_only(const network::Model& m) {
+  for (const auto& vi : m.graph().input())
+    if (!vi.type().has_tensor_type()) return false;
+  for (const auto& vi : m.graph().output())
+    if (!vi.type().has_tensor_type()) return false;
+  return true;
+}
+
+// Runs every tensor-only model under `root`: optimized (default backends, two
+// runs: planning run and plan replay) vs reference executor (reference kernels).
+void compare_folder(const std::string& root, int* compared, int* reference_failed) {
+  for (const auto& dir : fs::directory_iterator(root)) {
+    fs::path model_path = dir.path() / "model.onnx";
+    fs::path set = dir.path() / "test_data_set_0";
+    if (!fs::exists(model_path) || !fs::exists(set)) continue;
+    const std::string name = dir.path().filename().string();
+    network::Model model = network::load_model(model_path.string());
+    if (!tensor_only(model)) continue;
+    std::set<std::string> inits;
+    for (const auto& i : model.graph().initializer()) inits.insert(i.name());
+    std::vector<std::string> names;
+    for (const auto& vi : model.graph().input())
+      if (!inits.count(vi.name())) names.push_back(vi.name());
+    auto files = sorted_inputs(set);
+    ASSERT_LE(files.size(), names.size()) << name;
+    std::map<std::string, Tensor> feeds;
+    for (size_t i = 0; i < files.size(); ++i)
+      feeds[names[i]] = from_onnx(read_tensor_proto(files[i]), files[i]);
+
+    std::map<std::string, Tensor> want;
+    try {
+      network::ReferenceExecutor ref(model, {"reference"});
+      ref.set_strict_feed_shapes(false);
+      want = ref.run(feeds);
+    } catch (const Error& e) {
+      ++*reference_failed;  // nothing to compare against
+      continue;
+    }
+    network::OptimizedExecutor opt(model);
+    opt.set_strict_feed_shapes(false);
+    std::map<std::string, Tensor> first, second;
+    try {
+      first = opt.inference(feeds);
+      second = opt.inference(feeds);
+    } catch (const Error& e) {
+      ADD_FAILURE() << name << ": optimized executor threw: " << e.what();
+      continue;
+    }
+    EXPECT_EQ(opt.plans_built(), opt.delegated() ? 0 : 1) << name;
+    ASSERT_EQ(first.size(), want.size()) << name;
+    for (const auto& [out, w] : want) {
+      ASSERT_EQ(first.count(out), 1u) << name << " lacks output " << out;
+      validation::Tolerance tol{0, 0};
+      if (is_floating(w.dtype())) tol = {1e-4, 1e-6 + 1e-5 * max_abs(w)};
+      auto c1 = validation::compare(first.at(out), w, tol);
+      auto c2 = validation::compare(second.at(out), w, tol);
+      EXPECT_TRUE(c1.ok) << name << " output " << out << " (planning run): " << c1.message;
+      EXPECT_TRUE(c2.ok) << name << " output " << out << " (plan replay): " << c2.message;
+    }
+    ++*compared;
+  }
+}
+
+TEST_F(OptimizedExecutorTest, MatchesReferenceOnPytorchConvertedModels) {
+  int compared = 0, reference_failed = 0;
+  compare_folder(DEEP500_ONNX_TESTDATA "/pytorch-converted", &compared, &reference_failed);
+  std::cout << "[ compared ] pytorch-converted: " << compared << " models, " << reference_failed
+            << " skipped (reference executor failed)\n";
+  EXPECT_GE(compared, 75);
+}
+
+TEST_F(OptimizedExecutorTest, MatchesReferenceOnSimpleModels) {
+  int compared = 0, reference_failed = 0;
+  compare_folder(DEEP500_ONNX_TESTDATA "/simple", &compared, &reference_failed);
+  std::cout << "[ compared ] simple: " << compared << " tensor-only models, " << reference_failed
+            << " skipped\n";
+  EXPECT_GE(compared, 5);
+}
+
+// --- small hand-built graphs ---
+
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
+                          std::vector<std::string> out) {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(out[0] + "_" + op);
+  for (auto& i : in) n->add_input(i);
+  for (auto& o : out) n->add_output(o);
+  return n;
+}
+
+void add_value(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* vs,
+               const std::string& name, const Shape& shape) {
+  auto* vi = vs->Add();
+  vi->set_name(name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(static_cast<int>(DataType::Float));
+  for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+network::Model make_model(const std::string& name) {
+  network::Model m;
+  m.path = name;
+  m.opsets = {{"", 13}};
+  m.proto.set_ir_version(7);
+  auto* os = m.proto.add_opset_import();
+  os->set_domain("");
+  os->set_version(13);
+  m.proto.mutable_graph()->set_name(name);
+  return m;
+}
+
+// x -> Relu -> Relu -> Relu -> Relu -> y: three intermediates of equal size,
+// at most two alive at once.
+network::Model relu_chain(const Shape& shape) {
+  network::Model m = make_model("relu_chain");
+  auto* g = m.proto.mutable_graph();
+  add_value(g->mutable_input(), "x", shape);
+  add_value(g->mutable_output(), "y", shape);
+  add_node(g, "Relu", {"x"}, {"r1"});
+  add_node(g, "Relu", {"r1"}, {"r2"});
+  add_node(g, "Relu", {"r2"}, {"r3"});
+  add_node(g, "Relu", {"r3"}, {"y"});
+  return m;
+}
+
+Tensor random_tensor(const Shape& s, uint64_t seed) {
+  Tensor t(DataType::Float, s);
+  Random(seed).fill_uniform(t, -1, 1);
+  return t;
+}
+
+TEST_F(OptimizedExecutorTest, BufferReuseNeedsTwoSlotsForAChainOfThree) {
+  const Shape shape{2, 3, 4, 5};
+  network::Model m = relu_chain(shape);
+  Tensor x = random_tensor(shape, 1);
+  const std::size_t bytes = 2 * 3 * 4 * 5 * sizeof(float);
+  network::OptimizedExecutor reuse(m), plain(m);
+  plain.set_buffer_reuse(false);
+  EXPECT_EQ(reuse.peak_activation_bytes(), 0u);
+  auto a = reuse.inference({{"x", x}});
+  auto b = plain.inference({{"x", x}});
+  EXPECT_EQ(reuse.peak_activation_bytes(), 2 * bytes);
+  EXPECT_EQ(plain.peak_activation_bytes(), 3 * bytes);
+  for (int64_t i = 0; i < x.numel(); ++i)
+    ASSERT_EQ(a.at("y").data<float>()[i], std::max(0.f, x.data<float>()[i]));
+  // Replays with new data give new results (and do not touch returned tensors).
+  Tensor x2 = random_tensor(shape, 2);
+  auto c = reuse.inference({{"x", x2}});
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    ASSERT_EQ(c.at("y").data<float>()[i], std::max(0.f, x2.data<float>()[i]));
+    ASSERT_EQ(a.at("y").data<float>()[i], std::max(0.f, x.data<float>()[i]));
+  }
+}
+
+TEST_F(OptimizedExecutorTest, PlanIsReusedPerFeedShape) {
+  network::Model m = relu_chain({-1, 4});
+  // Dynamic first dim: declared as 0-valued dim_value would be static; clear it.
+  m.proto.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param("N");
+  network::OptimizedExecutor exec(m);
+  struct Count : network::ExecutorEvents {
+    int nodes = 0;
+    void after_node(const network::NodeEvent&) override { ++nodes; }
+  } count;
+  exec.add_events(&count);
+  exec.inference({{"x", random_tensor({2, 4}, 1)}});
+  exec.inference({{"x", random_tensor({2, 4}, 2)}});
+  EXPECT_EQ(exec.plans_built(), 1);
+  exec.inference({{"x", random_tensor({3, 4}, 3)}});
+  EXPECT_EQ(exec.plans_built(), 2);
+  auto y = exec.inference({{"x", random_tensor({2, 4}, 4)}});
+  EXPECT_EQ(exec.plans_built(), 2);
+  EXPECT_EQ(y.at("y").shape(), (Shape{2, 4}));
+  EXPECT_EQ(count.nodes, 4 * 4);
+  exec.remove_events(&count);
+}
+
+TEST_F(OptimizedExecutorTest, EventsReportEveryNodeWithItsImplementation) {
+  network::Model m = relu_chain({8, 8});
+  network::OptimizedExecutor exec(m);
+  struct Log : network::ExecutorEvents {
+    std::vector<std::string> before, impls;
+    std::vector<double> seconds;
+    void before_node(const network::NodeEvent& e) override { before.push_back(e.node); }
+    void after_node(const network::NodeEvent& e) override {
+      impls.push_back(e.implementation);
+      seconds.push_back(e.seconds);
+    }
+  } log;
+  exec.add_events(&log);
+  exec.inference({{"x", random_tensor({8, 8}, 1)}});
+  exec.inference({{"x", random_tensor({8, 8}, 2)}});
+  exec.remove_events(&log);
+  ASSERT_EQ(log.before.size(), 8u);  // the planning run fires events too
+  EXPECT_EQ(log.before[0], "r1_Relu");
+  auto records = exec.records();
+  ASSERT_EQ(records.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_FALSE(log.impls[i].empty());
+    EXPECT_EQ(log.impls[4 + i], records[i].implementation);
+    EXPECT_GE(log.seconds[i], 0);
+  }
+  auto backends = ops::Registry::global().backends();
+  if (std::find(backends.begin(), backends.end(), "onednn") != backends.end())
+    EXPECT_EQ(records[0].implementation.rfind("onednn:", 0), 0u) << records[0].implementation;
+}
+
+TEST_F(OptimizedExecutorTest, ThreadSettingHonouredAndRestored) {
+  network::Model m = relu_chain({4, 4});
+  struct Threads : network::ExecutorEvents {
+    std::vector<int> seen;
+    void before_node(const network::NodeEvent&) override { seen.push_back(omp_get_max_threads()); }
+  };
+  const int caller = omp_get_max_threads();
+  for (int n : {1, 2, 3}) {
+    network::ExecutorOptions o;
+    o.threads = n;
+    auto exec = network::ExecutorRegistry::global().create("optimized", m, o);
+    Threads t;
+    exec->add_events(&t);
+    exec->inference({{"x", random_tensor({4, 4}, 1)}});
+    exec->inference({{"x", random_tensor({4, 4}, 1)}});
+    exec->remove_events(&t);
+    ASSERT_EQ(t.seen.size(), 8u);
+    for (int s : t.seen) EXPECT_EQ(s, n);
+    EXPECT_EQ(omp_get_max_threads(), caller);
+  }
+}
+
+TEST_F(OptimizedExecutorTest, RefusesNodesWithoutKernelOrFunctionBody) {
+  network::Model m = make_model("add");
+  auto* g = m.proto.mutable_graph();
+  add_value(g->mutable_input(), "a", {2});
+  add_value(g->mutable_input(), "b", {2});
+  add_value(g->mutable_output(), "c", {2});
+  add_node(g, "Add", {"a", "b"}, {"c"});
+  network::OptimizedExecutor exec(m, {{"no-such-backend"}, 0});
+  try {
+    exec.inference({{"a", random_tensor({2}, 1)}, {"b", random_tensor({2}, 2)}});
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no ONNX function body"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(OptimizedExecutorTest, SequenceGraphsAreDelegatedToTheReferenceExecutor) {
+  const std::string dir = DEEP500_ONNX_TESTDATA "/simple/test_sequence_model1";
+  if (!fs::exists(dir)) GTEST_SKIP() << dir << " missing";
+  network::Model m = network::load_model(dir + "/model.onnx");
+  network::OptimizedExecutor exec(m);
+  EXPECT_TRUE(exec.delegated());
+  EXPECT_EQ(exec.peak_activation_bytes(), 0u);
+}
+
+// loss = ReduceSum(Relu(Conv(x, W, B)) * x2): gradients for W and B equal the
+// reference executor's.
+TEST_F(OptimizedExecutorTest, BackpropMatchesReferenceExecutor) {
+  network::Model m = make_model("convnet");
+  auto* g = m.proto.mutable_graph();
+  add_value(g->mutable_input(), "x", {2, 3, 6, 6});
+  add_value(g->mutable_output(), "loss", {});
+  Tensor w = random_tensor({4, 3, 3, 3}, 5), b = random_tensor({4}, 6);
+  *g->add_initializer() = to_onnx(w, "W");
+  *g->add_initializer() = to_onnx(b, "B");
+  *g->add_initializer() = to_onnx(random_tensor({2, 4, 6, 6}, 7), "S");
+  auto* conv = add_node(g, "Conv", {"x", "W", "B"}, {"c"});
+  auto* pads = conv->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  add_node(g, "Relu", {"c"}, {"r"});
+  add_node(g, "Mul", {"r", "S"}, {"m"});
+  auto* rs = add_node(g, "ReduceSum", {"m"}, {"loss"});
+  auto* kd = rs->add_attribute();
+  kd->set_name("keepdims");
+  kd->set_type(onnx::AttributeProto::INT);
+  kd->set_i(0);
+  Tensor x = random_tensor({2, 3, 6, 6}, 8);
+  network::ReferenceExecutor ref(m, {"reference"});
+  auto want = ref.inference_and_backprop({{"x", x}}, "loss");
+  network::OptimizedExecutor opt(m);
+  for (int run = 0; run < 2; ++run) {
+    auto got = opt.inference_and_backprop({{"x", x}}, "loss");
+    for (const char* p : {"W", "B"}) {
+      ASSERT_EQ(got.gradients.count(p), 1u) << p;
+      auto c = validation::compare(got.gradients.at(p), want.gradients.at(p),
+                                   {1e-4, 1e-5 * max_abs(want.gradients.at(p))});
+      EXPECT_TRUE(c.ok) << p << ": " << c.message;
+    }
+    auto c = validation::compare(got.outputs.at("loss"), want.outputs.at("loss"), {1e-4, 1e-5});
+    EXPECT_TRUE(c.ok) << c.message;
+  }
+  EXPECT_EQ(opt.plans_built(), 1);
+}
+
+// Conv -> BatchNormalization -> Relu: the BatchNormalization is folded into
+// the Conv (records say so) and the result matches the reference executor.
+TEST_F(OptimizedExecutorTest, FoldsBatchNormalizationIntoConv) {
+  network::Model m = make_model("conv_bn");
+  auto* g = m.proto.mutable_graph();
+  add_value(g->mutable_input(), "x", {2, 3, 5, 5});
+  add_value(g->mutable_output(), "y", {2, 4, 3, 3});
+  *g->add_initializer() = to_onnx(random_tensor({4, 3, 3, 3}, 1), "W");
+  *g->add_initializer() = to_onnx(random_tensor({4}, 2), "B");
+  *g->add_initializer() = to_onnx(random_tensor({4}, 3), "gamma");
+  *g->add_initializer() = to_onnx(random_tensor({4}, 4), "beta");
+  *g->add_initializer() = to_onnx(random_tensor({4}, 5), "mean");
+  Tensor var = random_tensor({4}, 6);
+  for (int i = 0; i < 4; ++i) var.data<float>()[i] += 1.5f;
+  *g->add_initializer() = to_onnx(var, "var");
+  add_node(g, "Conv", {"x", "W", "B"}, {"c"});
+  add_node(g, "BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"n"});
+  add_node(g, "Relu", {"n"}, {"y"});
+  Tensor x = random_tensor({2, 3, 5, 5}, 7);
+  network::ReferenceExecutor ref(m, {"reference"});
+  Tensor want = ref.run({{"x", x}}).at("y");
+  network::OptimizedExecutor opt(m);
+  for (int run = 0; run < 2; ++run) {
+    Tensor got = opt.inference({{"x", x}}).at("y");
+    auto c = validation::compare(got, want, {1e-4, 1e-5 * max_abs(want)});
+    EXPECT_TRUE(c.ok) << c.message;
+  }
+  auto records = opt.records();
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[1].implementation, "folded-into-conv:c_Conv");
+  opt.set_fold_batchnorm(false);
+  Tensor unfused = opt.inference({{"x", x}}).at("y");
+  EXPECT_NE(opt.records()[1].implementation.rfind("folded", 0), 0u);
+  auto c = validation::compare(unfused, want, {1e-4, 1e-5 * max_abs(want)});
+  EXPECT_TRUE(c.ok) << c.message;
+}
+
+// Conv -> Relu -> Conv -> Add(., relu) -> MaxPool -> Conv -> y: every
+// intermediate is exchanged NHWC between oneDNN nodes; the result equals the
+// reference executor's with and without the layouts. A broadcasting Add makes
+// the planner fall back to plain layouts (still correct).
+network::Model residual_block(bool broadcast_add) {
+  network::Model m = make_model("residual");
+  auto* g = m.proto.mutable_graph();
+  add_value(g->mutable_input(), "x", {2, 3, 8, 8});
+  add_value(g->mutable_output(), "y", {});
+  m.proto.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  *g->add_initializer() = to_onnx(random_tensor({8, 3, 3, 3}, 1), "W1");
+  *g->add_initializer() = to_onnx(random_tensor({8, 8, 3, 3}, 2), "W2");
+  *g->add_initializer() = to_onnx(random_tensor({4, 8, 1, 1}, 3), "W3");
+  *g->add_initializer() = to_onnx(random_tensor({8}, 4), "B2");
+  auto pad1 = [](onnx::NodeProto* n) {
+    auto* a = n->add_attribute();
+    a->set_name("pads");
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int i = 0; i < 4; ++i) a->add_ints(1);
+  };
+  pad1(add_node(g, "Conv", {"x", "W1"}, {"c1"}));
+  add_node(g, "Relu", {"c1"}, {"r1"});
+  pad1(add_node(g, "Conv", {"r1", "W2", "B2"}, {"c2"}));
+  if (broadcast_add) {
+    add_node(g, "GlobalAveragePool", {"r1"}, {"gp"});
+    add_node(g, "Add", {"c2", "gp"}, {"s"});
+  } else {
+    add_node(g, "Add", {"c2", "r1"}, {"s"});
+  }
+  auto* mp = add_node(g, "MaxPool", {"s"}, {"p"});
+  auto* ks = mp->add_attribute();
+  ks->set_name("kernel_shape");
+  ks->set_type(onnx::AttributeProto::INTS);
+  ks->add_ints(2);
+  ks->add_ints(2);
+  auto* st = mp->add_attribute();
+  st->set_name("strides");
+  st->set_type(onnx::AttributeProto::INTS);
+  st->add_ints(2);
+  st->add_ints(2);
+  add_node(g, "Conv", {"p", "W3"}, {"y"});
+  return m;
+}
+
+TEST_F(OptimizedExecutorTest, NhwcLayoutsBetweenOnednnNodes) {
+  auto backends = ops::Registry::global().backends();
+  const bool onednn = std::find(backends.begin(), backends.end(), "onednn") != backends.end();
+  Tensor x = random_tensor({2, 3, 8, 8}, 9);
+  for (bool broadcast : {false, true}) {
+    network::Model m = residual_block(broadcast);
+    network::ReferenceExecutor ref(m, {"reference"});
+    Tensor want = ref.run({{"x", x}}).at("y");
+    ASSERT_EQ(want.shape(), (Shape{2, 4, 4, 4}));
+    network::OptimizedExecutor opt(m);
+    for (int run = 0; run < 2; ++run) {
+      Tensor got = opt.inference({{"x", x}}).at("y");
+      auto c = validation::compare(got, want, {1e-4, 1e-5 * max_abs(want)});
+      EXPECT_TRUE(c.ok) << "broadcast " << broadcast << " run " << run << ": " << c.message;
+    }
+    // Fused: Conv+Relu -> r1, Conv+Add -> s; r1, s, p are NHWC. With the
+    // broadcasting Add neither the fusion nor the layouts apply.
+    if (onednn) {
+      EXPECT_EQ(opt.nhwc_values(), broadcast ? 0 : 3) << broadcast;
+      int fused = 0;
+      for (const auto& r : opt.records())
+        fused += r.implementation.rfind("fused-into-conv:", 0) == 0;
+      EXPECT_EQ(fused, broadcast ? 0 : 2);
+    }
+    opt.set_fuse_post_ops(false);
+    Tensor unfused = opt.inference({{"x", x}}).at("y");
+    if (onednn) EXPECT_EQ(opt.nhwc_values(), broadcast ? 0 : 5) << broadcast;  // + c1, c2
+    auto cu = validation::compare(unfused, want, {1e-4, 1e-5 * max_abs(want)});
+    EXPECT_TRUE(cu.ok) << cu.message;
+    opt.set_nhwc_layouts(false);
+    Tensor plain = opt.inference({{"x", x}}).at("y");
+    EXPECT_EQ(opt.nhwc_values(), 0);
+    auto c = validation::compare(plain, want, {1e-4, 1e-5 * max_abs(want)});
+    EXPECT_TRUE(c.ok) << c.message;
+  }
+}
+
+}  // namespace
