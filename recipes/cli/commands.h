@@ -52,7 +52,8 @@ struct InferOptions {
   std::string executor = "reference";  // registry name or backend:NAMES
   std::vector<std::string> backends;   // kernel preference (reference executor)
   int threads = 0;
-  std::string trace_path;  // Chrome trace of every node (Perfetto)
+  std::string trace_path;           // Chrome trace of every node (Perfetto)
+  std::vector<std::string> passes;  // graph passes applied before running ("default" = all)
 };
 int infer_command(const InferOptions& o);
 

@@ -12,12 +12,18 @@
 #include "recipes/cli/model_feeds.h"
 #include "validation/layer_compare.h"
 
+#include "network/passes/pass.h"
+
 namespace deep500::cli {
 
 int infer_command(const InferOptions& o) {
   DEEP500_CHECK(!o.output_dir.empty(), "--output-dir: required");
   DEEP500_CHECK(o.threads >= 0, "--threads: expected a count >= 0, got ", o.threads);
   network::Model model = network::load_model(o.model);
+  if (!o.passes.empty())
+    for (const auto& r : network::apply_passes(model, o.passes))
+      std::cout << "pass " << r.pass << ": " << r.nodes_before << " -> " << r.nodes_after
+                << " nodes\n";
   auto feeds = load_feeds(model, o.inputs);
   network::ExecutorOptions options;
   options.backends = o.backends;

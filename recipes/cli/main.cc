@@ -74,6 +74,11 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   infer->add_option("--threads", io.threads, "threads (0 = library default)");
   infer->add_option("--trace", io.trace_path, "write a Chrome trace (Perfetto) of every node");
+  infer
+      ->add_option("--passes", io.passes,
+                   "graph passes before running, e.g. default or "
+                   "identity-elimination,bn-folding")
+      ->delimiter(',');
 
   cli::GradOptions go;
   auto* grad = app.add_subcommand("grad", "gradients of a scalar loss w.r.t. every parameter");

@@ -181,3 +181,17 @@ TEST_F(ModelCli, CompareBadInputsExitTwo) {
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_NE(r.out.find("no-such-backend"), std::string::npos) << r.out;
 }
+
+TEST_F(ModelCli, InferWithPassesGivesTheSameOutputs) {
+  const std::string out = path("out_passes");
+  CliRun r = run("infer " + model_ + " --input X=" + x_ + " --output-dir " + out +
+                 " --passes default --backend reference");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("pass dead-code-elimination"), std::string::npos) << r.out;
+  expect_values(read_npy(out + "/out_Y.npy"), {2, 2}, {3, 9.5, 0, 7}, "Y");
+  expect_values(read_npy(out + "/L.npy"), {}, {19.5}, "L");
+  CliRun bad = run("infer " + model_ + " --input X=" + x_ + " --output-dir " + out +
+                   " --passes no-such-pass");
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+  EXPECT_NE(bad.out.find("no-such-pass"), std::string::npos) << bad.out;
+}
