@@ -14,6 +14,8 @@
 #include <onnx/defs/parser.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/validation/cli_runner.h"
+
 #include "deep/npy.h"
 
 using namespace deep500;
@@ -22,26 +24,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path cli_path() {
-  return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "recipes" / "deep500";
-}
-
-struct CliRun {
-  int rc = -1;
-  std::string out;
-};
-
-CliRun run(const std::string& args) {
-  CliRun r;
-  FILE* p = popen((cli_path().string() + " " + args + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using deep500::testing::cli_path;
+using deep500::testing::CliRun;
+using deep500::testing::run;
 
 // X = [[1,2,3],[-1,0.5,2]]: H = X W + B = [[1.5,4.75],[-0.5,3.5]],
 // R = Relu(H) = [[1.5,4.75],[0,3.5]], Y = 2R, L = sum(Y) = 19.5.
@@ -59,7 +44,7 @@ mlp (float[2,3] X) => (float[2,2] Y, float L)
 class ModelCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(cli_path())) GTEST_SKIP() << "deep500 executable not built at " << cli_path();
+    ASSERT_TRUE(fs::exists(cli_path())) << "deep500 executable not built at " << cli_path();
     dir_ = fs::temp_directory_path() / ("deep500_model_cli_" + std::to_string(getpid()));
     fs::create_directories(dir_);
     onnx::ModelProto m;

@@ -13,36 +13,20 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/validation/cli_runner.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-// build/tests/deep500_unit_tests -> build/recipes/deep500
-fs::path cli_path() {
-  return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "recipes" / "deep500";
-}
-
-struct CliRun {
-  int rc = -1;
-  std::string out;
-};
-
-CliRun run(const std::string& args) {
-  CliRun r;
-  FILE* p = popen((cli_path().string() + " " + args + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using deep500::testing::cli_path;
+using deep500::testing::CliRun;
+using deep500::testing::run;
 
 class OpCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(cli_path())) GTEST_SKIP() << "deep500 executable not built at " << cli_path();
+    ASSERT_TRUE(fs::exists(cli_path())) << "deep500 executable not built at " << cli_path();
     dir_ = fs::temp_directory_path() / ("deep500_op_cli_" + std::to_string(getpid()));
     fs::create_directories(dir_);
   }
