@@ -203,34 +203,9 @@ class ConvTransposeOp final : public Kernel {
                                                   g.dilation, g.pad_l, g.pad_r);
     dnnl::deconvolution_backward_weights::primitive_desc wpd(wd, user_scratchpad_attr(), engine(),
                                                              hint);
-    auto p = std::make_unique<Plan>();
-    int sx = p->user(g.src), sw = p->user(g.wei);
-    p->user(g.src);  // slot 2 unused in backward
-    int sdy = p->user(g.dst), sdx = p->user(g.src), sdw = p->user(g.wei);
-    int sdb = bias ? p->user(g.bias) : -1;
-    memory dy_d = p->reorder_in(p->user_mem(sdy), dpd.diff_dst_desc());
-    memory wei = p->reorder_in(p->user_mem(sw), dpd.weights_desc());
-    memory dsrc = p->out_buffer(p->user_mem(sdx), dpd.diff_src_desc());
-    p->add(dnnl::deconvolution_backward_data(dpd), {{DNNL_ARG_DIFF_DST, dy_d},
-                                                    {DNNL_ARG_WEIGHTS, wei},
-                                                    {DNNL_ARG_DIFF_SRC, dsrc},
-                                                    {DNNL_ARG_SCRATCHPAD, p->scratchpad(dpd)}});
-    p->finish_out(dsrc, p->user_mem(sdx));
-    memory dy_w = wpd.diff_dst_desc() == dy_d.get_desc()
-                      ? dy_d
-                      : p->reorder_in(p->user_mem(sdy), wpd.diff_dst_desc());
-    memory src = p->reorder_in(p->user_mem(sx), wpd.src_desc());
-    memory dwei = p->out_buffer(p->user_mem(sdw), wpd.diff_weights_desc());
-    p->add(dnnl::deconvolution_backward_weights(wpd),
-           {{DNNL_ARG_SRC, src},
-            {DNNL_ARG_DIFF_DST, dy_w},
-            {DNNL_ARG_DIFF_WEIGHTS, dwei},
-            {DNNL_ARG_DIFF_BIAS, bias ? p->user_mem(sdb) : memory()},
-            {DNNL_ARG_SCRATCHPAD, p->scratchpad(wpd)}});
-    p->finish_out(dwei, p->user_mem(sdw));
-    p->impl = impl_name("deconv_bwd", dpd);
-    p->out_shapes = {Shape(g.dst_d.begin(), g.dst_d.end())};
-    return p;
+    return data_and_weights_backward<dnnl::deconvolution_backward_data,
+                                     dnnl::deconvolution_backward_weights>(g, bias, dpd, wpd,
+                                                                           "deconv_bwd");
   }
 
   std::string node_;
