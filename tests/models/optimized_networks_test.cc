@@ -14,35 +14,17 @@
 #include "frameworks/register_all.h"
 #include "network/model.h"
 #include "network/optimized_executor.h"
+#include "tests/models/model_data.h"
 #include "validation/compare.h"
 
 using namespace deep500;
 namespace fs = std::filesystem;
 
+using deep500::testing::manifest;
+using deep500::testing::max_abs;
+using deep500::testing::models_dir;
+
 namespace {
-
-fs::path models_dir() {
-  const char* env = std::getenv("DEEP500_MODELS_DIR");
-  return env ? fs::path(env) : fs::path("build/models");
-}
-
-const nlohmann::json& manifest() {
-  static const nlohmann::json m = [] {
-    fs::path p = models_dir() / "manifest.json";
-    std::ifstream in(p);
-    if (!in)
-      throw Error(cat("cannot open ", p.string(),
-                      "; run scripts/make_models.py (the ctest fixture make_models) first"));
-    return nlohmann::json::parse(in);
-  }();
-  return m;
-}
-
-double max_abs(const Tensor& t) {
-  double m = 0;
-  for (int64_t i = 0; i < t.numel(); ++i) m = std::max(m, std::fabs(t.at_as_double(i)));
-  return m;
-}
 
 class OptimizedNetwork : public ::testing::TestWithParam<std::string> {
  protected:

@@ -20,32 +20,16 @@
 #include "network/backprop.h"
 #include "network/model.h"
 #include "network/reference_executor.h"
+#include "tests/models/model_data.h"
 #include "validation/compare.h"
 
 using namespace deep500;
 namespace fs = std::filesystem;
 
+using deep500::testing::max_abs;
+using deep500::testing::models_dir;
+
 namespace {
-
-fs::path models_dir() {
-  const char* env = std::getenv("DEEP500_MODELS_DIR");
-  return env ? fs::path(env) : fs::path("build/models");
-}
-
-nlohmann::json read_manifest() {
-  fs::path p = models_dir() / "manifest.json";
-  std::ifstream in(p);
-  if (!in)
-    throw Error(cat("cannot open ", p.string(),
-                    "; run scripts/make_models.py (the ctest fixture make_models) first"));
-  return nlohmann::json::parse(in);
-}
-
-double max_abs(const Tensor& t) {
-  double m = 0;
-  for (int64_t i = 0; i < t.numel(); ++i) m = std::max(m, std::fabs(t.at_as_double(i)));
-  return m;
-}
 
 class RealNetworkGradients : public ::testing::TestWithParam<std::string> {
  protected:
@@ -53,7 +37,7 @@ class RealNetworkGradients : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(RealNetworkGradients, MatchPyTorchAutograd) {
-  const nlohmann::json manifest = read_manifest();
+  const nlohmann::json& manifest = deep500::testing::manifest();
   const auto& entry = manifest.at("networks").at(GetParam());
   const fs::path dir = models_dir() / GetParam();
   network::Model model = network::load_model((dir / entry.at("model").get<std::string>()).string());
