@@ -47,6 +47,27 @@ std::vector<std::string> ExecutorRegistry::names() const {
   return n;
 }
 
+// Checks a feed against the graph input's declared element type and static
+// dimensions; the message names the input and both shapes.
+void check_feed(const onnx::ValueInfoProto& vi, const Tensor& t, const std::string& model,
+                bool check_shape) {
+  if (!vi.type().has_tensor_type()) return;
+  const auto& tt = vi.type().tensor_type();
+  DEEP500_CHECK(tt.elem_type() == 0 || tt.elem_type() == static_cast<int>(t.dtype()), model,
+                ": input '", vi.name(), "' expects element type ",
+                name_of(static_cast<DataType>(tt.elem_type())), ", got ", name_of(t.dtype()));
+  if (!check_shape || !tt.has_shape()) return;
+  const auto& dims = tt.shape().dim();
+  Shape declared;
+  bool mismatch = dims.size() != t.rank();
+  for (int i = 0; i < dims.size(); ++i) {
+    declared.push_back(dims[i].has_dim_value() ? dims[i].dim_value() : -1);
+    if (!mismatch && dims[i].has_dim_value() && dims[i].dim_value() != t.dim(i)) mismatch = true;
+  }
+  DEEP500_CHECK(!mismatch, model, ": input '", vi.name(), "' expects shape ", to_string(declared),
+                " (-1 = any), got ", to_string(t.shape()));
+}
+
 std::vector<std::string> parameter_names(const Model& model) {
   std::vector<std::string> names;
   for (const auto& init : model.graph().initializer()) {

@@ -95,6 +95,12 @@ class ExecutorRegistry {
   std::map<std::string, ExecutorFactory> factories_;
 };
 
+// Checks a feed against the graph input's declared element type and, when
+// `check_shape`, its static dimensions; the Error names the model, the input
+// and both shapes. Inputs not typed as tensors are not checked here.
+void check_feed(const onnx::ValueInfoProto& input, const Tensor& t, const std::string& model,
+                bool check_shape = true);
+
 // Floating-point initializers: the parameters gradients are taken for.
 std::vector<std::string> parameter_names(const Model& model);
 

@@ -195,23 +195,9 @@ void OptimizedExecutor::check_feeds(const std::map<std::string, Tensor>& feeds) 
                     "' was not fed");
       continue;
     }
-    const Tensor& t = it->second;
-    DEEP500_CHECK(t.defined(), model_.path, ": input '", vi.name(), "' is an undefined tensor");
-    if (!vi.type().has_tensor_type()) continue;
-    const auto& tt = vi.type().tensor_type();
-    DEEP500_CHECK(tt.elem_type() == 0 || tt.elem_type() == static_cast<int>(t.dtype()), model_.path,
-                  ": input '", vi.name(), "' expects element type ",
-                  name_of(static_cast<DataType>(tt.elem_type())), ", got ", name_of(t.dtype()));
-    if (!strict_feed_shapes_ || !tt.has_shape()) continue;
-    const auto& dims = tt.shape().dim();
-    Shape declared;
-    bool mismatch = dims.size() != t.rank();
-    for (int i = 0; i < dims.size(); ++i) {
-      declared.push_back(dims[i].has_dim_value() ? dims[i].dim_value() : -1);
-      if (!mismatch && dims[i].has_dim_value() && dims[i].dim_value() != t.dim(i)) mismatch = true;
-    }
-    DEEP500_CHECK(!mismatch, model_.path, ": input '", vi.name(), "' expects shape ",
-                  to_string(declared), " (-1 = any), got ", to_string(t.shape()));
+    DEEP500_CHECK(it->second.defined(), model_.path, ": input '", vi.name(),
+                  "' is an undefined tensor");
+    check_feed(vi, it->second, model_.path, strict_feed_shapes_);
   }
   for (const auto& [name, t] : feeds)
     DEEP500_CHECK(inputs.count(name), model_.path, ": fed value '", name,
