@@ -131,29 +131,6 @@ struct TorchExecutor::Impl {
   explicit Impl(const network::Model& m) : model(m) {}
 };
 
-namespace {
-
-// Same rules as the reference executor: declared element type and static dims.
-void check_feed(const onnx::ValueInfoProto& vi, const Tensor& t, const std::string& model) {
-  if (!vi.type().has_tensor_type()) return;
-  const auto& tt = vi.type().tensor_type();
-  DEEP500_CHECK(tt.elem_type() == 0 || tt.elem_type() == static_cast<int>(t.dtype()), model,
-                ": input '", vi.name(), "' expects element type ",
-                name_of(static_cast<DataType>(tt.elem_type())), ", got ", name_of(t.dtype()));
-  if (!tt.has_shape()) return;
-  const auto& d = tt.shape().dim();
-  Shape declared;
-  bool mismatch = d.size() != t.rank();
-  for (int i = 0; i < d.size(); ++i) {
-    declared.push_back(d[i].has_dim_value() ? d[i].dim_value() : -1);
-    if (!mismatch && d[i].has_dim_value() && d[i].dim_value() != t.dim(i)) mismatch = true;
-  }
-  DEEP500_CHECK(!mismatch, model, ": input '", vi.name(), "' expects shape ", to_string(declared),
-                " (-1 = any), got ", to_string(t.shape()));
-}
-
-}  // namespace
-
 TorchExecutor::TorchExecutor(const network::Model& model, const network::ExecutorOptions& options)
     : impl_(std::make_unique<Impl>(model)) {
   if (options.threads > 0) at::set_num_threads(options.threads);
@@ -209,7 +186,7 @@ void TorchExecutor::run_nodes(const std::map<std::string, Tensor>& feeds, bool b
     for (const auto& in : g.input())
       if (in.name() == name) vi = &in;
     DEEP500_CHECK(vi, path, ": fed value '", name, "' is not an input of the graph");
-    check_feed(*vi, t, path);
+    network::check_feed(*vi, t, path);
     at::Tensor a = to_aten(t, path + ": input '" + name + "'");
     // A feed that overrides a parameter is what the gradient is taken for.
     if (backprop && a.is_floating_point() && m.initializers.count(name)) a.requires_grad_(true);
