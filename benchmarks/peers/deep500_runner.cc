@@ -4,7 +4,11 @@
 // the same format as ort_runner.js and torch_runner.py.
 //
 //   bench_network_runner MODEL.onnx INPUT.npy --threads N --warmup W --reps R
-//       [--max-seconds S] [--executor NAME] [--save-output OUT.npy]
+//       [--max-seconds S] [--executor NAME] [--save-output OUT.npy] [--profile P]
+//
+// --profile P runs P more (untimed) inferences with a per-node listener and
+// adds "nodes": the median seconds of every node, in run order, with its op
+// type and implementation (where the time goes; not part of the latency).
 //
 // --executor defaults to "optimized" when that executor is registered and to
 // "reference" otherwise; the JSON says which one ran ("executor").
@@ -47,14 +51,14 @@ long max_rss_kib() {
 
 struct Args {
   std::string model, input, executor, save_output;
-  int threads = 1, warmup = 3, reps = 10;
+  int threads = 1, warmup = 3, reps = 10, profile = 0;
   double max_seconds = 0;  // 0: no time cap
 };
 
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << "bench_network_runner: " << why
             << "\nusage: bench_network_runner MODEL.onnx INPUT.npy --threads N --warmup W --reps R"
-               " [--max-seconds S] [--executor NAME] [--save-output OUT.npy]\n";
+               " [--max-seconds S] [--executor NAME] [--save-output OUT.npy] [--profile P]\n";
   std::exit(2);
 }
 
@@ -78,6 +82,8 @@ Args parse(int argc, char** argv) {
         a.max_seconds = std::stod(value());
       else if (s == "--executor")
         a.executor = value();
+      else if (s == "--profile")
+        a.profile = std::stoi(value());
       else if (s == "--save-output")
         a.save_output = value();
       else if (s.rfind("--", 0) == 0)
@@ -91,8 +97,8 @@ Args parse(int argc, char** argv) {
   if (positional.size() != 2) usage("expected MODEL.onnx and INPUT.npy");
   a.model = positional[0];
   a.input = positional[1];
-  if (a.threads < 1 || a.warmup < 0 || a.reps < 1 || a.max_seconds < 0)
-    usage("--threads and --reps must be >= 1, --warmup and --max-seconds >= 0");
+  if (a.threads < 1 || a.warmup < 0 || a.reps < 1 || a.max_seconds < 0 || a.profile < 0)
+    usage("--threads and --reps must be >= 1, --warmup, --max-seconds and --profile >= 0");
   return a;
 }
 
@@ -102,6 +108,24 @@ class ImplementationCounter : public deep500::network::ExecutorEvents {
  public:
   void after_node(const deep500::network::NodeEvent& e) override { ++counts[e.implementation]; }
   std::map<std::string, int> counts;
+};
+
+// Per-node seconds over several runs, in run order (the first run fixes it).
+class NodeProfiler : public deep500::network::ExecutorEvents {
+ public:
+  void after_node(const deep500::network::NodeEvent& e) override {
+    auto [it, fresh] = index_.try_emplace(e.node, nodes.size());
+    if (fresh) nodes.push_back({e.node, e.op_type, e.implementation, {}});
+    nodes[it->second].seconds.push_back(e.seconds);
+  }
+  struct Node {
+    std::string name, op_type, implementation;
+    std::vector<double> seconds;
+  };
+  std::vector<Node> nodes;
+
+ private:
+  std::map<std::string, size_t> index_;
 };
 
 int run(const Args& a) {
@@ -165,6 +189,18 @@ int run(const Args& a) {
     if (a.max_seconds > 0 && elapsed >= a.max_seconds && seconds.size() >= 3) break;
   }
   if (!a.save_output.empty()) deep500::write_npy(a.save_output, y);
+  json nodes = json::array();
+  if (a.profile > 0) {
+    NodeProfiler profiler;
+    exec->add_events(&profiler);
+    for (int i = 0; i < a.profile; ++i) exec->inference(feeds);
+    exec->remove_events(&profiler);
+    for (const auto& n : profiler.nodes)
+      nodes.push_back({{"name", n.name},
+                       {"op_type", n.op_type},
+                       {"implementation", n.implementation},
+                       {"median_s", deep500::metrics::summarize(n.seconds).median}});
+  }
 
   auto summary = deep500::metrics::summarize(seconds);
   json out;
@@ -194,6 +230,7 @@ int run(const Args& a) {
   out["rss_loaded_kib"] = rss_loaded;
   out["peak_rss_kib"] = max_rss_kib();
   out["rss_method"] = "getrusage(RUSAGE_SELF).ru_maxrss";
+  if (a.profile > 0) out["nodes"] = nodes;
   std::cout << out.dump() << std::endl;
   return 0;
 }
