@@ -10,32 +10,13 @@
 #include "deep/onnx_tensor.h"
 #include "network/backprop.h"
 #include "network/backward_plan.h"
+#include "network/node_threads.h"
 #include "network/optimized_plan.h"
 #include "network/plan_rewrites.h"
 #include "network/sequence_ops.h"
 #include "operators/registry.h"
 
 namespace deep500::network {
-
-namespace {
-
-// Sets the OpenMP thread count (oneDNN runs on the same runtime) for a scope.
-class ThreadScope {
- public:
-  explicit ThreadScope(int threads) : saved_(threads > 0 ? omp_get_max_threads() : 0) {
-    if (threads > 0) omp_set_num_threads(threads);
-  }
-  ~ThreadScope() {
-    if (saved_ > 0) omp_set_num_threads(saved_);
-  }
-  ThreadScope(const ThreadScope&) = delete;
-  ThreadScope& operator=(const ThreadScope&) = delete;
-
- private:
-  int saved_;
-};
-
-}  // namespace
 
 class OptimizedExecutor::Forwarder : public ExecutorEvents {
  public:
@@ -114,6 +95,20 @@ void OptimizedExecutor::set_fuse_post_ops(bool on) {
     last_ = nullptr;
   }
   fuse_post_ops_ = on;
+}
+
+void OptimizedExecutor::set_node_threads(bool on) {
+  if (on != node_threads_) {
+    plans_.clear();
+    last_ = nullptr;
+  }
+  node_threads_ = on;
+}
+
+int OptimizedExecutor::single_thread_nodes() const {
+  if (!last_) return 0;
+  return static_cast<int>(std::count_if(last_->steps.begin(), last_->steps.end(),
+                                        [](const Plan::Step& s) { return s.threads == 1; }));
 }
 
 void OptimizedExecutor::set_strict_feed_shapes(bool strict) {
@@ -209,6 +204,7 @@ void OptimizedExecutor::run_plan(Plan& p, const std::map<std::string, Tensor>& f
       t0 = std::chrono::steady_clock::now();
     }
     if (s.op) {
+      ThreadScope node_team(s.threads);
       s.op->forward(s.inputs, s.outputs);
     } else {
       std::map<std::string, Tensor> sub_feeds;

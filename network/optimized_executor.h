@@ -28,7 +28,8 @@
 // Threads: ExecutorOptions::threads > 0 sets the OpenMP thread count (which
 // is also oneDNN's, built on the OpenMP runtime) for the duration of each run,
 // planning included; the caller's setting is restored afterwards. 0 leaves the
-// library default.
+// library default. Inference plans then give small nodes one thread where a
+// parallel region costs more than it saves (set_node_threads).
 //
 // inference_and_backprop() plans without buffer reuse (backward needs every
 // activation), then runs the plan's cached backward pass (network/
@@ -103,6 +104,12 @@ class OptimizedExecutor final : public GraphExecutor {
   // Inference plans fuse Conv [-> Add] [-> Relu | Clip] into one oneDNN Conv
   // with post-ops (default on; needs the onednn backend). Changing it drops plans.
   void set_fuse_post_ops(bool on);
+  // Inference plans run small nodes on one thread when waking the OpenMP
+  // team would cost more than splitting them saves (network/node_threads.h;
+  // default on). Changing it drops plans.
+  void set_node_threads(bool on);
+  // Nodes of the last plan that run on fewer threads than the team.
+  int single_thread_nodes() const;
   // Feeds must match the static dims the graph declares (default on).
   void set_strict_feed_shapes(bool strict);
 
@@ -133,6 +140,7 @@ class OptimizedExecutor final : public GraphExecutor {
   bool fold_batchnorm_ = true;
   bool nhwc_ = true;
   bool fuse_post_ops_ = true;
+  bool node_threads_ = true;
   bool strict_feed_shapes_ = true;
   std::unique_ptr<ReferenceExecutor> delegate_;
   std::unique_ptr<Forwarder> forwarder_;

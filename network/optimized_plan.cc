@@ -1,9 +1,11 @@
+#include <omp.h>
 #include <onnx/defs/schema.h>
 
 #include <algorithm>
 #include <chrono>
 #include <set>
 
+#include "network/node_threads.h"
 #include "network/optimized_plan.h"
 #include "network/plan_rewrites.h"
 #include "operators/registry.h"
@@ -120,6 +122,11 @@ std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
   Plan& p = *plan;
   p.keep_values = keep_values;
   const auto& g = model_.graph();
+  // Inference plans choose each node's threads (node_threads.h); backprop
+  // plans keep the team, so training runs stay bit-reproducible per setting.
+  const int team = omp_get_max_threads();
+  const double region_seconds =
+      node_threads_ && !keep_values && team > 1 ? parallel_region_seconds(team) : 0;
   std::set<std::string> defined;
   for (const auto& [name, t] : initializers_) {
     if (feeds.count(name)) continue;
@@ -265,6 +272,8 @@ std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
     }
     if (made.ok()) {
       s.op = std::move(made->op);
+      if (region_seconds > 0) s.threads = node_threads(s.op->cost(descs), team, region_seconds);
+      ThreadScope node_team(s.threads);  // oneDNN fixes its split when it builds a kernel
       s.registry_impl = made->implementation;
       std::vector<bool> c;
       bool any_const = false;

@@ -33,6 +33,7 @@ struct OptimizedExecutor::Plan {
     std::vector<int> alias_of;  // input index the output aliased while planning, or -1
     std::vector<Tensor> inputs, outputs, views;  // call buffers; views: slot views
     std::string impl;                            // scratch for events
+    int threads = 0;  // OpenMP threads for this node; 0: the executor's setting
   };
   struct Entry {  // records(), in graph order
     int step = -1;
