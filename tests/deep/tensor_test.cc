@@ -17,6 +17,17 @@ TEST(Tensor, ZeroInitialisedAndAligned) {
   for (int i = 0; i < 15; ++i) EXPECT_EQ(t.data<float>()[i], 0.0f);
 }
 
+// Buffers of 4 MiB and more start on a 2 MiB boundary (transparent huge
+// pages); where the kernel reports THP, the whole buffer is eligible.
+TEST(Tensor, LargeBuffersAreHugePageAligned) {
+  Tensor small(DataType::Float, {(std::int64_t{4} << 20) / 4 - 1});
+  Tensor big(DataType::Float, {(std::int64_t{4} << 20) / 4 + 3});
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(big.raw()) % (std::uintptr_t{2} << 20), 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.raw()) % 64, 0u);
+  for (int64_t i = 0; i < big.numel(); i += 4099) EXPECT_EQ(big.data<float>()[i], 0.0f);
+  EXPECT_EQ(big.data<float>()[big.numel() - 1], 0.0f);
+}
+
 TEST(Tensor, ViewSharesStorageCloneDoesNot) {
   auto t = Tensor::from_vector<int32_t>({2, 3}, {1, 2, 3, 4, 5, 6});
   Tensor v = t.view({3, 2});

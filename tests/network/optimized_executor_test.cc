@@ -603,4 +603,58 @@ TEST_F(OptimizedExecutorTest, NhwcLayoutsBetweenOnednnNodes) {
   }
 }
 
+void set_ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+// Conv -> MaxPool -> Conv: the MaxPool reads and writes NHWC and runs as the
+// oneDNN backend's channel-vectorized loops; windows with pads, ceil_mode and
+// overlapping strides match the reference executor exactly (max is exact).
+TEST_F(OptimizedExecutorTest, NhwcMaxPoolMatchesReference) {
+  auto backends = ops::Registry::global().backends();
+  const bool onednn = std::find(backends.begin(), backends.end(), "onednn") != backends.end();
+  struct Window {
+    std::vector<int64_t> kernel, strides, pads;
+    int ceil_mode;
+  };
+  const std::vector<Window> windows = {{{3, 3}, {2, 2}, {0, 0, 0, 0}, 1},
+                                       {{3, 3}, {2, 2}, {1, 1, 1, 1}, 0},
+                                       {{2, 2}, {2, 2}, {0, 0, 0, 0}, 0},
+                                       {{3, 2}, {1, 2}, {1, 0, 2, 1}, 1}};
+  for (int64_t channels : {16, 20}) {
+    for (const auto& w : windows) {
+      network::Model m = make_model("conv_maxpool_conv");
+      auto* g = m.proto.mutable_graph();
+      add_value(g->mutable_input(), "x", {2, 3, 9, 9});
+      add_value(g->mutable_output(), "y", {});
+      g->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+      *g->add_initializer() = to_onnx(random_tensor({channels, 3, 3, 3}, 1), "W1");
+      *g->add_initializer() = to_onnx(random_tensor({4, channels, 1, 1}, 2), "W2");
+      set_ints(add_node(g, "Conv", {"x", "W1"}, {"c"}), "pads", {1, 1, 1, 1});
+      auto* mp = add_node(g, "MaxPool", {"c"}, {"p"});
+      set_ints(mp, "kernel_shape", w.kernel);
+      set_ints(mp, "strides", w.strides);
+      set_ints(mp, "pads", w.pads);
+      auto* ceil = mp->add_attribute();
+      ceil->set_name("ceil_mode");
+      ceil->set_type(onnx::AttributeProto::INT);
+      ceil->set_i(w.ceil_mode);
+      add_node(g, "Conv", {"p", "W2"}, {"y"});
+      Tensor x = random_tensor({2, 3, 9, 9}, 5);
+      Tensor want = network::ReferenceExecutor(m, {"reference"}).run({{"x", x}}).at("y");
+      network::OptimizedExecutor opt(m);
+      for (int run = 0; run < 2; ++run) {
+        Tensor got = opt.inference({{"x", x}}).at("y");
+        auto c = validation::compare(got, want, {1e-4, 1e-5 * max_abs(want)});
+        EXPECT_TRUE(c.ok) << channels << " channels, kernel " << w.kernel[0] << "x" << w.kernel[1]
+                          << " run " << run << ": " << c.message;
+      }
+      if (onednn) EXPECT_EQ(opt.records()[1].implementation, "onednn:pool:direct_nhwc");
+    }
+  }
+}
+
 }  // namespace
