@@ -260,9 +260,24 @@ std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
       if (!ok) throw LayoutFallback();
     }
     ops::OpContext ctx{s.spec, descs, nullptr};
-    auto made = ops::Registry::global().create(
-        ctx, layout_node ? std::vector<std::string>{"onednn"} : backends_);
+    const std::vector<std::string> prefer =
+        layout_node ? std::vector<std::string>{"onednn"} : backends_;
+    auto made = ops::Registry::global().create(ctx, prefer);
     if (layout_node && !made.ok()) throw LayoutFallback();
+    if (made.ok() && region_seconds > 0) {
+      // Kernels may build their primitives when created (oneDNN fixes its
+      // split then): one that should run on fewer threads is made again
+      // under that count.
+      const int threads = node_threads(made->op->cost(descs), team, region_seconds);
+      if (threads != team) {
+        ThreadScope scope(threads);
+        auto again = ops::Registry::global().create(ctx, prefer);
+        if (again.ok()) {
+          made = std::move(again);
+          s.threads = threads;
+        }
+      }
+    }
     s.outputs.resize(spec.outputs.size());
     const bool events = has_events();
     std::chrono::steady_clock::time_point t0;
@@ -272,8 +287,7 @@ std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
     }
     if (made.ok()) {
       s.op = std::move(made->op);
-      if (region_seconds > 0) s.threads = node_threads(s.op->cost(descs), team, region_seconds);
-      ThreadScope node_team(s.threads);  // oneDNN fixes its split when it builds a kernel
+      ThreadScope node_team(s.threads);
       s.registry_impl = made->implementation;
       std::vector<bool> c;
       bool any_const = false;
