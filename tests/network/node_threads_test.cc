@@ -1,0 +1,162 @@
+// Per-node thread counts of the optimized executor's inference plans
+// (network/node_threads.h).
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frameworks/register_all.h"
+#include "network/node_threads.h"
+#include "network/optimized_executor.h"
+#include "operators/registry.h"
+#include "tests/network/graph_builders.h"
+
+using namespace deep500;
+using namespace deep500::test;
+
+namespace {
+
+class OptimizedExecutorThreads : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { frameworks::register_all(); }
+};
+
+// Sets an environment variable for a scope (nullptr: unset) and restores it.
+class EnvScope {
+ public:
+  EnvScope(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~EnvScope() {
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(NodeThreads, WaitPolicyAsLibgompReadsIt) {
+  {
+    EnvScope spin("GOMP_SPINCOUNT", nullptr), policy("OMP_WAIT_POLICY", nullptr);
+    EXPECT_FALSE(network::threads_sleep_when_idle());
+    EXPECT_EQ(network::parallel_region_seconds(2), network::kSpinSeconds);
+    EXPECT_EQ(network::parallel_region_seconds(1), 0);
+  }
+  {
+    EnvScope spin("GOMP_SPINCOUNT", nullptr), policy("OMP_WAIT_POLICY", "Passive");
+    EXPECT_TRUE(network::threads_sleep_when_idle());
+    EXPECT_EQ(network::parallel_region_seconds(2), network::kWakeSeconds);
+  }
+  {
+    EnvScope spin("GOMP_SPINCOUNT", "10000"), policy("OMP_WAIT_POLICY", "passive");
+    EXPECT_FALSE(network::threads_sleep_when_idle());  // the spin count wins
+  }
+  {
+    EnvScope spin("GOMP_SPINCOUNT", "0"), policy("OMP_WAIT_POLICY", "active");
+    EXPECT_TRUE(network::threads_sleep_when_idle());
+  }
+}
+
+TEST(NodeThreads, SplitsOnlyWhatOutweighsTheRegionCost) {
+  const double region = 100e-6;
+  const double at_break_even = network::kBreakEven * region;  // seconds on one thread
+  ops::Cost big{at_break_even * network::kFlopsPerSecond * 1.01, 0};
+  ops::Cost small{at_break_even * network::kFlopsPerSecond * 0.99, 0};
+  ops::Cost streaming{0, at_break_even * network::kBytesPerSecond * 1.01};
+  EXPECT_EQ(network::node_threads(big, 4, region), 4);
+  EXPECT_EQ(network::node_threads(streaming, 4, region), 4);
+  EXPECT_EQ(network::node_threads(small, 4, region), 1);
+  EXPECT_EQ(network::node_threads(small, 4, 0), 4);  // free regions: always split
+  EXPECT_EQ(network::node_threads(big, 1, region), 1);
+  EXPECT_NEAR(network::single_thread_seconds({3e9, 4e9}),
+              3e9 / network::kFlopsPerSecond + 4e9 / network::kBytesPerSecond, 1e-12);
+}
+
+// A Relu kernel of the test-only backend "thread_probe" whose cost is set per
+// node name and which records the OpenMP thread count it ran with (the
+// count a oneDNN kernel would split over).
+std::map<std::string, double> g_probe_flops;
+std::map<std::string, std::vector<int>> g_probe_threads;
+
+class ThreadProbe final : public ops::Operator {
+ public:
+  explicit ThreadProbe(std::string node) : node_(std::move(node)) {}
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    g_probe_threads[node_].push_back(omp_get_max_threads());
+    Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), in[0].shape());
+    for (int64_t i = 0; i < y.numel(); ++i)
+      y.data<float>()[i] = std::max(in[0].data<float>()[i], 0.f);
+  }
+  ops::Cost cost(std::span<const TensorDesc>) const override { return {g_probe_flops[node_], 0}; }
+
+ private:
+  std::string node_;
+};
+
+void register_thread_probe() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ops::Registry::global().add(
+        {"", "Relu", 1, INT_MAX, "thread_probe", "thread_probe:Relu",
+         [](const ops::OpContext& ctx) -> Expected<std::unique_ptr<ops::Operator>> {
+           return std::unique_ptr<ops::Operator>(std::make_unique<ThreadProbe>(ctx.node.name));
+         }});
+  });
+}
+
+TEST_F(OptimizedExecutorThreads, SmallNodesRunOnOneThreadWhereIdleThreadsSleep) {
+  register_thread_probe();
+  network::Model m = relu_chain({4, 4});  // nodes r1_Relu, r2_Relu, r3_Relu, y_Relu
+  const double region_flops = network::kBreakEven * network::kFlopsPerSecond;  // x seconds
+  g_probe_flops = {{"r1_Relu", 1e3},                   // tiny: one thread always
+                   {"r2_Relu", region_flops * 20e-6},  // splits only if threads spin
+                   {"r3_Relu", region_flops * 1e-3},   // large: always split
+                   {"y_Relu", region_flops * 1e-3}};
+  auto run = [&](bool per_node) {
+    g_probe_threads.clear();
+    network::OptimizedExecutor exec(m, {{"thread_probe"}, 2});
+    exec.set_node_threads(per_node);
+    Tensor x = random_tensor({4, 4}, 3);
+    for (int i = 0; i < 2; ++i) {  // planning run and replay
+      Tensor y = exec.inference({{"x", x}}).at("y");
+      for (int64_t k = 0; k < x.numel(); ++k)
+        EXPECT_EQ(y.data<float>()[k], std::max(x.data<float>()[k], 0.f));
+    }
+    std::map<std::string, int> used;
+    for (const auto& [node, counts] : g_probe_threads) {
+      EXPECT_EQ(counts.size(), 2u) << node;
+      EXPECT_EQ(counts.front(), counts.back()) << node << ": planning and replay differ";
+      used[node] = counts.front();
+    }
+    EXPECT_EQ(exec.single_thread_nodes(),
+              std::count_if(used.begin(), used.end(), [](const auto& u) { return u.second == 1; }));
+    return used;
+  };
+  using Used = std::map<std::string, int>;
+  {
+    EnvScope spin("GOMP_SPINCOUNT", nullptr), policy("OMP_WAIT_POLICY", "PASSIVE");
+    EXPECT_EQ(run(true), (Used{{"r1_Relu", 1}, {"r2_Relu", 1}, {"r3_Relu", 2}, {"y_Relu", 2}}));
+    EXPECT_EQ(run(false), (Used{{"r1_Relu", 2}, {"r2_Relu", 2}, {"r3_Relu", 2}, {"y_Relu", 2}}));
+  }
+  {
+    EnvScope spin("GOMP_SPINCOUNT", nullptr), policy("OMP_WAIT_POLICY", "ACTIVE");
+    EXPECT_EQ(run(true), (Used{{"r1_Relu", 1}, {"r2_Relu", 2}, {"r3_Relu", 2}, {"y_Relu", 2}}));
+  }
+}
+
+}  // namespace
