@@ -188,11 +188,11 @@ int main(int argc, char** argv) {
                              "+ post-op fusion"};
       std::vector<std::unique_ptr<network::OptimizedExecutor>> execs;
       for (int c = 0; c < 4; ++c) {
-        execs.push_back(
-            std::make_unique<network::OptimizedExecutor>(model, network::ExecutorOptions{{}, 1}));
-        execs.back()->set_fold_batchnorm(c >= 1);
-        execs.back()->set_nhwc_layouts(c >= 2);
-        execs.back()->set_fuse_post_ops(c >= 3);
+        execs.push_back(std::make_unique<network::OptimizedExecutor>(
+            model, network::ExecutorOptions{.threads = 1,
+                                            .fold_batchnorm = c >= 1,
+                                            .channels_last = c >= 2,
+                                            .fuse_post_ops = c >= 3}));
         execs.back()->inference(feeds);
       }
       std::vector<std::vector<double>> t(4);

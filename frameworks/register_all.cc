@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "frameworks/reference/register.h"
+#include "frameworks/settings.h"
 #include "operators/registry.h"
 #if DEEP500_WITH_ONEDNN
 #include "frameworks/onednn/register.h"
@@ -17,8 +18,6 @@
 #if DEEP500_WITH_TORCH
 #include <dlfcn.h>
 
-#include <cstdlib>
-
 #include "deep/error.h"
 #include "frameworks/libtorch/plugin.h"
 #include "network/executor.h"
@@ -30,14 +29,19 @@ namespace deep500::frameworks {
 #if DEEP500_WITH_TORCH
 namespace {
 
-// The libtorch plugin, loaded once on first use. DEEP500_LIBTORCH_PLUGIN in
-// the environment overrides the path the build recorded.
+// Setting "libtorch.plugin": the plugin's path (default: the one the build
+// recorded), read when the plugin is first loaded.
+std::string& libtorch_plugin_path() {
+  static std::string path = DEEP500_LIBTORCH_PLUGIN;
+  return path;
+}
+
+// The libtorch plugin, loaded once on first use.
 void* libtorch_symbol(const char* name) {
   static std::once_flag once;
   static void* handle = nullptr;
   static std::string error;
-  const char* env = std::getenv("DEEP500_LIBTORCH_PLUGIN");
-  const std::string path = env && *env ? env : DEEP500_LIBTORCH_PLUGIN;
+  static const std::string path = libtorch_plugin_path();
   std::call_once(once, [&] {
     handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) error = dlerror();
@@ -65,7 +69,13 @@ void register_all() {
 #if DEEP500_WITH_CUDNN
     cudnn::register_kernels(r);
 #endif
+    // Executors' kernel preference when given no backend list; registered
+    // backends not named here come before reference.
+    r.set_default_preference({"onednn", "eigen", ops::kReferenceBackend});
 #if DEEP500_WITH_TORCH
+    r.add_setting({"libtorch.plugin", "path of the libtorch executor plugin, read on first use",
+                   [] { return libtorch_plugin_path(); },
+                   [](const std::string& v) { libtorch_plugin_path() = v; }});
     network::ExecutorRegistry::global().add(
         "libtorch", [](const network::Model& m, const network::ExecutorOptions& o) {
           auto make = reinterpret_cast<Deep500LibtorchMakeExecutor>(
@@ -80,6 +90,7 @@ void register_all() {
         return std::unique_ptr<training::Optimizer>(make(kind));
       });
 #endif
+    apply_environment_settings(r);
   });
 }
 

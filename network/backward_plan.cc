@@ -1,7 +1,6 @@
 #include "network/backward_plan.h"
 
 #include <chrono>
-#include <cstdlib>
 #include <set>
 
 #include "network/backprop.h"
@@ -41,27 +40,14 @@ void add_into(Tensor& out, const Tensor& a, const Tensor& b, const std::string& 
       "backprop gradient of '" + name + "'");
 }
 
-// DEEP500_BACKWARD_NO_HINTS=1: give kernels neither hint (every input
-// gradient computed, nothing reused from the forward): for A/B measurements.
-bool hints_enabled() {
-  static const bool on = [] {
-    const char* e = std::getenv("DEEP500_BACKWARD_NO_HINTS");
-    return !(e && std::string(e) == "1");
-  }();
-  return on;
-}
-
-bool starts_with(const std::string& s, const char* prefix) {
-  return s.rfind(prefix, 0) == 0;
-}
-
 }  // namespace
 
 std::unique_ptr<BackwardPlan> build_backward_plan(const Model& model, OptimizedExecutor::Plan& plan,
                                                   const std::string& loss,
                                                   const std::vector<std::string>& params,
-                                                  const std::vector<std::string>& backends,
+                                                  const ExecutorOptions& options,
                                                   int* kernels_created) {
+  const bool hints = options.backward_hints;
   auto bp = std::make_unique<BackwardPlan>();
   bp->loss = loss;
   const auto& g = model.graph();
@@ -116,20 +102,23 @@ std::unique_ptr<BackwardPlan> build_backward_plan(const Model& model, OptimizedE
     for (const auto& o : s.spec.outputs) s.out.push_back(value_id(o, n));
     int step = plan.entries[static_cast<size_t>(index.at(&n))].step;
     auto* fwd = step >= 0 ? &plan.steps[static_cast<size_t>(step)] : nullptr;
+    std::string backend;
     if (fwd && fwd->op) {
       s.op = fwd->op.get();
       s.impl = fwd->registry_impl;
+      backend = fwd->backend;
       // The executor runs this plan's forward, then this backward, over the
       // plan's values, which nothing writes in between.
-      if (hints_enabled()) s.op->set_backward_follows_forward(true);
+      if (hints) s.op->set_backward_follows_forward(true);
     } else {
       ops::OpContext ctx{s.spec, descs, nullptr};
-      auto made = ops::Registry::global().create(ctx, backends);
+      auto made = ops::Registry::global().create(ctx, options.backends);
       ++*kernels_created;
       if (made.ok()) {
         s.owned = std::move(made->op);
         s.op = s.owned.get();
         s.impl = made->implementation;
+        backend = made->backend;
       } else {
         s.no_backward = "backprop: " + made.refusal().reason;
       }
@@ -143,13 +132,13 @@ std::unique_ptr<BackwardPlan> build_backward_plan(const Model& model, OptimizedE
       const std::string& name = s.spec.inputs[j];
       bool wanted = !name.empty() && depends.count(name) && j < diff.size() && diff[j];
       s.grad_in.push_back(wanted ? grad_of(name) : -1);
-      s.required.push_back(wanted || !hints_enabled());
+      s.required.push_back(wanted || !hints);
     }
     for (const auto& o : s.spec.outputs) {
       auto gi = grad_index.find(o);
       s.grad_out.push_back(o.empty() || gi == grad_index.end() ? -1 : gi->second);
     }
-    s.reuse_gx = starts_with(s.impl, "onednn");
+    s.reuse_gx = ops::Registry::global().capabilities(backend).gradients_in_place;
     // Add without broadcasting: both input gradients are the output gradient
     // (what its backward() would copy), passed on without a kernel call.
     s.passthrough = s.spec.op_type == "Add" && s.spec.domain.empty() && descs.size() == 2 &&

@@ -19,10 +19,11 @@
 //    batch statistics / pooling workspaces);
 //  * same-shape Add nodes (residual connections): both input gradients are
 //    the output gradient itself (no kernel call, no copy);
-//  * the gradient buffers of oneDNN kernels: oneDNN primitives overwrite
-//    their whole destination, so those slots are handed back to the kernel
-//    every run (ensure_output reuses them). Other kernels get empty slots,
-//    since a kernel may accumulate into a zeroed output.
+//  * the gradient buffers of kernels whose backend declares
+//    gradients_in_place (operators/plan_hints.h): they overwrite their whole
+//    destination, so those slots are handed back to the kernel every run
+//    (ensure_output reuses them). Other kernels get empty slots, since a
+//    kernel may accumulate into a zeroed output.
 // Results equal network::gradients() over the same forward values: the same
 // kernels run in the same (reverse graph) order and sums are taken in the
 // same order with the same arithmetic. Nothing derived from fed parameter
@@ -40,17 +41,17 @@ namespace deep500::network {
 
 struct BackwardPlan {
   struct Step {
-    ops::NodeSpec spec;                           // owned: kernels created here refer to it
-    ops::Operator* op = nullptr;                  // forward plan's kernel, or `owned`
-    std::unique_ptr<ops::Operator> owned;         // kernels created for folded nodes
-    std::string impl;                             // implementation (events)
-    std::string no_backward;                      // set: reaching this node throws it
-    std::vector<int> in, out;                     // forward value ids (-1: absent)
-    std::vector<int> grad_in;                     // gradient index per input (-1: none wanted)
-    std::vector<int> grad_out;                    // gradient index per output (-1: none)
-    std::vector<bool> required;                   // grad_in[j] >= 0 (set_required_gradients)
-    bool reuse_gx = false;                        // oneDNN: gradient slots persist across runs
-    bool passthrough = false;                     // same-shape Add: gx = gy, no kernel call
+    ops::NodeSpec spec;                    // owned: kernels created here refer to it
+    ops::Operator* op = nullptr;           // forward plan's kernel, or `owned`
+    std::unique_ptr<ops::Operator> owned;  // kernels created for folded nodes
+    std::string impl;                      // implementation (events)
+    std::string no_backward;               // set: reaching this node throws it
+    std::vector<int> in, out;              // forward value ids (-1: absent)
+    std::vector<int> grad_in;              // gradient index per input (-1: none wanted)
+    std::vector<int> grad_out;             // gradient index per output (-1: none)
+    std::vector<bool> required;            // grad_in[j] >= 0 (set_required_gradients)
+    bool reuse_gx = false;     // gradient slots persist across runs (gradients_in_place)
+    bool passthrough = false;  // same-shape Add: gx = gy, no kernel call
     std::vector<Tensor> inputs, outputs, gy, gx;  // call buffers
   };
   std::string loss;
@@ -66,12 +67,13 @@ struct BackwardPlan {
 };
 
 // Builds the backward pass of `plan` (a keep-values forward plan that already
-// ran) for the scalar value `loss` w.r.t. `params`. Kernels it has to create
-// are counted in *kernels_created.
+// ran) for the scalar value `loss` w.r.t. `params`, with options.backends for
+// the kernels it has to create (counted in *kernels_created) and
+// options.backward_hints for the kernels' hints.
 std::unique_ptr<BackwardPlan> build_backward_plan(const Model& model, OptimizedExecutor::Plan& plan,
                                                   const std::string& loss,
                                                   const std::vector<std::string>& params,
-                                                  const std::vector<std::string>& backends,
+                                                  const ExecutorOptions& options,
                                                   int* kernels_created);
 
 // Runs it over the forward values the plan holds; returns parameter ->

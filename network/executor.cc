@@ -16,7 +16,7 @@ ExecutorRegistry& ExecutorRegistry::global() {
   static ExecutorRegistry r = [] {
     ExecutorRegistry reg;
     reg.add("reference", [](const Model& m, const ExecutorOptions& o) {
-      return std::unique_ptr<GraphExecutor>(std::make_unique<ReferenceExecutor>(m, o.backends));
+      return std::unique_ptr<GraphExecutor>(std::make_unique<ReferenceExecutor>(m, o));
     });
     reg.add("optimized", [](const Model& m, const ExecutorOptions& o) {
       return std::unique_ptr<GraphExecutor>(std::make_unique<OptimizedExecutor>(m, o));

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "deep/tensor.h"
+#include "network/executor_options.h"
 #include "network/model.h"
 
 namespace deep500::network {
@@ -74,11 +75,6 @@ class GraphExecutor {
 
  private:
   std::vector<ExecutorEvents*> events_;
-};
-
-struct ExecutorOptions {
-  std::vector<std::string> backends;  // kernel preference; empty = all, reference last
-  int threads = 0;                    // 0 = library default
 };
 
 using ExecutorFactory =

@@ -3,36 +3,16 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cctype>
-#include <cstdlib>
 
 namespace deep500::network {
 
-namespace {
-
-bool equals_ignoring_case(const char* a, const char* b) {
-  for (; *a && *b; ++a, ++b)
-    if (std::tolower(static_cast<unsigned char>(*a)) !=
-        std::tolower(static_cast<unsigned char>(*b)))
-      return false;
-  return *a == *b;
-}
-
-}  // namespace
-
-bool threads_sleep_when_idle() {
-  if (const char* spin = std::getenv("GOMP_SPINCOUNT")) return std::strtod(spin, nullptr) == 0;
-  const char* policy = std::getenv("OMP_WAIT_POLICY");
-  return policy && equals_ignoring_case(policy, "passive");
-}
-
-double parallel_region_seconds(int threads) {
+double parallel_region_seconds(int threads, bool idle_threads_sleep, const NodeThreadModel& model) {
   if (threads <= 1) return 0;
-  return threads_sleep_when_idle() ? kWakeSeconds : kSpinSeconds;
+  return idle_threads_sleep ? model.wake_seconds : model.spin_seconds;
 }
 
-double single_thread_seconds(const ops::Cost& cost) {
-  return cost.flops / kFlopsPerSecond + cost.bytes / kBytesPerSecond;
+double single_thread_seconds(const ops::Cost& cost, const NodeThreadModel& model) {
+  return cost.flops / model.flops_per_second + cost.bytes / model.bytes_per_second;
 }
 
 ThreadScope::ThreadScope(int threads) : saved_(threads > 0 ? omp_get_max_threads() : 0) {
@@ -43,9 +23,10 @@ ThreadScope::~ThreadScope() {
   if (saved_ > 0) omp_set_num_threads(saved_);
 }
 
-int node_threads(const ops::Cost& cost, int threads, double region_seconds) {
+int node_threads(const ops::Cost& cost, int threads, double region_seconds,
+                 const NodeThreadModel& model) {
   if (threads <= 1) return std::max(threads, 1);
-  return single_thread_seconds(cost) >= kBreakEven * region_seconds ? threads : 1;
+  return single_thread_seconds(cost, model) >= model.break_even * region_seconds ? threads : 1;
 }
 
 }  // namespace deep500::network

@@ -6,38 +6,31 @@
 // 2-core VM (median ~80 us, varying from run to run), more than a small kernel
 // saves by being split: MobileNetV2 at batch 1 ran 9.2 ms on two such
 // threads and 5.8 ms on one. So each node runs on one thread unless its
-// estimated single-thread time is at least kBreakEven times the cost of one
+// estimated single-thread time is at least break_even times the cost of one
 // parallel region. That cost is a fixed figure per wait policy, not measured
-// per process, so a plan is the same in every run.
+// per process, so a plan is the same in every run; the figures are settings
+// (ExecutorOptions::thread_model) with this machine's measurements as
+// defaults.
 #pragma once
 
+#include "network/executor_options.h"
 #include "operators/operator.h"
 
 namespace deep500::network {
 
-// Whether idle OpenMP threads sleep at once, as libgomp reads it:
-// GOMP_SPINCOUNT=0, or OMP_WAIT_POLICY=passive without GOMP_SPINCOUNT.
-bool threads_sleep_when_idle();
-
-inline constexpr double kWakeSeconds = 100e-6;  // a region whose threads sleep
-inline constexpr double kSpinSeconds = 5e-6;    // a region whose threads spin
-
 // Seconds one parallel region of `threads` threads costs beyond its work:
-// kWakeSeconds or kSpinSeconds by threads_sleep_when_idle(); 0 for threads <= 1.
-double parallel_region_seconds(int threads);
+// model.wake_seconds when idle threads sleep, else model.spin_seconds; 0
+// for threads <= 1.
+double parallel_region_seconds(int threads, bool idle_threads_sleep, const NodeThreadModel& model);
 
 // Estimated seconds of a kernel with this cost on one thread: FLOPs at
-// kFlopsPerSecond plus bytes at kBytesPerSecond (rough single-core rates of
-// AVX-512 convolution and streaming kernels).
-double single_thread_seconds(const ops::Cost& cost);
-
-inline constexpr double kFlopsPerSecond = 150e9;
-inline constexpr double kBytesPerSecond = 20e9;
-inline constexpr double kBreakEven = 3.0;
+// model.flops_per_second plus bytes at model.bytes_per_second.
+double single_thread_seconds(const ops::Cost& cost, const NodeThreadModel& model);
 
 // Threads for a node: `threads` when its single-thread estimate is at least
-// kBreakEven x region_seconds, else 1.
-int node_threads(const ops::Cost& cost, int threads, double region_seconds);
+// model.break_even x region_seconds, else 1.
+int node_threads(const ops::Cost& cost, int threads, double region_seconds,
+                 const NodeThreadModel& model);
 
 // Sets the OpenMP thread count (oneDNN runs on the same runtime) for a scope
 // and restores the previous one; threads <= 0 leaves it alone.

@@ -18,25 +18,10 @@
 
 namespace deep500::network {
 
-class OptimizedExecutor::Forwarder : public ExecutorEvents {
- public:
-  explicit Forwarder(OptimizedExecutor* o) : o_(o) {}
-  void before_node(const NodeEvent& e) override { o_->notify_before(e); }
-  void after_node(const NodeEvent& e) override { o_->notify_after(e); }
-
- private:
-  OptimizedExecutor* o_;
-};
-
 OptimizedExecutor::OptimizedExecutor(const Model& model, ExecutorOptions options)
-    : model_(model), options_(std::move(options)), forwarder_(std::make_unique<Forwarder>(this)) {
-  backends_ = options_.backends;
-  if (backends_.empty()) {
-    auto registered = ops::Registry::global().backends();
-    for (const char* b : {"onednn", "eigen", "reference"})
-      if (std::find(registered.begin(), registered.end(), b) != registered.end())
-        backends_.push_back(b);
-  }
+    : model_(model),
+      options_(resolved(std::move(options))),
+      forwarder_(std::make_unique<Forwarder>(this)) {
   const auto& g = model_.graph();
   bool delegate = false;
   for (const auto& vi : g.input()) delegate |= vi.has_type() && !vi.type().has_tensor_type();
@@ -53,7 +38,7 @@ OptimizedExecutor::OptimizedExecutor(const Model& model, ExecutorOptions options
     }
   }
   if (delegate) {
-    delegate_ = std::make_unique<ReferenceExecutor>(model_, backends_);
+    delegate_ = std::make_unique<ReferenceExecutor>(model_, options_);
     delegate_->add_events(forwarder_.get());
     return;
   }
@@ -65,55 +50,10 @@ OptimizedExecutor::OptimizedExecutor(const Model& model, ExecutorOptions options
 
 OptimizedExecutor::~OptimizedExecutor() = default;
 
-void OptimizedExecutor::set_buffer_reuse(bool on) {
-  if (on != reuse_) {
-    plans_.clear();
-    last_ = nullptr;
-  }
-  reuse_ = on;
-}
-
-void OptimizedExecutor::set_fold_batchnorm(bool on) {
-  if (on != fold_batchnorm_) {
-    plans_.clear();
-    last_ = nullptr;
-  }
-  fold_batchnorm_ = on;
-}
-
-void OptimizedExecutor::set_nhwc_layouts(bool on) {
-  if (on != nhwc_) {
-    plans_.clear();
-    last_ = nullptr;
-  }
-  nhwc_ = on;
-}
-
-void OptimizedExecutor::set_fuse_post_ops(bool on) {
-  if (on != fuse_post_ops_) {
-    plans_.clear();
-    last_ = nullptr;
-  }
-  fuse_post_ops_ = on;
-}
-
-void OptimizedExecutor::set_node_threads(bool on) {
-  if (on != node_threads_) {
-    plans_.clear();
-    last_ = nullptr;
-  }
-  node_threads_ = on;
-}
-
 int OptimizedExecutor::single_thread_nodes() const {
   if (!last_) return 0;
   return static_cast<int>(std::count_if(last_->steps.begin(), last_->steps.end(),
                                         [](const Plan::Step& s) { return s.threads == 1; }));
-}
-
-void OptimizedExecutor::set_strict_feed_shapes(bool strict) {
-  strict_feed_shapes_ = strict;
-  if (delegate_) delegate_->set_strict_feed_shapes(strict);
 }
 
 int OptimizedExecutor::nhwc_values() const {
@@ -137,7 +77,7 @@ void OptimizedExecutor::check_feeds(const std::map<std::string, Tensor>& feeds) 
     }
     DEEP500_CHECK(it->second.defined(), model_.path, ": input '", vi.name(),
                   "' is an undefined tensor");
-    check_feed(vi, it->second, model_.path, strict_feed_shapes_);
+    check_feed(vi, it->second, model_.path, options_.strict_feed_shapes);
   }
   // Parameter feeds (executor.h): a floating-point initializer replaced for
   // this run, with exactly the initializer's dtype and shape.
@@ -160,7 +100,7 @@ void OptimizedExecutor::check_feeds(const std::map<std::string, Tensor>& feeds) 
 
 OptimizedExecutor::Plan& OptimizedExecutor::plan_for(const std::map<std::string, Tensor>& feeds,
                                                      bool keep_values) {
-  std::string key = keep_values ? "K" : reuse_ ? "R" : "N";
+  std::string key = keep_values ? "K" : "R";
   for (const auto& [name, t] : feeds) {
     key += name;
     key += '\x1f';
@@ -174,15 +114,13 @@ OptimizedExecutor::Plan& OptimizedExecutor::plan_for(const std::map<std::string,
     run_plan(*last_, feeds);
     return *last_;
   }
-  // Runs the graph once; NHWC layouts are dropped when planning finds a node
-  // that cannot take them.
+  // Runs the graph once; hinted rewrites are dropped when planning finds a
+  // node that cannot take its hints.
   std::unique_ptr<Plan> plan;
-  bool layouts =
-      !keep_values && std::find(backends_.begin(), backends_.end(), "onednn") != backends_.end();
   try {
-    plan = build_plan(feeds, keep_values, reuse_ && !keep_values, layouts);
+    plan = build_plan(feeds, keep_values, !keep_values);
   } catch (const LayoutFallback&) {
-    plan = build_plan(feeds, keep_values, reuse_ && !keep_values, false);
+    plan = build_plan(feeds, keep_values, false);
   }
   ++plans_built_;
   last_ = plan.get();
@@ -275,7 +213,7 @@ BackpropResult OptimizedExecutor::inference_and_backprop(
   result.outputs[loss] = l.clone();
   auto& bp = p.backward[loss];
   if (!bp) {
-    bp = build_backward_plan(model_, p, loss, params_, backends_, &backward_kernels_created_);
+    bp = build_backward_plan(model_, p, loss, params_, options_, &backward_kernels_created_);
     ++backward_plans_built_;
   }
   result.gradients = run_backward_plan(*bp, p, has_events() ? forwarder_.get() : nullptr);

@@ -4,8 +4,8 @@
 // Plan (built by the first run with new feed names/dtypes/shapes, which runs
 // the graph node by node while it records what each node produced):
 //  * one Operator per node, created once through ops::Registry with the
-//    preference list ExecutorOptions::backends (default: onednn, eigen,
-//    reference, keeping those that are registered);
+//    preference list ExecutorOptions::backends (default: the registry's
+//    default preference);
 //  * initializers converted to Tensors once, at construction, and passed to
 //    kernels as constant inputs (Operator::set_constant_inputs), so e.g. the
 //    oneDNN convolution reorders its weights once instead of every call;
@@ -25,11 +25,20 @@
 // outputs, any graph-valued attribute) run entirely through
 // network::ReferenceExecutor with the same backends (events are forwarded).
 //
+// Inference-plan rewrites, each a setting (executor_options.h) and each
+// asked of the backends by capability (operators/plan_hints.h), never by
+// name: BatchNormalization folding (fold_batchnorm), Conv post-op fusion
+// (fuse_post_ops, when a listed backend declares post_op_fusion) and
+// channels-last values between Conv/pooling/Concat nodes (channels_last,
+// when a listed backend declares channels_last). Nodes carrying hints go
+// only to backends declaring them.
+//
 // Threads: ExecutorOptions::threads > 0 sets the OpenMP thread count (which
-// is also oneDNN's, built on the OpenMP runtime) for the duration of each run,
-// planning included; the caller's setting is restored afterwards. 0 leaves the
-// library default. Inference plans then give small nodes one thread where a
-// parallel region costs more than it saves (set_node_threads).
+// is also the one of backends built on the OpenMP runtime) for the duration
+// of each run, planning included; the caller's setting is restored
+// afterwards. 0 leaves the library default. Inference plans then give small
+// nodes one thread where a parallel region costs more than it saves
+// (ExecutorOptions::node_threads, thread_model, idle_threads).
 //
 // inference_and_backprop() plans without buffer reuse (backward needs every
 // activation), then runs the plan's cached backward pass (network/
@@ -43,7 +52,8 @@
 // pre-reordering, no BatchNorm folding), and nothing is derived from its
 // values across runs.
 //
-// Threading: one run at a time per executor instance.
+// Settings are fixed at construction (options()); an executor with other
+// settings is another executor. Threading: one run at a time per instance.
 #pragma once
 
 #include <cstddef>
@@ -85,50 +95,33 @@ class OptimizedExecutor final : public GraphExecutor {
   // Nodes of the last run's plan with the implementation that ran each
   // ("function-body" for expanded nodes, "constant:<impl>" for folded ones).
   std::vector<NodeRecord> records() const;
-  // Values the last plan keeps channels-last (NHWC) between oneDNN nodes.
+  // Values the last plan keeps channels-last (NHWC) between nodes.
   int nhwc_values() const;
-  // Whether the whole graph runs through the reference executor.
-  bool delegated() const { return delegate_ != nullptr; }
-  const std::vector<std::string>& backends() const { return backends_; }
-
-  // Buffer reuse for inference plans (default on). Changing it drops plans.
-  void set_buffer_reuse(bool on);
-  // Inference plans fold BatchNormalization into a preceding Conv whose
-  // output only it reads, when all their parameters are constant float32
-  // initializers (default on). Changing it drops plans.
-  void set_fold_batchnorm(bool on);
-  // Inference plans keep activations channels-last (NHWC) between
-  // consecutive oneDNN Conv/pooling nodes and the elementwise ops between
-  // them (default on; needs the onednn backend). Changing it drops plans.
-  void set_nhwc_layouts(bool on);
-  // Inference plans fuse Conv [-> Add] [-> Relu | Clip] into one oneDNN Conv
-  // with post-ops (default on; needs the onednn backend). Changing it drops plans.
-  void set_fuse_post_ops(bool on);
-  // Inference plans run small nodes on one thread when waking the OpenMP
-  // team would cost more than splitting them saves (network/node_threads.h;
-  // default on). Changing it drops plans.
-  void set_node_threads(bool on);
   // Nodes of the last plan that run on fewer threads than the team.
   int single_thread_nodes() const;
-  // Feeds must match the static dims the graph declares (default on).
-  void set_strict_feed_shapes(bool strict);
+  // Whether the whole graph runs through the reference executor.
+  bool delegated() const { return delegate_ != nullptr; }
+  // The settings this executor runs with, resolved (executor_options.h).
+  const ExecutorOptions& options() const { return options_; }
+  const std::vector<std::string>& backends() const { return options_.backends; }
 
   struct Plan;  // optimized_executor.cc
 
  private:
   class Forwarder;
   Plan& plan_for(const std::map<std::string, Tensor>& feeds, bool keep_values);
-  // keep_values: backprop (no folding, every value kept); reuse: buffer reuse.
-  // onednn_rewrites: post-op fusion and NHWC layouts (as enabled).
+  // keep_values: backprop (no rewrites, no reuse, every value kept);
+  // hinted_rewrites: post-op fusion and channels-last values (as enabled and
+  // declared); off when a first attempt found a node refusing its hints.
   std::unique_ptr<Plan> build_plan(const std::map<std::string, Tensor>& feeds, bool keep_values,
-                                   bool reuse, bool onednn_rewrites);
+                                   bool hinted_rewrites);
   void run_plan(Plan& plan, const std::map<std::string, Tensor>& feeds);
   std::map<std::string, Tensor> collect_outputs(const Plan& plan) const;
   void check_feeds(const std::map<std::string, Tensor>& feeds) const;
 
   const Model& model_;
-  ExecutorOptions options_;
-  std::vector<std::string> backends_;
+  const ExecutorOptions options_;  // resolved
+  const std::vector<std::string>& backends_ = options_.backends;
   std::map<std::string, Tensor> initializers_;  // converted once
   std::map<std::string, std::unique_ptr<Plan>> plans_;
   Plan* last_ = nullptr;
@@ -136,12 +129,6 @@ class OptimizedExecutor final : public GraphExecutor {
   int backward_plans_built_ = 0;
   int backward_kernels_created_ = 0;
   std::vector<std::string> params_;  // parameter_names(model_)
-  bool reuse_ = true;
-  bool fold_batchnorm_ = true;
-  bool nhwc_ = true;
-  bool fuse_post_ops_ = true;
-  bool node_threads_ = true;
-  bool strict_feed_shapes_ = true;
   std::unique_ptr<ReferenceExecutor> delegate_;
   std::unique_ptr<Forwarder> forwarder_;
 };

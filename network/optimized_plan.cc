@@ -5,6 +5,7 @@
 #include <chrono>
 #include <set>
 
+#include "deep/text.h"
 #include "network/node_threads.h"
 #include "network/optimized_plan.h"
 #include "network/plan_rewrites.h"
@@ -13,12 +14,6 @@
 namespace deep500::network {
 
 namespace {
-
-std::string list(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
-  return s.empty() ? "all" : s;
-}
 
 bool nondeterministic(const std::string& op) {
   return op.rfind("Random", 0) == 0 || op == "Bernoulli" || op == "Multinomial";
@@ -29,205 +24,192 @@ bool has_function_body(const onnx::NodeProto& node, int opset) {
   return schema && (schema->HasFunction() || schema->HasContextDependentFunction());
 }
 
-// Liveness on storage roots (the last step that reads a value or any alias
-// of it), then slots: graph outputs are fresh every run (the caller keeps
-// them); other values the kernel produced into its own storage get a slot,
-// reused (best fit, same dtype) once every alias of its value is dead.
-void assign_slots(OptimizedExecutor::Plan& p, const std::vector<int>& root,
-                  const std::vector<bool>& fresh, const std::set<std::string>& output_names,
-                  bool reuse) {
-  const int n = static_cast<int>(p.values.size());
-  const int forever = static_cast<int>(p.steps.size());
-  std::vector<int> last(static_cast<size_t>(n), -1);
-  for (int i = 0; i < forever; ++i)
-    for (int v : p.steps[static_cast<size_t>(i)].in)
-      if (v >= 0) last[static_cast<size_t>(root[v])] = std::max(last[root[v]], i);
-  for (const auto& [name, v] : p.outputs) last[static_cast<size_t>(root[v])] = forever;
-  if (!reuse)
-    for (int v = 0; v < n; ++v) last[static_cast<size_t>(v)] = forever;
-
-  // Greedy best fit per dtype: a value takes the smallest free slot that
-  // holds it, else the largest free slot (grown to fit), else a new one; a
-  // slot's final size is the largest value it ever holds.
-  std::map<int, std::vector<int>> free_slots;  // dtype -> free slot ids
-  std::vector<int64_t> slot_elems;             // per slot
-  std::vector<DataType> slot_dtype;
-  std::vector<int> slot_of(static_cast<size_t>(n), -1);
-  std::vector<std::vector<int>> release(static_cast<size_t>(forever) + 1);
-  auto elems_of = [&](int v) { return numel(p.descs[static_cast<size_t>(v)].shape); };
-  auto dtype_of = [&](int v) { return p.descs[static_cast<size_t>(v)].dtype; };
-  auto take = [&](int v) {
-    auto& pool = free_slots[static_cast<int>(dtype_of(v))];
-    const int64_t need = elems_of(v);
-    auto best = pool.end(), largest = pool.end();
-    for (auto it = pool.begin(); it != pool.end(); ++it) {
-      int64_t have = slot_elems[static_cast<size_t>(*it)];
-      if (have >= need && (best == pool.end() || have < slot_elems[static_cast<size_t>(*best)]))
-        best = it;
-      if (largest == pool.end() || have > slot_elems[static_cast<size_t>(*largest)]) largest = it;
-    }
-    auto chosen = best != pool.end() ? best : largest;
-    if (chosen == pool.end()) {
-      slot_elems.push_back(need);
-      slot_dtype.push_back(dtype_of(v));
-      return static_cast<int>(slot_elems.size()) - 1;
-    }
-    int slot = *chosen;
-    pool.erase(chosen);
-    slot_elems[static_cast<size_t>(slot)] = std::max(slot_elems[static_cast<size_t>(slot)], need);
-    return slot;
-  };
-  for (int i = 0; i < forever; ++i) {
-    auto& s = p.steps[static_cast<size_t>(i)];
-    for (size_t j = 0; j < s.out.size(); ++j) {
-      int v = s.out[j];
-      if (v < 0 || !fresh[static_cast<size_t>(v)] || output_names.count(s.spec.outputs[j]))
-        continue;
-      int slot = take(v);
-      slot_of[static_cast<size_t>(v)] = slot;
-      s.out_slot[j] = slot;
-      int end = std::max(last[static_cast<size_t>(v)], i);  // unused values die at once
-      release[static_cast<size_t>(end)].push_back(v);
-    }
-    for (int v : release[static_cast<size_t>(i)])
-      free_slots[static_cast<int>(dtype_of(v))].push_back(slot_of[static_cast<size_t>(v)]);
-  }
-  for (size_t k = 0; k < slot_elems.size(); ++k) {
-    p.slots.emplace_back(slot_dtype[k], Shape{slot_elems[k]});
-    p.slot_bytes += static_cast<std::size_t>(slot_elems[k]) * size_of(slot_dtype[k]);
-  }
-  for (auto& s : p.steps) {
-    s.views.resize(s.out.size());
-    for (size_t j = 0; j < s.out.size(); ++j) {
-      if (s.out_slot[j] < 0) continue;
-      const TensorDesc& d = p.descs[static_cast<size_t>(s.out[j])];
-      s.views[j] =
-          p.slots[static_cast<size_t>(s.out_slot[j])].slice(0, numel(d.shape)).view(d.shape);
-    }
-  }
-  for (const auto& [name, v] : p.outputs) {
-    int r = root[static_cast<size_t>(v)];
-    p.clone_output.push_back(slot_of[static_cast<size_t>(r)] >= 0 ||
-                             p.constant[static_cast<size_t>(r)]);
-  }
+bool has_hints(const onnx::NodeProto& node) {
+  return std::any_of(node.attribute().begin(), node.attribute().end(),
+                     [](const auto& a) { return ops::hints::is_hint(a.name()); });
 }
 
-}  // namespace
+// Backends of `prefer` that declare every capability the plan hints on
+// `node` need (all of `prefer` for a node without hints).
+std::vector<std::string> capable_backends(const onnx::NodeProto& node,
+                                          const std::vector<std::string>& prefer) {
+  namespace h = ops::hints;
+  if (!has_hints(node)) return prefer;
+  bool layout = false, post_ops = false;
+  for (const auto& a : node.attribute()) {
+    layout |= a.name() == h::kSrcChannelsLast || a.name() == h::kDstChannelsLast ||
+              a.name() == h::kSumChannelsLast;
+    post_ops |= a.name() == h::kPostSum || a.name() == h::kPostEltwise ||
+                a.name() == h::kPostAlpha || a.name() == h::kPostBeta;
+  }
+  std::vector<std::string> out;
+  for (const auto& b : prefer) {
+    const auto caps = ops::Registry::global().capabilities(b);
+    if ((!layout || caps.channels_last) && (!post_ops || caps.post_op_fusion)) out.push_back(b);
+  }
+  return out;
+}
 
-// Runs every node once while recording what it produced, then assigns slots.
-std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
-    const std::map<std::string, Tensor>& feeds, bool keep_values, bool reuse,
-    bool onednn_rewrites) {
-  auto plan = std::make_unique<Plan>();
-  Plan& p = *plan;
-  p.keep_values = keep_values;
-  const auto& g = model_.graph();
+// Whether a backend of the list declares a capability.
+bool any_declares(const std::vector<std::string>& backends,
+                  bool ops::BackendCapabilities::*capability) {
+  return std::any_of(backends.begin(), backends.end(), [&](const std::string& b) {
+    return ops::Registry::global().capabilities(b).*capability;
+  });
+}
+
+// Builds one plan: runs every node once while recording what it produced,
+// then assigns slots. The phases are the member functions, in order.
+class PlanBuilder {
+ public:
+  using Plan = OptimizedExecutor::Plan;
+  PlanBuilder(const Model& model, const ExecutorOptions& options,
+              const std::map<std::string, Tensor>& initializers,
+              const std::map<std::string, Tensor>& feeds, bool keep_values, bool hinted_rewrites,
+              ExecutorEvents* events)
+      : model_(model),
+        options_(options),
+        initializers_(initializers),
+        feeds_(feeds),
+        keep_values_(keep_values),
+        hinted_(hinted_rewrites && !keep_values),
+        events_(events),
+        plan_(std::make_unique<Plan>()),
+        p_(*plan_) {
+    p_.keep_values = keep_values;
+  }
+
+  std::unique_ptr<Plan> build() {
+    choose_thread_split();
+    seed_values();
+    rewrite_graph();
+    count_readers();
+    for (const auto& item : items_) plan_item(item);
+    bind_graph_outputs();
+    assign_slots(p_, root_, fresh_, output_names_, options_.buffer_reuse && !keep_values_);
+    return std::move(plan_);
+  }
+
+ private:
   // Inference plans choose each node's threads (node_threads.h); backprop
   // plans keep the team, so training runs stay bit-reproducible per setting.
-  const int team = omp_get_max_threads();
-  const double region_seconds =
-      node_threads_ && !keep_values && team > 1 ? parallel_region_seconds(team) : 0;
-  std::set<std::string> defined;
-  for (const auto& [name, t] : initializers_) {
-    if (feeds.count(name)) continue;
-    int v = p.id(name);
-    p.set(v, t);
-    p.constant[v] = true;
-    defined.insert(name);
-  }
-  for (const auto& [name, t] : feeds) {
-    int v = p.id(name);
-    p.set(v, t);
-    p.feeds.emplace_back(name, v);
-    defined.insert(name);
+  void choose_thread_split() {
+    team_ = omp_get_max_threads();
+    if (options_.node_threads && !keep_values_ && team_ > 1)
+      region_seconds_ = parallel_region_seconds(team_, options_.idle_threads == IdleThreads::sleep,
+                                                options_.thread_model);
   }
 
-  std::vector<int> root;  // value -> value owning its storage (aliases)
-  auto root_of = [&](int v) {
-    if (static_cast<size_t>(v) >= root.size()) {
-      size_t old = root.size();
-      root.resize(p.values.size());
-      for (size_t i = old; i < root.size(); ++i) root[i] = static_cast<int>(i);
+  // Initializers (unless fed) are constants; feeds are the plan's inputs.
+  void seed_values() {
+    for (const auto& [name, t] : initializers_) {
+      if (feeds_.count(name)) continue;
+      define_constant(name, t);
     }
-    return root[static_cast<size_t>(v)];
-  };
-  std::vector<bool> fresh;  // value produced into its own (slot-able) storage
+    for (const auto& [name, t] : feeds_) {
+      int v = p_.id(name);
+      p_.set(v, t);
+      p_.feeds.emplace_back(name, v);
+      defined_.insert(name);
+    }
+  }
 
-  std::map<int, FoldedConv> folds;
-  ConstantLookup constant = [&](const std::string& name) -> const Tensor* {
-    auto it = initializers_.find(name);
-    return it == initializers_.end() || feeds.count(name) ? nullptr : &it->second;
-  };
-  if (!keep_values && fold_batchnorm_) folds = fold_batchnorms(g, constant);
-  std::map<int, std::string> folded_bn;  // BatchNormalization index -> Conv name
-  for (auto& [i, f] : folds) {
-    folded_bn[f.bn_index] = g.node(i).name();
-    for (auto& [name, t] : f.constants) {
-      int v = p.id(name);
-      p.set(v, t);
-      p.constant[v] = true;
-      defined.insert(name);
-    }
+  void define_constant(const std::string& name, const Tensor& t) {
+    int v = p_.id(name);
+    p_.set(v, t);
+    p_.constant[static_cast<size_t>(v)] = true;
+    defined_.insert(name);
   }
 
   // The nodes to plan: folded Conv rewritten, folded BatchNormalization only
-  // recorded; then NHWC activation layouts between oneDNN ops.
-  std::vector<PlanItem> items;
-  for (int index = 0; index < g.node_size(); ++index) {
-    auto fb = folded_bn.find(index);
-    auto fold = folds.find(index);
-    items.push_back({fold != folds.end() ? fold->second.conv : g.node(index),
-                     fb != folded_bn.end() ? "folded-into-conv:" + fb->second : "",
-                     false,
-                     {}});
-  }
-  std::set<std::string> outs;
-  for (const auto& o : g.output()) outs.insert(o.name());
-  auto rank4_constant = [&](const std::string& name) {
-    auto it = p.ids.find(name);
-    return it != p.ids.end() && p.constant[static_cast<size_t>(it->second)] &&
-           p.values[static_cast<size_t>(it->second)].rank() == 4;
-  };
-  if (onednn_rewrites && fuse_post_ops_) fuse_post_ops(items, outs, rank4_constant, constant);
-  std::set<std::string> nhwc;
-  if (onednn_rewrites && nhwc_) {
-    std::vector<onnx::NodeProto*> live;
-    for (auto& it : items)
-      if (it.note.empty() && !it.skip) live.push_back(&it.node);
-    nhwc = assign_nhwc(live, outs, rank4_constant);
-  }
-
-  // The planning run drops its reference to an intermediate after the value's
-  // last reader ran (inference plans), so its peak memory is the live set
-  // rather than every activation at once.
-  std::map<std::string, int> readers;
-  for (const auto& it : items)
-    if (!it.skip && it.note.empty())
-      for (const auto& name : it.node.input())
-        if (!name.empty()) ++readers[name];
-  auto drop_if_dead = [&](const std::string& name) {
-    if (keep_values || name.empty() || readers[name] > 0 || outs.count(name)) return;
-    int v = p.id(name);
-    if (!p.constant[static_cast<size_t>(v)]) p.values[static_cast<size_t>(v)] = Tensor();
-  };
-
-  p.nhwc_values = static_cast<int>(nhwc.size());
-  for (const auto& item : items) {
-    const onnx::NodeProto& node = item.node;
-    if (item.skip) continue;
-    if (!item.note.empty()) {
-      p.entries.push_back({-1, {node.name(), node.op_type(), item.note}});
-      continue;
+  // recorded, post-ops fused, channels-last values chosen (plan_rewrites.h).
+  void rewrite_graph() {
+    const auto& g = model_.graph();
+    ConstantLookup constant = [&](const std::string& name) -> const Tensor* {
+      auto it = initializers_.find(name);
+      return it == initializers_.end() || feeds_.count(name) ? nullptr : &it->second;
+    };
+    std::map<int, FoldedConv> folds;
+    if (!keep_values_ && options_.fold_batchnorm) folds = fold_batchnorms(g, constant);
+    std::map<int, std::string> folded_bn;  // BatchNormalization index -> Conv name
+    for (auto& [i, f] : folds) {
+      folded_bn[f.bn_index] = g.node(i).name();
+      for (auto& [name, t] : f.constants) define_constant(name, t);
     }
-    for (const auto& r : item.also) p.entries.push_back({-1, r});
+    for (int index = 0; index < g.node_size(); ++index) {
+      auto fb = folded_bn.find(index);
+      auto fold = folds.find(index);
+      items_.push_back({fold != folds.end() ? fold->second.conv : g.node(index),
+                        fb != folded_bn.end() ? "folded-into-conv:" + fb->second : "",
+                        false,
+                        {}});
+    }
+    for (const auto& o : g.output()) graph_outputs_.insert(o.name());
+    auto rank4_constant = [&](const std::string& name) {
+      auto it = p_.ids.find(name);
+      return it != p_.ids.end() && p_.constant[static_cast<size_t>(it->second)] &&
+             p_.values[static_cast<size_t>(it->second)].rank() == 4;
+    };
+    using Caps = ops::BackendCapabilities;
+    if (hinted_ && options_.fuse_post_ops && any_declares(options_.backends, &Caps::post_op_fusion))
+      fuse_post_ops(items_, graph_outputs_, rank4_constant, constant);
+    if (hinted_ && options_.channels_last &&
+        any_declares(options_.backends, &Caps::channels_last)) {
+      std::vector<onnx::NodeProto*> live;
+      for (auto& it : items_)
+        if (it.note.empty() && !it.skip) live.push_back(&it.node);
+      nhwc_ = assign_nhwc(live, graph_outputs_, rank4_constant);
+    }
+    p_.nhwc_values = static_cast<int>(nhwc_.size());
+  }
+
+  // The planning run drops its reference to an intermediate after the
+  // value's last reader ran (inference plans), so its peak memory is the live
+  // set rather than every activation at once.
+  void count_readers() {
+    for (const auto& it : items_)
+      if (!it.skip && it.note.empty())
+        for (const auto& name : it.node.input())
+          if (!name.empty()) ++readers_[name];
+  }
+
+  void plan_item(const PlanItem& item) {
+    if (item.skip) return;
+    const onnx::NodeProto& node = item.node;
+    if (!item.note.empty()) {
+      p_.entries.push_back({-1, {node.name(), node.op_type(), item.note}});
+      return;
+    }
+    for (const auto& r : item.also) p_.entries.push_back({-1, r});
+    Plan::Step s = make_step(node);
+    std::vector<TensorDesc> descs;
+    const bool all_const = bind_inputs(s, descs);
+    const bool hinted = has_hints(node);
+    if (!hinted) check_layout_transparent(s, descs);
+    const auto prefer = capable_backends(node, options_.backends);
+    ops::OpContext ctx{s.spec, descs, nullptr};
+    auto made = create_kernel(ctx, prefer, s);
+    if (hinted && !made.ok()) throw LayoutFallback();
+    run_once(s, node, std::move(made));
+    record_outputs(s, all_const);
+    release_dead(s);
+    finish(std::move(s), all_const);
+  }
+
+  Plan::Step make_step(const onnx::NodeProto& node) {
     std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
     auto os = model_.opsets.find(domain);
     DEEP500_CHECK(os != model_.opsets.end(), "node '", node.name(), "' (", node.op_type(),
                   "): domain '", domain, "' is not imported by the model");
     Plan::Step s;
     s.spec = ops::node_from_onnx(node, os->second);
+    return s;
+  }
+
+  // Binds the step's inputs to their values; returns whether the node is a
+  // constant subgraph (deterministic, every input constant) to fold.
+  bool bind_inputs(Plan::Step& s, std::vector<TensorDesc>& descs) {
     const ops::NodeSpec& spec = s.spec;
-    std::vector<TensorDesc> descs;
     bool all_const = !spec.inputs.empty() || spec.op_type == "Constant";
     bool any_input = false;
     for (const auto& name : spec.inputs) {
@@ -237,99 +219,113 @@ std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
         descs.emplace_back();
         continue;
       }
-      DEEP500_CHECK(defined.count(name), spec.describe(), ": input '", name,
+      DEEP500_CHECK(defined_.count(name), spec.describe(), ": input '", name,
                     "' is not defined (not a graph input, initializer or earlier output)");
-      int v = p.id(name);
+      int v = p_.id(name);
       s.in.push_back(v);
-      s.inputs.push_back(p.values[v]);
-      descs.push_back(p.values[v].desc());
-      all_const = all_const && p.constant[v];
+      s.inputs.push_back(p_.values[static_cast<size_t>(v)]);
+      descs.push_back(p_.values[static_cast<size_t>(v)].desc());
+      all_const = all_const && p_.constant[static_cast<size_t>(v)];
       any_input = true;
     }
-    all_const =
-        all_const && (any_input || spec.op_type == "Constant") && !nondeterministic(spec.op_type);
+    return all_const && (any_input || spec.op_type == "Constant") &&
+           !nondeterministic(spec.op_type);
+  }
 
-    bool layout_node = false;
-    for (const auto& a : node.attribute()) layout_node |= a.name().rfind("deep500_onednn_", 0) == 0;
-    if (!nhwc.empty() && !spec.outputs.empty() && nhwc.count(spec.outputs[0]) && !layout_node) {
-      // Layout-transparent node on NHWC data: elementwise on equal shapes only.
-      bool ok = true;
-      for (size_t k = 1; k < descs.size(); ++k)
-        ok = ok && (spec.op_type == "Clip" ? numel(descs[k].shape) <= 1
-                                           : descs[k].shape == descs[0].shape);
+  // A node without hints whose output is channels-last passes the layout
+  // through: elementwise on equal shapes only (else plan again without).
+  void check_layout_transparent(const Plan::Step& s, const std::vector<TensorDesc>& descs) const {
+    const ops::NodeSpec& spec = s.spec;
+    if (nhwc_.empty() || spec.outputs.empty() || !nhwc_.count(spec.outputs[0])) return;
+    for (size_t k = 1; k < descs.size(); ++k) {
+      bool ok =
+          spec.op_type == "Clip" ? numel(descs[k].shape) <= 1 : descs[k].shape == descs[0].shape;
       if (!ok) throw LayoutFallback();
     }
-    ops::OpContext ctx{s.spec, descs, nullptr};
-    const std::vector<std::string> prefer =
-        layout_node ? std::vector<std::string>{"onednn"} : backends_;
+  }
+
+  // Creates the kernel; kernels may build their primitives when created
+  // (oneDNN fixes its split then), so one that should run on fewer threads
+  // is made again under that count.
+  Expected<ops::CreatedOp> create_kernel(const ops::OpContext& ctx,
+                                         const std::vector<std::string>& prefer, Plan::Step& s) {
     auto made = ops::Registry::global().create(ctx, prefer);
-    if (layout_node && !made.ok()) throw LayoutFallback();
-    if (made.ok() && region_seconds > 0) {
-      // Kernels may build their primitives when created (oneDNN fixes its
-      // split then): one that should run on fewer threads is made again
-      // under that count.
-      const int threads = node_threads(made->op->cost(descs), team, region_seconds);
-      if (threads != team) {
-        ThreadScope scope(threads);
-        auto again = ops::Registry::global().create(ctx, prefer);
-        if (again.ok()) {
-          made = std::move(again);
-          s.threads = threads;
-        }
-      }
-    }
+    if (!made.ok() || region_seconds_ <= 0) return made;
+    const int threads =
+        node_threads(made->op->cost(ctx.inputs), team_, region_seconds_, options_.thread_model);
+    if (threads == team_) return made;
+    ThreadScope scope(threads);
+    auto again = ops::Registry::global().create(ctx, prefer);
+    if (!again.ok()) return made;
+    s.threads = threads;
+    return again;
+  }
+
+  // Runs the node once (its kernel, or its ONNX function body through a
+  // one-node reference executor), reporting it to the listeners.
+  void run_once(Plan::Step& s, const onnx::NodeProto& node, Expected<ops::CreatedOp> made) {
+    const ops::NodeSpec& spec = s.spec;
     s.outputs.resize(spec.outputs.size());
-    const bool events = has_events();
     std::chrono::steady_clock::time_point t0;
-    if (events) {
-      notify_before({spec.name, spec.op_type, ""});
+    if (events_) {
+      events_->before_node({spec.name, spec.op_type, ""});
       t0 = std::chrono::steady_clock::now();
     }
     if (made.ok()) {
       s.op = std::move(made->op);
-      ThreadScope node_team(s.threads);
+      s.backend = made->backend;
       s.registry_impl = made->implementation;
+      ThreadScope node_team(s.threads);
       std::vector<bool> c;
       bool any_const = false;
       for (int v : s.in) {
-        c.push_back(v >= 0 && p.constant[v]);
+        c.push_back(v >= 0 && p_.constant[static_cast<size_t>(v)]);
         any_const = any_const || c.back();
       }
       if (any_const) s.op->set_constant_inputs(c);
       s.op->forward(s.inputs, s.outputs);
     } else {
       DEEP500_CHECK(has_function_body(node, spec.opset), made.refusal().reason,
-                    " [backends: ", list(backends_), "; no ONNX function body to expand]");
-      s.registry_impl = "function-body";
-      s.sub_model = std::make_unique<Model>();
-      Model& m = *s.sub_model;
-      m.path = cat(model_.path, " node '", spec.name, "'");
-      m.opsets = model_.opsets;
-      m.proto.set_ir_version(model_.proto.ir_version());
-      *m.proto.mutable_opset_import() = model_.proto.opset_import();
-      auto* sg = m.proto.mutable_graph();
-      *sg->add_node() = node;
-      std::set<std::string> seen;
-      for (const auto& name : spec.inputs)
-        if (!name.empty() && seen.insert(name).second) sg->add_input()->set_name(name);
-      for (const auto& name : spec.outputs)
-        if (!name.empty()) sg->add_output()->set_name(name);
-      s.sub = std::make_unique<ReferenceExecutor>(m, backends_);
-      std::map<std::string, Tensor> sub_feeds;
-      for (size_t i = 0; i < spec.inputs.size(); ++i)
-        if (s.in[i] >= 0) sub_feeds[spec.inputs[i]] = s.inputs[i];
-      auto res = s.sub->run(sub_feeds);
-      for (size_t j = 0; j < spec.outputs.size(); ++j)
-        if (!spec.outputs[j].empty()) s.outputs[j] = res.at(spec.outputs[j]);
+                    " [backends: ", join(options_.backends), "; no ONNX function body to expand]");
+      expand_function_body(s, node);
     }
-    if (events) {
+    if (events_) {
       double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::string impl = s.op ? s.op->implementation() : std::string();
       s.impl = impl.empty() ? s.registry_impl : impl;
-      notify_after({spec.name, spec.op_type, s.impl, dt});
+      events_->after_node({spec.name, spec.op_type, s.impl, dt});
     }
+  }
 
-    // Record outputs: which alias an input, which are the kernel's own storage.
+  void expand_function_body(Plan::Step& s, const onnx::NodeProto& node) {
+    const ops::NodeSpec& spec = s.spec;
+    s.registry_impl = "function-body";
+    s.sub_model = std::make_unique<Model>();
+    Model& m = *s.sub_model;
+    m.path = cat(model_.path, " node '", spec.name, "'");
+    m.opsets = model_.opsets;
+    m.proto.set_ir_version(model_.proto.ir_version());
+    *m.proto.mutable_opset_import() = model_.proto.opset_import();
+    auto* sg = m.proto.mutable_graph();
+    *sg->add_node() = node;
+    std::set<std::string> seen;
+    for (const auto& name : spec.inputs)
+      if (!name.empty() && seen.insert(name).second) sg->add_input()->set_name(name);
+    for (const auto& name : spec.outputs)
+      if (!name.empty()) sg->add_output()->set_name(name);
+    s.sub = std::make_unique<ReferenceExecutor>(m, options_);
+    std::map<std::string, Tensor> sub_feeds;
+    for (size_t i = 0; i < spec.inputs.size(); ++i)
+      if (s.in[i] >= 0) sub_feeds[spec.inputs[i]] = s.inputs[i];
+    auto res = s.sub->run(sub_feeds);
+    for (size_t j = 0; j < spec.outputs.size(); ++j)
+      if (!spec.outputs[j].empty()) s.outputs[j] = res.at(spec.outputs[j]);
+  }
+
+  // Records the outputs: which alias an input, which are the kernel's own
+  // storage (slot-able).
+  void record_outputs(Plan::Step& s, bool all_const) {
+    const ops::NodeSpec& spec = s.spec;
     s.out.assign(spec.outputs.size(), -1);
     s.alias_of.assign(spec.outputs.size(), -1);
     s.out_slot.assign(spec.outputs.size(), -1);
@@ -337,56 +333,102 @@ std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
       if (spec.outputs[j].empty()) continue;
       DEEP500_CHECK(s.outputs[j].defined(), spec.describe(), ": output ", j, " ('", spec.outputs[j],
                     "') was not produced");
-      int v = p.id(spec.outputs[j]);
+      int v = p_.id(spec.outputs[j]);
       s.out[j] = v;
-      p.set(v, s.outputs[j]);
-      p.constant[v] = all_const;
-      defined.insert(spec.outputs[j]);
+      p_.set(v, s.outputs[j]);
+      p_.constant[static_cast<size_t>(v)] = all_const;
+      defined_.insert(spec.outputs[j]);
       root_of(v);
-      fresh.resize(p.values.size(), false);
+      fresh_.resize(p_.values.size(), false);
       for (size_t k = 0; k < s.inputs.size(); ++k) {
         if (s.in[k] >= 0 && s.outputs[j].shares_storage(s.inputs[k])) {
           s.alias_of[j] = static_cast<int>(k);
-          root[static_cast<size_t>(v)] = root_of(s.in[k]);
+          root_[static_cast<size_t>(v)] = root_of(s.in[k]);
           break;
         }
       }
-      fresh[static_cast<size_t>(v)] =
+      fresh_[static_cast<size_t>(v)] =
           s.alias_of[j] < 0 && s.op && !all_const && s.outputs[j].dtype() != DataType::String;
     }
-    for (const auto& name : spec.inputs)
-      if (!name.empty()) --readers[name];
-    if (!keep_values) {
-      for (const auto& name : spec.inputs) drop_if_dead(name);
-      for (const auto& name : spec.outputs) drop_if_dead(name);
-      for (auto& t : s.inputs) t = Tensor();
-      for (auto& t : s.outputs) t = Tensor();
-    }
-    if (all_const) {  // folded: its outputs stay in `values`, the node never runs again
-      p.entries.push_back(
-          {-1,
-           {spec.name, spec.op_type,
-            "constant:" + (s.op && !s.op->implementation().empty() ? s.op->implementation()
-                                                                   : s.registry_impl)}});
-      continue;
-    }
-    p.entries.push_back({static_cast<int>(p.steps.size()), {}});
-    p.steps.push_back(std::move(s));
   }
 
-  std::set<std::string> output_names;
-  for (const auto& o : g.output()) {
-    DEEP500_CHECK(defined.count(o.name()), model_.path, ": graph output '", o.name(),
-                  "' was never computed");
-    int v = p.id(o.name());
-    p.outputs.emplace_back(o.name(), v);
-    output_names.insert(o.name());
+  // Value -> the value owning its storage (aliases share a root).
+  int root_of(int v) {
+    if (static_cast<size_t>(v) >= root_.size()) {
+      size_t old = root_.size();
+      root_.resize(p_.values.size());
+      for (size_t i = old; i < root_.size(); ++i) root_[i] = static_cast<int>(i);
+    }
+    return root_[static_cast<size_t>(v)];
   }
-  if (!p.values.empty()) root_of(static_cast<int>(p.values.size()) - 1);
-  fresh.resize(p.values.size(), false);
 
-  assign_slots(p, root, fresh, output_names, reuse);
-  return plan;
+  void release_dead(Plan::Step& s) {
+    for (const auto& name : s.spec.inputs)
+      if (!name.empty()) --readers_[name];
+    if (keep_values_) return;
+    for (const auto& name : s.spec.inputs) drop_if_dead(name);
+    for (const auto& name : s.spec.outputs) drop_if_dead(name);
+    for (auto& t : s.inputs) t = Tensor();
+    for (auto& t : s.outputs) t = Tensor();
+  }
+
+  void drop_if_dead(const std::string& name) {
+    if (name.empty() || readers_[name] > 0 || graph_outputs_.count(name)) return;
+    int v = p_.id(name);
+    if (!p_.constant[static_cast<size_t>(v)]) p_.values[static_cast<size_t>(v)] = Tensor();
+  }
+
+  // A folded node's outputs stay in `values` and it never runs again; any
+  // other node becomes a step.
+  void finish(Plan::Step s, bool all_const) {
+    if (all_const) {
+      std::string impl =
+          s.op && !s.op->implementation().empty() ? s.op->implementation() : s.registry_impl;
+      p_.entries.push_back({-1, {s.spec.name, s.spec.op_type, "constant:" + impl}});
+      return;
+    }
+    p_.entries.push_back({static_cast<int>(p_.steps.size()), {}});
+    p_.steps.push_back(std::move(s));
+  }
+
+  void bind_graph_outputs() {
+    for (const auto& o : model_.graph().output()) {
+      DEEP500_CHECK(defined_.count(o.name()), model_.path, ": graph output '", o.name(),
+                    "' was never computed");
+      int v = p_.id(o.name());
+      p_.outputs.emplace_back(o.name(), v);
+      output_names_.insert(o.name());
+    }
+    if (!p_.values.empty()) root_of(static_cast<int>(p_.values.size()) - 1);
+    fresh_.resize(p_.values.size(), false);
+  }
+
+  const Model& model_;
+  const ExecutorOptions& options_;
+  const std::map<std::string, Tensor>& initializers_;
+  const std::map<std::string, Tensor>& feeds_;
+  const bool keep_values_;
+  const bool hinted_;
+  ExecutorEvents* events_;
+  std::unique_ptr<Plan> plan_;
+  Plan& p_;
+  int team_ = 1;
+  double region_seconds_ = 0;  // 0: every node on the whole team
+  std::set<std::string> defined_;
+  std::vector<PlanItem> items_;
+  std::set<std::string> graph_outputs_, output_names_, nhwc_;
+  std::map<std::string, int> readers_;
+  std::vector<int> root_;    // value -> value owning its storage (aliases)
+  std::vector<bool> fresh_;  // value produced into its own (slot-able) storage
+};
+
+}  // namespace
+
+std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
+    const std::map<std::string, Tensor>& feeds, bool keep_values, bool hinted_rewrites) {
+  PlanBuilder builder(model_, options_, initializers_, feeds, keep_values, hinted_rewrites,
+                      has_events() ? forwarder_.get() : nullptr);
+  return builder.build();
 }
 
 }  // namespace deep500::network

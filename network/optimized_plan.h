@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,10 +22,23 @@ struct BackwardPlan;  // network/backward_plan.h
 // it; plan_for() then plans again without them.
 struct LayoutFallback {};
 
+// Passes the events of the plan's own steps (and of delegates) to the
+// executor's listeners.
+class OptimizedExecutor::Forwarder : public ExecutorEvents {
+ public:
+  explicit Forwarder(OptimizedExecutor* o) : o_(o) {}
+  void before_node(const NodeEvent& e) override { o_->notify_before(e); }
+  void after_node(const NodeEvent& e) override { o_->notify_after(e); }
+
+ private:
+  OptimizedExecutor* o_;
+};
+
 struct OptimizedExecutor::Plan {
   struct Step {
     ops::NodeSpec spec;  // owned: OpContext refers to it
     std::unique_ptr<ops::Operator> op;
+    std::string backend;  // that made `op`
     std::string registry_impl;
     std::unique_ptr<Model> sub_model;  // function-body nodes: a one-node graph
     std::unique_ptr<ReferenceExecutor> sub;
@@ -69,5 +83,15 @@ struct OptimizedExecutor::Plan {
     values[static_cast<size_t>(v)] = std::move(t);
   }
 };
+
+// Liveness on storage roots (root[v]: the value owning v's storage), then
+// buffer slots for the values the kernels produced into their own storage
+// (fresh[v]) that are no graph outputs: with `reuse` a slot is reused (best
+// fit, same dtype) once every alias of its value is dead, without it every
+// value keeps its own. Fills Step::out_slot/views, slots, slot_bytes and
+// clone_output (plan_slots.cc).
+void assign_slots(OptimizedExecutor::Plan& p, const std::vector<int>& root,
+                  const std::vector<bool>& fresh, const std::set<std::string>& output_names,
+                  bool reuse);
 
 }  // namespace deep500::network

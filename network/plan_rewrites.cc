@@ -4,8 +4,11 @@
 #include <limits>
 
 #include "deep/onnx_tensor.h"
+#include "operators/plan_hints.h"
 
 namespace deep500::network {
+
+namespace hints = ops::hints;
 
 namespace {
 
@@ -25,12 +28,12 @@ bool is_binary_elementwise(const std::string& op) {
 
 }  // namespace
 
-// Chooses the values that oneDNN Conv/pooling/Concat nodes exchange channels-last
-// (NHWC): a value qualifies when a 2-D oneDNN Conv or pooling (or a chain of
+// Chooses the values that Conv/pooling/Concat nodes exchange channels-last
+// (NHWC): a value qualifies when a 2-D Conv or pooling (or a chain of
 // elementwise ops fed by such values) produces it, every reader is a
 // Conv/pooling (as X) or an elementwise op whose output qualifies too, and it
-// is not a graph output. Conv/pooling nodes get the layout attributes of
-// frameworks/onednn/common.h; the chosen value names are returned.
+// is not a graph output. Conv/pooling nodes get the channels-last hints of
+// operators/plan_hints.h; the chosen value names are returned.
 std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
                                   const std::set<std::string>& graph_outputs,
                                   const std::function<bool(const std::string&)>& rank4_constant) {
@@ -119,15 +122,15 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
   };
   for (auto* n : nodes) {
     if (default_domain(*n) && n->op_type() == "Concat" && on.count(n->output(0))) {
-      set_flag(n, "deep500_onednn_src_nhwc");
-      set_flag(n, "deep500_onednn_dst_nhwc");
+      set_flag(n, hints::kSrcChannelsLast);
+      set_flag(n, hints::kDstChannelsLast);
       continue;
     }
     if (!default_domain(*n) || !(n->op_type() == "Conv" || is_pool(n->op_type()))) continue;
-    if (n->input_size() > 0 && on.count(n->input(0))) set_flag(n, "deep500_onednn_src_nhwc");
-    if (n->output_size() > 0 && on.count(n->output(0))) set_flag(n, "deep500_onednn_dst_nhwc");
+    if (n->input_size() > 0 && on.count(n->input(0))) set_flag(n, hints::kSrcChannelsLast);
+    if (n->output_size() > 0 && on.count(n->output(0))) set_flag(n, hints::kDstChannelsLast);
     if (n->op_type() == "Conv" && n->input_size() > 3 && on.count(n->input(3)))
-      set_flag(n, "deep500_onednn_sum_nhwc");
+      set_flag(n, hints::kSumChannelsLast);
   }
   return on;
 }
@@ -204,8 +207,8 @@ std::map<int, FoldedConv> fold_batchnorms(const onnx::GraphProto& g,
 }
 
 // Conv [-> Add(., S)] [-> Relu | Clip] chains whose intermediates have a
-// single reader and are no graph outputs become one oneDNN Conv with post-ops
-// (frameworks/onednn/common.h). A Conv fused with an Add moves to the Add's
+// single reader and are no graph outputs become one Conv with the post-op
+// hints of operators/plan_hints.h. A Conv fused with an Add moves to the Add's
 // place (S may be computed after the Conv). The absorbed nodes are recorded
 // as fused-into-conv:<conv>.
 void fuse_post_ops(std::vector<PlanItem>& items, const std::set<std::string>& graph_outputs,
@@ -267,7 +270,7 @@ void fuse_post_ops(std::vector<PlanItem>& items, const std::set<std::string>& gr
         const std::string& other = a.input(0) == out ? a.input(1) : a.input(0);
         if (fused.input_size() < 3) fused.add_input("");
         fused.add_input(other);
-        auto* s = add_attr(fused, "deep500_onednn_post_sum");
+        auto* s = add_attr(fused, hints::kPostSum);
         s->set_type(onnx::AttributeProto::INT);
         s->set_i(1);
         out = a.output(0);
@@ -292,14 +295,14 @@ void fuse_post_ops(std::vector<PlanItem>& items, const std::set<std::string>& gr
     }
     if (act) {
       bool relu = act->node.op_type() == "Relu";
-      auto* e = add_attr(fused, "deep500_onednn_post_eltwise");
+      auto* e = add_attr(fused, hints::kPostEltwise);
       e->set_type(onnx::AttributeProto::STRING);
       e->set_s(relu ? "relu" : "clip");
       if (!relu) {
-        auto* al = add_attr(fused, "deep500_onednn_post_alpha");
+        auto* al = add_attr(fused, hints::kPostAlpha);
         al->set_type(onnx::AttributeProto::FLOAT);
         al->set_f(lo);
-        auto* be = add_attr(fused, "deep500_onednn_post_beta");
+        auto* be = add_attr(fused, hints::kPostBeta);
         be->set_type(onnx::AttributeProto::FLOAT);
         be->set_f(hi);
       }

@@ -1,8 +1,9 @@
 // Graph rewrites of the optimized executor's inference plans
 // (docs/executors.md): BatchNormalization folding, Conv post-op fusion and
-// the choice of channels-last (NHWC) values between oneDNN nodes. They work on
-// NodeProto copies; the extension attributes they set are documented in
-// frameworks/onednn/common.h.
+// the choice of channels-last (NHWC) values between Conv/pooling nodes. They
+// work on NodeProto copies and express what they ask of kernels as the plan
+// hints of operators/plan_hints.h; the executor calls the hinted ones only
+// when a listed backend declares the capability.
 #pragma once
 
 #include <functional>
@@ -43,7 +44,7 @@ std::map<int, FoldedConv> fold_batchnorms(const onnx::GraphProto& g,
                                           const ConstantLookup& constant);
 
 // Conv [-> Add(., S)] [-> Relu | Clip] chains whose intermediates have one
-// reader and are no graph outputs become one oneDNN Conv with post-ops. A Conv
+// reader and are no graph outputs become one Conv with post-op hints. A Conv
 // fused with an Add moves to the Add's place (S may be computed after the
 // Conv). Absorbed nodes are recorded as fused-into-conv:<conv>. `rank4_constant`
 // says whether a name is a constant 4-D tensor (the Conv's W).
@@ -51,8 +52,8 @@ void fuse_post_ops(std::vector<PlanItem>& items, const std::set<std::string>& gr
                    const std::function<bool(const std::string&)>& rank4_constant,
                    const ConstantLookup& constant);
 
-// Chooses the values oneDNN Conv/pooling/Concat nodes exchange channels-last
-// (NHWC), sets the layout attributes on those nodes and returns the chosen
+// Chooses the values Conv/pooling/Concat nodes exchange channels-last
+// (NHWC), sets the channels-last hints on those nodes and returns the chosen
 // names.
 std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
                                   const std::set<std::string>& graph_outputs,

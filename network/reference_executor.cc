@@ -8,18 +8,13 @@
 #include <set>
 
 #include "deep/onnx_tensor.h"
+#include "deep/text.h"
 #include "network/backprop.h"
 #include "operators/registry.h"
 
 namespace deep500::network {
 
 namespace {
-
-std::string list(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
-  return s.empty() ? "all" : s;
-}
 
 // A non-tensor feed must match the declared kind (sequence / optional).
 void check_value_feed(const onnx::ValueInfoProto& vi, const Value& v, const std::string& model,
@@ -44,8 +39,8 @@ const Value* ReferenceExecutor::Scope::lookup(const std::string& name) const {
   return nullptr;
 }
 
-ReferenceExecutor::ReferenceExecutor(const Model& model, std::vector<std::string> backends)
-    : model_(model), backends_(std::move(backends)) {}
+ReferenceExecutor::ReferenceExecutor(const Model& model, ExecutorOptions options)
+    : model_(model), options_(resolved(std::move(options))) {}
 
 std::map<std::string, Tensor> ReferenceExecutor::run(const std::map<std::string, Tensor>& feeds) {
   std::map<std::string, Value> values(feeds.begin(), feeds.end());
@@ -71,7 +66,7 @@ std::map<std::string, Value> ReferenceExecutor::run_scope(const std::map<std::st
   for (const auto& in : g.input()) {
     auto it = feeds.find(in.name());
     if (it != feeds.end()) {
-      check_value_feed(in, it->second, model_.path, strict_feed_shapes_);
+      check_value_feed(in, it->second, model_.path, options_.strict_feed_shapes);
       scope.values[in.name()] = it->second;
     } else {
       DEEP500_CHECK(scope.values.count(in.name()), model_.path, ": required input '", in.name(),
@@ -169,7 +164,7 @@ void ReferenceExecutor::run_node(const onnx::NodeProto& node,
         for (size_t i = 0; i < values.size(); ++i)
           values[i].tensor(
               cat(spec.describe(), " input '", spec.inputs[i], "' (kernels take tensors)"));
-        throw Error(cat(made->refusal().reason, " [backends: ", list(backends_),
+        throw Error(cat(made->refusal().reason, " [backends: ", join(backends_),
                         "; no ONNX function body to expand]"));
       }
       std::vector<Tensor> outputs(spec.outputs.size());

@@ -35,8 +35,11 @@ class ReferenceExecutor final : public GraphExecutor,
                                 public ops::SubgraphRunner,
                                 public ValueGraphRunner {
  public:
-  // `backends`: preference order (empty: every registered backend, reference last).
-  ReferenceExecutor(const Model& model, std::vector<std::string> backends);
+  // Uses options.backends (preference order; empty: the registry's default
+  // preference) and options.strict_feed_shapes (ONNX's own backend tests
+  // contain feeds that do not match the declared static dims, so the
+  // conformance runner turns it off; element types are always checked).
+  ReferenceExecutor(const Model& model, ExecutorOptions options);
 
   // Runs the graph with `feeds` (graph inputs by name; initializers fill the
   // rest) and returns every graph output by name. Throws Error naming the
@@ -55,10 +58,7 @@ class ReferenceExecutor final : public GraphExecutor,
                                         const std::string& loss) override;
 
   const std::vector<NodeRecord>& records() const { return records_; }
-  // Feeds must match the static dimensions the graph declares (default on).
-  // ONNX's own backend tests contain feeds that do not, so the conformance
-  // runner turns this off; element types are always checked.
-  void set_strict_feed_shapes(bool strict) { strict_feed_shapes_ = strict; }
+  const ExecutorOptions& options() const { return options_; }
 
   std::vector<Tensor> run(const onnx::GraphProto& graph,
                           const std::vector<Tensor>& inputs) override;
@@ -86,11 +86,11 @@ class ReferenceExecutor final : public GraphExecutor,
                                    const std::map<std::string, int>& opsets, Scope& scope);
 
   const Model& model_;
-  std::vector<std::string> backends_;
+  const ExecutorOptions options_;  // resolved
+  const std::vector<std::string>& backends_ = options_.backends;
   std::vector<NodeRecord> records_;
   Scope* current_ = nullptr;
   int depth_ = 0;
-  bool strict_feed_shapes_ = true;
 };
 
 }  // namespace deep500::network

@@ -7,29 +7,6 @@
 
 namespace deep500::ops {
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t p = s.find(sep, start);
-    out.push_back(s.substr(start, p - start));
-    if (p == std::string::npos) return out;
-    start = p + 1;
-  }
-}
-
-bool parse_int(const std::string& s, int64_t& v) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return !s.empty() && ec == std::errc() && p == s.data() + s.size();
-}
-
-bool parse_float(const std::string& s, double& v) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  v = std::strtod(s.c_str(), &end);
-  return end == s.c_str() + s.size();
-}
-
 // key=value, typed by the schema: INT 3, FLOAT 0.5, STRING text, INTS 1,2,3,
 // FLOATS 0.5,1, STRINGS a,b.
 onnx::AttributeProto parse_attribute(const std::string& spec, const onnx::OpSchema& schema,

@@ -9,11 +9,9 @@
 
 #include <onnx/defs/schema.h>
 
-namespace deep500::ops {
+#include "deep/text.h"
 
-std::vector<std::string> split(const std::string& s, char sep);
-bool parse_int(const std::string& s, int64_t& v);
-bool parse_float(const std::string& s, double& v);
+namespace deep500::ops {
 
 // Parses one key=value entry: INT 3, FLOAT 0.5, STRING text, INTS 1,2,3,
 // FLOATS 0.5,1, STRINGS a,b. Throws Error starting with `where` when the key

@@ -42,9 +42,62 @@ std::vector<std::string> Registry::backends() const {
     for (const auto& e : list) names.insert(e.backend);
   std::vector<std::string> out;
   for (const auto& n : names)
-    if (n != "reference") out.push_back(n);
-  if (names.count("reference")) out.push_back("reference");
+    if (n != kReferenceBackend) out.push_back(n);
+  if (names.count(kReferenceBackend)) out.push_back(kReferenceBackend);
   return out;
+}
+
+void Registry::set_capabilities(const std::string& backend, BackendCapabilities caps) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  capabilities_[backend] = caps;
+}
+
+BackendCapabilities Registry::capabilities(const std::string& backend) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = capabilities_.find(backend);
+  return it == capabilities_.end() ? BackendCapabilities{} : it->second;
+}
+
+void Registry::set_default_preference(std::vector<std::string> order) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  preference_ = std::move(order);
+}
+
+std::vector<std::string> Registry::default_preference() const {
+  std::vector<std::string> registered = backends();
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (preference_.empty()) return registered;
+  std::vector<std::string> out;
+  for (const auto& b : preference_)
+    if (std::find(registered.begin(), registered.end(), b) != registered.end()) out.push_back(b);
+  return out;
+}
+
+void Registry::add_setting(BackendSetting setting) {
+  DEEP500_CHECK(setting.get && setting.set, "registry: setting '", setting.name,
+                "' needs get and set");
+  std::lock_guard<std::mutex> lock(mutex_);
+  settings_.push_back(std::move(setting));
+  std::sort(settings_.begin(), settings_.end(),
+            [](const BackendSetting& a, const BackendSetting& b) { return a.name < b.name; });
+}
+
+std::vector<std::pair<std::string, std::string>> Registry::settings() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& s : settings_) out.emplace_back(s.name, s.get());
+  return out;
+}
+
+void Registry::set_setting(const std::string& name, const std::string& value) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::string known;
+  for (auto& s : settings_) {
+    if (s.name == name) return s.set(value);
+    known += (known.empty() ? "" : ", ") + s.name;
+  }
+  throw Error(cat("unknown backend setting '", name,
+                  "' (expected one of: ", known.empty() ? "none in this build" : known, ")"));
 }
 
 std::vector<std::pair<std::string, std::string>> Registry::op_types(

@@ -3,6 +3,10 @@
 // factory may refuse a configuration and say why. Selection walks the
 // caller's backend preference list and takes the first that accepts,
 // recording which implementation ran.
+//
+// Thread safety: every member may be called from any thread (one mutex);
+// backends register and declare their metadata once at start-up
+// (frameworks::register_all), before kernels are created.
 #pragma once
 
 #include <climits>
@@ -14,8 +18,12 @@
 #include <vector>
 
 #include "operators/operator.h"
+#include "operators/plan_hints.h"
 
 namespace deep500::ops {
+
+// The oracle backend every build has (frameworks/reference).
+inline constexpr const char* kReferenceBackend = "reference";
 
 using OpFactory = std::function<Expected<std::unique_ptr<Operator>>(const OpContext&)>;
 
@@ -27,6 +35,16 @@ struct KernelEntry {
   std::string backend;         // "reference", "onednn", ...
   std::string implementation;  // e.g. "onednn:conv:jit" (recorded in results)
   OpFactory factory;
+};
+
+// A typed setting a backend declares (e.g. "onednn.direct_loops"): the
+// backend owns the value; get() prints it as results record it, set() parses
+// text and throws Error naming the setting and the expected values.
+struct BackendSetting {
+  std::string name;  // "<backend>.<field>"
+  std::string help;  // what it changes, and its values
+  std::function<std::string()> get;
+  std::function<void(const std::string&)> set;
 };
 
 struct CreatedOp {
@@ -47,6 +65,23 @@ class Registry {
   // backend's reason when none accepts.
   Expected<CreatedOp> create(const OpContext& ctx, const std::vector<std::string>& backends) const;
 
+  // Backend metadata, declared where backends register (frameworks/):
+  // capabilities (plan_hints.h; all false for a backend that declared none),
+  // the default preference order executors use when given no backend list
+  // (the declared order, keeping registered backends; reference last when
+  // nothing was declared), and typed settings.
+  void set_capabilities(const std::string& backend, BackendCapabilities caps);
+  BackendCapabilities capabilities(const std::string& backend) const;
+  void set_default_preference(std::vector<std::string> order);
+  std::vector<std::string> default_preference() const;
+  void add_setting(BackendSetting setting);
+  // (name, value) of every declared setting, sorted by name.
+  std::vector<std::pair<std::string, std::string>> settings() const;
+  // Sets a declared setting from text; an unknown name throws Error listing
+  // the known ones.
+  void set_setting(const std::string& name, const std::string& value);
+  const std::vector<BackendSetting>& setting_list() const { return settings_; }
+
   bool has(const std::string& domain, const std::string& op_type, int opset,
            const std::string& backend) const;
   std::vector<std::string> backends() const;
@@ -58,6 +93,9 @@ class Registry {
                           const std::string& backend) const;
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, std::string>, std::vector<KernelEntry>> entries_;
+  std::map<std::string, BackendCapabilities> capabilities_;
+  std::vector<std::string> preference_;
+  std::vector<BackendSetting> settings_;
 };
 
 // Convenience for kernels: a factory that constructs Op(ctx) and lets a

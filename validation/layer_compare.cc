@@ -6,7 +6,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "deep/error.h"
-#include "operators/attribute_text.h"
+#include "deep/text.h"
 #include "operators/registry.h"
 
 namespace deep500::validation {
@@ -17,10 +17,11 @@ std::unique_ptr<network::GraphExecutor> make_executor(const std::string& spec,
   const std::string prefix = "backend:";
   if (spec.rfind(prefix, 0) == 0) {
     options.backends.clear();
-    for (const auto& b : ops::split(spec.substr(prefix.size()), ','))
+    for (const auto& b : split(spec.substr(prefix.size()), ','))
       if (!b.empty()) options.backends.push_back(b);
     DEEP500_CHECK(!options.backends.empty(), "executor '", spec,
-                  "': expected backend:NAMES, e.g. backend:onednn,reference");
+                  "': expected backend:NAMES, e.g. backend:",
+                  join(ops::Registry::global().default_preference()));
     return network::ExecutorRegistry::global().create("reference", model, options);
   }
   const auto& executors = network::ExecutorRegistry::global();

@@ -24,7 +24,7 @@ struct CaseResult {
 };
 
 struct ConformanceOptions {
-  std::vector<std::string> backends;  // preference order; empty = all, reference last
+  std::vector<std::string> backends;  // preference order; empty = the registry default
   double timeout_seconds = 60;        // per case, when isolated
   bool isolate = true;                // fork a child process per case
   double rtol = 1e-3;                 // ONNX's backend-test defaults

@@ -6,16 +6,16 @@
 // promise (Operator::set_backward_follows_forward) a backward() on the same X
 // (data pointer and shape) as the latest forward() uses that forward's
 // statistics; otherwise its plan recomputes them with a forward pass first.
-// Training mode runs plain loops over the NCHW data (direct_loops_enabled();
+// Training mode runs plain loops over the NCHW data (settings().direct_loops;
 // see docs/training-benchmark.md for the measurements against oneDNN's ncsp
 // primitives and against reordering to nChw16c/nhwc and back): the forward,
-// and the backward with saved statistics unless env
-// DEEP500_ONEDNN_BN_BWD_LAYOUT = nchw | nhwc | nChw16c picks the oneDNN
+// and the backward with saved statistics unless the setting
+// onednn.bn_backward_layout = nchw | nhwc | nChw16c picks the oneDNN
 // backward primitive in that layout (X and dY reordered in, dX out). These
-// loops are single-threaded (this library is built without OpenMP).
+// loops split channels over the OpenMP threads (results do not depend on
+// the thread count).
 // Inference mode and the recomputing backward use oneDNN.
 #include <cmath>
-#include <cstdlib>
 
 #include "frameworks/onednn/common.h"
 
@@ -78,7 +78,7 @@ class BatchNormOp final : public Kernel {
       p->bind(3, in[3].raw());
       p->bind(4, in[4].raw());
     }
-    if (training_ && direct_loops_enabled() && in[0].numel() > 0) {
+    if (training_ && settings().direct_loops && in[0].numel() > 0) {
       direct_forward(in[0], in[1], in[2], static_cast<float*>(p->mean.get_data_handle()),
                      static_cast<float*>(p->var.get_data_handle()), y);
       last_ = nullptr;
@@ -131,7 +131,8 @@ class BatchNormOp final : public Kernel {
                                 saved_.shape == in[0].shape()
                             ? saved_.plan
                             : nullptr;
-    if (fwd && direct_loops_enabled() && bwd_layout() == "direct" && in[0].numel() > 0) {
+    if (fwd && settings().direct_loops && settings().bn_backward_layout == "direct" &&
+        in[0].numel() > 0) {
       direct_backward(in[0], in[1], gy[0], static_cast<const float*>(fwd->mean.get_data_handle()),
                       static_cast<const float*>(fwd->var.get_data_handle()), dx, ds, db);
       last_ = nullptr;
@@ -199,13 +200,6 @@ class BatchNormOp final : public Kernel {
                                                    {DNNL_ARG_SCRATCHPAD, p->scratchpad(pd)}});
     p->impl = impl_name("bnorm", pd);
     return p;
-  }
-  static const std::string& bwd_layout() {
-    static const std::string layout = [] {
-      const char* e = std::getenv("DEEP500_ONEDNN_BN_BWD_LAYOUT");
-      return std::string(e ? e : kDefaultBwdLayout);
-    }();
-    return layout;
   }
   // Training-mode forward over NC... X: per channel the batch mean and biased
   // variance (sums of X - X[0,c,0] and its square, shifted against
@@ -310,7 +304,7 @@ class BatchNormOp final : public Kernel {
   }
   // Layout of the backward primitive for X of shape x.
   static memory::desc bwd_md(const Shape& x) {
-    const std::string& layout = bwd_layout();
+    const std::string& layout = settings().bn_backward_layout;
     auto d = to_dims(x);
     if (x.size() == 4 && layout == "nhwc") return layout_md(d, true);
     if (x.size() == 4 && layout == "nChw16c" && x[1] % 16 == 0)
@@ -362,7 +356,6 @@ class BatchNormOp final : public Kernel {
     return p;
   }
 
-  static constexpr const char* kDefaultBwdLayout = "direct";
   struct Saved {
     const BnPlan* plan = nullptr;  // its mean/var hold the statistics
     const void* x = nullptr;

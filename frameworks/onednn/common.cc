@@ -31,7 +31,8 @@ memory::desc layout_md(const memory::dims& d, bool nhwc) {
 }
 
 bool wants_nhwc(const ops::NodeSpec& node) {
-  return node.attributes.get_int(kSrcNhwc, 0) != 0 || node.attributes.get_int(kDstNhwc, 0) != 0;
+  return node.attributes.get_int(hints::kSrcChannelsLast, 0) != 0 ||
+         node.attributes.get_int(hints::kDstChannelsLast, 0) != 0;
 }
 
 memory::desc strided_md(const memory::dims& d, const memory::dims& strides) {
@@ -109,12 +110,9 @@ void Plan::run() const {
   dnnl_stream_wait(st);
 }
 
-bool direct_loops_enabled() {
-  static const bool on = [] {
-    const char* e = std::getenv("DEEP500_ONEDNN_NO_DIRECT");
-    return !(e && std::string(e) == "1");
-  }();
-  return on;
+Settings& settings() {
+  static Settings s;
+  return s;
 }
 
 std::string check_f32(const OpContext& ctx, size_t max_inputs) {

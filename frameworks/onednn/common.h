@@ -20,6 +20,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "deep/tensor.h"
+#include "frameworks/onednn/settings.h"
 #include "operators/registry.h"
 
 namespace deep500::onednn {
@@ -40,32 +41,13 @@ memory::dims to_dims(const Shape& s);
 memory::desc plain_md(const memory::dims& d);
 // Strided f32 descriptor (for transposed views).
 memory::desc strided_md(const memory::dims& d, const memory::dims& strides);
-// Activation layouts between consecutive oneDNN ops (an optimized-executor
-// extension, never present in ONNX files): a 4-D Conv/pooling node whose
-// int attribute "deep500_onednn_src_nhwc" / "deep500_onednn_dst_nhwc" is 1
-// reads / writes its X / Y tensor physically channels-last (NHWC) while the
-// Tensor keeps its logical NCHW shape. Such nodes have no backward().
-inline constexpr const char* kSrcNhwc = "deep500_onednn_src_nhwc";
-inline constexpr const char* kDstNhwc = "deep500_onednn_dst_nhwc";
-// Conv post-ops (same extension): "deep500_onednn_post_sum" = 1 adds a 4th
-// input S (Y's shape; NHWC when "deep500_onednn_sum_nhwc" = 1) to the result;
-// then "deep500_onednn_post_eltwise" = "relu" or "clip" (bounds in the floats
-// "deep500_onednn_post_alpha" / "_beta") applies an activation:
-// Y = act(conv(X, W, B) + S).
-inline constexpr const char* kPostSum = "deep500_onednn_post_sum";
-inline constexpr const char* kSumNhwc = "deep500_onednn_sum_nhwc";
-inline constexpr const char* kPostEltwise = "deep500_onednn_post_eltwise";
-inline constexpr const char* kPostAlpha = "deep500_onednn_post_alpha";
-inline constexpr const char* kPostBeta = "deep500_onednn_post_beta";
+// Plan hints (operators/plan_hints.h): this backend declares channels_last
+// (Conv, pooling, Concat) and post_op_fusion (Conv).
+namespace hints = ops::hints;
 // plain_md(d), or NHWC strides when `nhwc` and d is 4-D.
 memory::desc layout_md(const memory::dims& d, bool nhwc);
-// Whether a node asks for either layout, and a refusal when it is not 4-D.
+// Whether a node asks for channels-last X or Y.
 bool wants_nhwc(const ops::NodeSpec& node);
-
-// Whether kernels may use their plain-loop paths instead of oneDNN primitives
-// (BatchNormalization training, max pooling without pads): true unless env
-// DEEP500_ONEDNN_NO_DIRECT=1 (A/B measurements against the primitives).
-bool direct_loops_enabled();
 
 // Attribute with user-managed scratchpad (so a plan owns all its memory).
 dnnl::primitive_attr user_scratchpad_attr();

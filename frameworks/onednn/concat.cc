@@ -1,6 +1,6 @@
 // Concat of 4-D NHWC activations along channels, for the optimized
-// executor's channels-last chains (common.h kSrcNhwc/kDstNhwc). Nodes without
-// both layout attributes are refused: plain Concat stays with other backends.
+// executor's channels-last chains (common.h hints::kSrcChannelsLast/hints::kDstChannelsLast). Nodes
+// without both layout attributes are refused: plain Concat stays with other backends.
 //
 // Channels-last makes the job one copy per pixel and input: y[p, off_i :
 // off_i + C_i] = x_i[p, :], run as memcpy over pixels split across the
@@ -22,7 +22,7 @@ class ConcatOp final : public Kernel {
 
   static std::string refusal(const OpContext& ctx) {
     const auto& a = ctx.node.attributes;
-    if (a.get_int(kSrcNhwc, 0) == 0 || a.get_int(kDstNhwc, 0) == 0)
+    if (a.get_int(hints::kSrcChannelsLast, 0) == 0 || a.get_int(hints::kDstChannelsLast, 0) == 0)
       return "the oneDNN Concat takes NHWC activations only (optimized executor layouts)";
     if (ctx.num_inputs() < 1 || ctx.num_inputs() > 12) return "expected 1 to 12 inputs";
     for (size_t i = 0; i < ctx.num_inputs(); ++i) {

@@ -30,23 +30,23 @@ class ConvOp final : public Kernel {
       : node_(ctx.node.describe()),
         spec_(ctx.node),
         group_(ctx.node.attributes.get_int("group", 1)),
-        src_nhwc_(ctx.node.attributes.get_int(kSrcNhwc, 0) != 0),
-        dst_nhwc_(ctx.node.attributes.get_int(kDstNhwc, 0) != 0),
-        post_sum_(ctx.node.attributes.get_int(kPostSum, 0) != 0),
-        sum_nhwc_(ctx.node.attributes.get_int(kSumNhwc, 0) != 0),
-        post_eltwise_(ctx.node.attributes.get_string(kPostEltwise, "")),
-        post_alpha_(ctx.node.attributes.get_float(kPostAlpha, 0.f)),
-        post_beta_(ctx.node.attributes.get_float(kPostBeta, 0.f)) {
+        src_nhwc_(ctx.node.attributes.get_int(hints::kSrcChannelsLast, 0) != 0),
+        dst_nhwc_(ctx.node.attributes.get_int(hints::kDstChannelsLast, 0) != 0),
+        post_sum_(ctx.node.attributes.get_int(hints::kPostSum, 0) != 0),
+        sum_nhwc_(ctx.node.attributes.get_int(hints::kSumChannelsLast, 0) != 0),
+        post_eltwise_(ctx.node.attributes.get_string(hints::kPostEltwise, "")),
+        post_alpha_(ctx.node.attributes.get_float(hints::kPostAlpha, 0.f)),
+        post_beta_(ctx.node.attributes.get_float(hints::kPostBeta, 0.f)) {
     DEEP500_CHECK(post_eltwise_.empty() || post_eltwise_ == "relu" || post_eltwise_ == "clip",
-                  node_, ": unknown ", kPostEltwise, " '", post_eltwise_, "'");
-    DEEP500_CHECK(!post_sum_ || (ctx.num_inputs() == 4 && ctx.has_input(3)), node_, ": ", kPostSum,
-                  " needs a 4th input");
+                  node_, ": unknown ", hints::kPostEltwise, " '", post_eltwise_, "'");
+    DEEP500_CHECK(!post_sum_ || (ctx.num_inputs() == 4 && ctx.has_input(3)), node_, ": ",
+                  hints::kPostSum, " needs a 4th input");
     DEEP500_CHECK(ctx.num_inputs() >= 2 && ctx.has_input(1), node_, ": expected X and W inputs");
     DEEP500_CHECK(group_ >= 1, node_, ": group must be >= 1");
   }
 
   static std::string refusal(const OpContext& ctx) {
-    std::string why = check_f32(ctx, ctx.node.attributes.get_int(kPostSum, 0) ? 4 : 3);
+    std::string why = check_f32(ctx, ctx.node.attributes.get_int(hints::kPostSum, 0) ? 4 : 3);
     if (!why.empty()) return why;
     size_t r = ctx.inputs[0].shape.size();
     if (r < 3 || r > 5) return cat("oneDNN convolution needs 1-3 spatial dims (X is rank ", r, ")");

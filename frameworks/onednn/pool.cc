@@ -53,8 +53,8 @@ class PoolOp final : public Kernel {
         spec_(ctx.node),
         global_(ctx.node.op_type.rfind("Global", 0) == 0),
         max_(ctx.node.op_type.find("Max") != std::string::npos),
-        src_nhwc_(ctx.node.attributes.get_int(kSrcNhwc, 0) != 0),
-        dst_nhwc_(ctx.node.attributes.get_int(kDstNhwc, 0) != 0) {
+        src_nhwc_(ctx.node.attributes.get_int(hints::kSrcChannelsLast, 0) != 0),
+        dst_nhwc_(ctx.node.attributes.get_int(hints::kDstChannelsLast, 0) != 0) {
     include_pad_ = ctx.node.attributes.get_int("count_include_pad", 0) != 0;
     alg_ = max_           ? algorithm::pooling_max
            : include_pad_ ? algorithm::pooling_avg_include_padding
@@ -203,7 +203,7 @@ class PoolOp final : public Kernel {
     int64_t kh, kw, sh, sw;
   };
   const Direct* direct(const Shape& x) {
-    if (!max_ || global_ || src_nhwc_ || dst_nhwc_ || x.size() != 4 || !direct_loops_enabled())
+    if (!max_ || global_ || src_nhwc_ || dst_nhwc_ || x.size() != 4 || !settings().direct_loops)
       return nullptr;
     if (direct_.x == x) return direct_ok_ ? &direct_ : nullptr;
     argmax_x_ = nullptr;  // argmax_ was for another shape

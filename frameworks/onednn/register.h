@@ -7,7 +7,10 @@
 
 namespace deep500::onednn {
 
-// Adds every oneDNN kernel to `r`.
+// Adds every oneDNN kernel to `r` and declares the backend's capabilities
+// (channels_last, post_op_fusion, gradients_in_place) and settings.
 void register_kernels(ops::Registry& r);
+// The typed settings of settings.h, by name.
+void declare_settings(ops::Registry& r);
 
 }  // namespace deep500::onednn

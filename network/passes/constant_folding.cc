@@ -81,7 +81,7 @@ class ConstantFolding final : public GraphPass {
     try {
       ops::NodeSpec spec = ops::node_from_onnx(n, opset);
       ops::OpContext ctx{spec, descs, nullptr};
-      auto made = ops::Registry::global().create(ctx, {"reference"});
+      auto made = ops::Registry::global().create(ctx, {ops::kReferenceBackend});
       if (!made.ok()) return {};
       made->op->forward(inputs, outputs);
     } catch (const std::exception&) {

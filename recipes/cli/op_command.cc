@@ -31,9 +31,9 @@
 namespace deep500::cli {
 namespace {
 
-using ops::parse_float;
-using ops::parse_int;
-using ops::split;
+using deep500::parse_float;
+using deep500::parse_int;
+using deep500::split;
 
 using onnx::AttributeProto;
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "deep/error.h"
+#include "deep/text.h"
 #include "recipes/cli/commands.h"
 #include "recipes/cli/model_feeds.h"
 #include "training/dataset_bias.h"
@@ -54,17 +55,6 @@ class Subset : public Dataset {
   const Dataset& d_;
   int64_t n_;
 };
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t begin = 0;
-  for (;;) {
-    size_t end = s.find(sep, begin);
-    out.push_back(s.substr(begin, end - begin));
-    if (end == std::string::npos) return out;
-    begin = end + 1;
-  }
-}
 
 double number(const std::string& text, const std::string& what) {
   try {

@@ -130,7 +130,7 @@ TEST(LibtorchExecutor, PytorchConvertedModelsMatchReference) {
           from_onnx(read_tensor_proto(out_files[i]), out_files[i]);
     try {
       auto got = torch->inference(feeds);
-      network::ReferenceExecutor ref(model, {"reference"});
+      network::ReferenceExecutor ref(model, {.backends = {"reference"}});
       auto want = ref.inference(feeds);
       std::string d = differs(got, want);
       EXPECT_EQ(d, "") << name << " vs reference executor";
@@ -270,7 +270,7 @@ TEST(LibtorchExecutor, OpGraphsMatchReferenceForwardAndBackward) {
     inits.push_back(random_tensor(rng, c.x));
     auto model = parse(text, c.name, inits, names);
     auto torch = network::ExecutorRegistry::global().create("libtorch", model);
-    network::ReferenceExecutor ref(model, {"reference"});
+    network::ReferenceExecutor ref(model, {.backends = {"reference"}});
     std::map<std::string, Tensor> feeds{{"X", random_tensor(rng, c.x)}};
     EXPECT_EQ(differs(torch->inference(feeds), ref.inference(feeds)), "");
     auto tb = torch->inference_and_backprop(feeds, "L");
@@ -310,7 +310,7 @@ cnn (float[2,3,8,8] X) => (float[2,5] Y) {
   opts.threads = 2;
   auto torch = network::ExecutorRegistry::global().create("libtorch", model, opts);
   EXPECT_EQ(torch->name(), "libtorch");
-  network::ReferenceExecutor ref(model, {"reference"});
+  network::ReferenceExecutor ref(model, {.backends = {"reference"}});
   std::map<std::string, Tensor> feeds{{"X", random_tensor(rng, {2, 3, 8, 8})}};
   auto tb = torch->inference_and_backprop(feeds, "L");
   auto rb = ref.inference_and_backprop(feeds, "L");

@@ -1,5 +1,5 @@
 // The oneDNN backend's NHWC Concat (optimized-executor layouts, common.h
-// kSrcNhwc/kDstNhwc): a per-pixel copy for every size and channel count.
+// the channels-last plan hints): a per-pixel copy for every size and channel count.
 // Oracle: an index loop over the channels-last buffers.
 #include <gtest/gtest.h>
 
@@ -20,7 +20,7 @@ ops::NodeSpec concat_node(size_t inputs) {
   n.opset = 13;
   for (size_t i = 0; i < inputs; ++i) n.inputs.push_back("x" + std::to_string(i));
   n.outputs = {"y"};
-  for (const char* k : {"axis", onednn::kSrcNhwc, onednn::kDstNhwc}) {
+  for (const char* k : {"axis", ops::hints::kSrcChannelsLast, ops::hints::kDstChannelsLast}) {
     ops::Attribute a;
     a.kind = ops::Attribute::Kind::Int;
     a.i = 1;

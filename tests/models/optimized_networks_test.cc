@@ -71,8 +71,7 @@ TEST_P(OptimizedNetwork, ForwardMatchesPyTorch) {
 TEST_P(OptimizedNetwork, BufferReuseReducesPeakActivationBytes) {
   network::Model model = network::load_model(file("model"));
   Tensor x = read_npy(file("input"));
-  network::OptimizedExecutor reuse(model), plain(model);
-  plain.set_buffer_reuse(false);
+  network::OptimizedExecutor reuse(model), plain(model, {.buffer_reuse = false});
   auto a = reuse.inference({{in_name(), x}});
   auto a2 = reuse.inference({{in_name(), x}});
   auto b = plain.inference({{in_name(), x}});

@@ -63,7 +63,7 @@ TEST_P(RealNetworkGradients, MatchPyTorchAutograd) {
     }
   }
 
-  network::ReferenceExecutor exec(probe, {"reference"});
+  network::ReferenceExecutor exec(probe, {.backends = {"reference"}});
   auto t0 = std::chrono::steady_clock::now();
   std::map<std::string, Tensor> values = exec.run({{in_name, x}});
   auto t1 = std::chrono::steady_clock::now();

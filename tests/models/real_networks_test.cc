@@ -45,7 +45,7 @@ TEST_P(RealNetwork, ForwardMatchesPyTorch) {
   Tensor y64 = read_npy(file("output_float64"));
   ASSERT_EQ(x.shape(), (Shape{1, 3, 224, 224}));
 
-  network::ReferenceExecutor exec(model, {"reference"});
+  network::ReferenceExecutor exec(model, {.backends = {"reference"}});
   const auto start = std::chrono::steady_clock::now();
   auto outputs = exec.run({{entry().at("input_name").get<std::string>(), x}});
   const double seconds =

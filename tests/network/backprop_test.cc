@@ -83,7 +83,7 @@ g (float[2] A, float[2] B, float[2] Z) => (float[2] Y, float[2] dA, float[2] dB,
   W = Relu(Z)
   dA, dB, dZ = ai.onnx.preview.training.Gradient<xs = ["A", "B", "Z"], y = "Y">(A, B, Z)
 })");
-  network::ReferenceExecutor exec(model, {"reference"});
+  network::ReferenceExecutor exec(model, {.backends = {"reference"}});
   auto out = exec.run({{"A", Tensor::from_vector<float>({2}, {1, -2})},
                        {"B", Tensor::from_vector<float>({2}, {3, 0.5f})},
                        {"Z", Tensor::from_vector<float>({2}, {1, 1})}});
@@ -98,7 +98,7 @@ g (float[3] X, bool[3] K) => (float[2] dX) {
   Y = Compress<axis = 0>(X, K)
   dX = ai.onnx.preview.training.Gradient<xs = ["X"], zs = ["K"], y = "Y">(X, K)
 })");
-  network::ReferenceExecutor exec(model, {"reference"});
+  network::ReferenceExecutor exec(model, {.backends = {"reference"}});
   auto msg = error_of([&] {
     exec.run({{"X", Tensor::from_vector<float>({3}, {1, 2, 3})},
               {"K", Tensor::from_vector<bool>({3}, {true, false, true})}});

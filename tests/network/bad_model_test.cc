@@ -57,7 +57,7 @@ agraph (float[2,3] X) => (float[2,3] Y) { Y = Add(X) })");
 TEST(BadModel, MisShapedFeedNamesInputAndBothShapes) {
   frameworks::register_all();
   auto model = network::parse_model(serialize(kRelu), "relu.onnx");
-  network::ReferenceExecutor exec(model, {"reference"});
+  network::ReferenceExecutor exec(model, {.backends = {"reference"}});
   auto msg = error_of([&] { exec.run({{"X", Tensor(DataType::Float, {3, 2})}}); });
   EXPECT_NE(msg.find("'X'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("[2,3]"), std::string::npos) << msg;
@@ -73,7 +73,7 @@ TEST(BadModel, MissingKernelNamesOpOpsetAndNode) {
   auto model = network::parse_model(serialize(R"(<ir_version: 8, opset_import: ["" : 13]>
 agraph (float[2,3] X) => (float[2,3] Y) { Y = Relu(X) })"),
                                     "relu.onnx");
-  network::ReferenceExecutor exec(model, {"no-such-backend"});
+  network::ReferenceExecutor exec(model, {.backends = {"no-such-backend"}});
   auto msg = error_of([&] { exec.run({{"X", Tensor(DataType::Float, {2, 3})}}); });
   EXPECT_NE(msg.find("Relu"), std::string::npos) << msg;
   EXPECT_NE(msg.find("opset 13"), std::string::npos) << msg;
@@ -84,7 +84,7 @@ TEST(ReferenceExecutor, RunsAGraphAndRecordsImplementations) {
   auto model = network::parse_model(serialize(R"(<ir_version: 8, opset_import: ["" : 13]>
 agraph (float[3] X, float[3] B) => (float[3] Y) { T = Sub(X, B) Y = Relu(T) })"),
                                     "g.onnx");
-  network::ReferenceExecutor exec(model, {"reference"});
+  network::ReferenceExecutor exec(model, {.backends = {"reference"}});
   auto out = exec.run({{"X", Tensor::from_vector<float>({3}, {1, -2, 3})},
                        {"B", Tensor::from_vector<float>({3}, {2, -4, 1})}});
   const float* y = out.at("Y").data<float>();

@@ -54,13 +54,15 @@ TEST(NodeThreads, WaitPolicyAsLibgompReadsIt) {
   {
     EnvScope spin("GOMP_SPINCOUNT", nullptr), policy("OMP_WAIT_POLICY", nullptr);
     EXPECT_FALSE(network::threads_sleep_when_idle());
-    EXPECT_EQ(network::parallel_region_seconds(2), network::kSpinSeconds);
-    EXPECT_EQ(network::parallel_region_seconds(1), 0);
+    EXPECT_EQ(network::resolved({}).idle_threads, network::IdleThreads::spin);
   }
   {
     EnvScope spin("GOMP_SPINCOUNT", nullptr), policy("OMP_WAIT_POLICY", "Passive");
     EXPECT_TRUE(network::threads_sleep_when_idle());
-    EXPECT_EQ(network::parallel_region_seconds(2), network::kWakeSeconds);
+    EXPECT_EQ(network::resolved({}).idle_threads, network::IdleThreads::sleep);
+    // An explicit setting is kept whatever the environment says.
+    EXPECT_EQ(network::resolved({.idle_threads = network::IdleThreads::spin}).idle_threads,
+              network::IdleThreads::spin);
   }
   {
     EnvScope spin("GOMP_SPINCOUNT", "10000"), policy("OMP_WAIT_POLICY", "passive");
@@ -72,19 +74,31 @@ TEST(NodeThreads, WaitPolicyAsLibgompReadsIt) {
   }
 }
 
+TEST(NodeThreads, RegionCostFollowsTheWaitPolicy) {
+  network::NodeThreadModel m{.wake_seconds = 7e-5, .spin_seconds = 3e-6};
+  EXPECT_EQ(network::parallel_region_seconds(2, true, m), 7e-5);
+  EXPECT_EQ(network::parallel_region_seconds(2, false, m), 3e-6);
+  EXPECT_EQ(network::parallel_region_seconds(1, true, m), 0);
+}
+
 TEST(NodeThreads, SplitsOnlyWhatOutweighsTheRegionCost) {
-  const double region = 100e-6;
-  const double at_break_even = network::kBreakEven * region;  // seconds on one thread
-  ops::Cost big{at_break_even * network::kFlopsPerSecond * 1.01, 0};
-  ops::Cost small{at_break_even * network::kFlopsPerSecond * 0.99, 0};
-  ops::Cost streaming{0, at_break_even * network::kBytesPerSecond * 1.01};
-  EXPECT_EQ(network::node_threads(big, 4, region), 4);
-  EXPECT_EQ(network::node_threads(streaming, 4, region), 4);
-  EXPECT_EQ(network::node_threads(small, 4, region), 1);
-  EXPECT_EQ(network::node_threads(small, 4, 0), 4);  // free regions: always split
-  EXPECT_EQ(network::node_threads(big, 1, region), 1);
-  EXPECT_NEAR(network::single_thread_seconds({3e9, 4e9}),
-              3e9 / network::kFlopsPerSecond + 4e9 / network::kBytesPerSecond, 1e-12);
+  for (const network::NodeThreadModel m :
+       {network::NodeThreadModel{},
+        network::NodeThreadModel{
+            .flops_per_second = 1e9, .bytes_per_second = 2e9, .break_even = 1.5}}) {
+    const double region = 100e-6;
+    const double at_break_even = m.break_even * region;  // seconds on one thread
+    ops::Cost big{at_break_even * m.flops_per_second * 1.01, 0};
+    ops::Cost small{at_break_even * m.flops_per_second * 0.99, 0};
+    ops::Cost streaming{0, at_break_even * m.bytes_per_second * 1.01};
+    EXPECT_EQ(network::node_threads(big, 4, region, m), 4);
+    EXPECT_EQ(network::node_threads(streaming, 4, region, m), 4);
+    EXPECT_EQ(network::node_threads(small, 4, region, m), 1);
+    EXPECT_EQ(network::node_threads(small, 4, 0, m), 4);  // free regions: always split
+    EXPECT_EQ(network::node_threads(big, 1, region, m), 1);
+    EXPECT_NEAR(network::single_thread_seconds({3e9, 4e9}, m),
+                3e9 / m.flops_per_second + 4e9 / m.bytes_per_second, 1e-12);
+  }
 }
 
 // A Relu kernel of the test-only backend "thread_probe" whose cost is set per
@@ -122,15 +136,19 @@ void register_thread_probe() {
 TEST_F(OptimizedExecutorThreads, SmallNodesRunOnOneThreadWhereIdleThreadsSleep) {
   register_thread_probe();
   network::Model m = relu_chain({4, 4});  // nodes r1_Relu, r2_Relu, r3_Relu, y_Relu
-  const double region_flops = network::kBreakEven * network::kFlopsPerSecond;  // x seconds
-  g_probe_flops = {{"r1_Relu", 1e3},                   // tiny: one thread always
+  const network::NodeThreadModel model;
+  const double region_flops = model.break_even * model.flops_per_second;  // x seconds
+  g_probe_flops = {{"r1_Relu", 1e3},                                      // tiny: one thread always
                    {"r2_Relu", region_flops * 20e-6},  // splits only if threads spin
                    {"r3_Relu", region_flops * 1e-3},   // large: always split
                    {"y_Relu", region_flops * 1e-3}};
-  auto run = [&](bool per_node) {
+  auto run = [&](bool per_node,
+                 network::IdleThreads idle = network::IdleThreads::from_environment) {
     g_probe_threads.clear();
-    network::OptimizedExecutor exec(m, {{"thread_probe"}, 2});
-    exec.set_node_threads(per_node);
+    network::OptimizedExecutor exec(m, {.backends = {"thread_probe"},
+                                        .threads = 2,
+                                        .node_threads = per_node,
+                                        .idle_threads = idle});
     Tensor x = random_tensor({4, 4}, 3);
     for (int i = 0; i < 2; ++i) {  // planning run and replay
       Tensor y = exec.inference({{"x", x}}).at("y");
@@ -156,6 +174,9 @@ TEST_F(OptimizedExecutorThreads, SmallNodesRunOnOneThreadWhereIdleThreadsSleep) 
   {
     EnvScope spin("GOMP_SPINCOUNT", nullptr), policy("OMP_WAIT_POLICY", "ACTIVE");
     EXPECT_EQ(run(true), (Used{{"r1_Relu", 1}, {"r2_Relu", 2}, {"r3_Relu", 2}, {"y_Relu", 2}}));
+    // The typed setting, not the environment, decides when it is given.
+    EXPECT_EQ(run(true, network::IdleThreads::sleep),
+              (Used{{"r1_Relu", 1}, {"r2_Relu", 1}, {"r3_Relu", 2}, {"y_Relu", 2}}));
   }
 }
 

@@ -79,15 +79,14 @@ void compare_folder(const std::string& root, int* compared, int* reference_faile
 
     std::map<std::string, Tensor> want;
     try {
-      network::ReferenceExecutor ref(model, {"reference"});
-      ref.set_strict_feed_shapes(false);
+      network::ReferenceExecutor ref(model,
+                                     {.backends = {"reference"}, .strict_feed_shapes = false});
       want = ref.run(feeds);
     } catch (const Error& e) {
       ++*reference_failed;  // nothing to compare against
       continue;
     }
-    network::OptimizedExecutor opt(model);
-    opt.set_strict_feed_shapes(false);
+    network::OptimizedExecutor opt(model, {.strict_feed_shapes = false});
     std::map<std::string, Tensor> first, second;
     try {
       first = opt.inference(feeds);
@@ -134,8 +133,7 @@ TEST_F(OptimizedExecutorTest, BufferReuseNeedsTwoSlotsForAChainOfThree) {
   network::Model m = relu_chain(shape);
   Tensor x = random_tensor(shape, 1);
   const std::size_t bytes = 2 * 3 * 4 * 5 * sizeof(float);
-  network::OptimizedExecutor reuse(m), plain(m);
-  plain.set_buffer_reuse(false);
+  network::OptimizedExecutor reuse(m), plain(m, {.buffer_reuse = false});
   EXPECT_EQ(reuse.peak_activation_bytes(), 0u);
   auto a = reuse.inference({{"x", x}});
   auto b = plain.inference({{"x", x}});
@@ -281,7 +279,7 @@ TEST_F(OptimizedExecutorTest, BackpropMatchesReferenceExecutor) {
   kd->set_type(onnx::AttributeProto::INT);
   kd->set_i(0);
   Tensor x = random_tensor({2, 3, 6, 6}, 8);
-  network::ReferenceExecutor ref(m, {"reference"});
+  network::ReferenceExecutor ref(m, {.backends = {"reference"}});
   auto want = ref.inference_and_backprop({{"x", x}}, "loss");
   network::OptimizedExecutor opt(m);
   for (int run = 0; run < 2; ++run) {
@@ -317,7 +315,7 @@ TEST_F(OptimizedExecutorTest, FoldsBatchNormalizationIntoConv) {
   add_node(g, "BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"n"});
   add_node(g, "Relu", {"n"}, {"y"});
   Tensor x = random_tensor({2, 3, 5, 5}, 7);
-  network::ReferenceExecutor ref(m, {"reference"});
+  network::ReferenceExecutor ref(m, {.backends = {"reference"}});
   Tensor want = ref.run({{"x", x}}).at("y");
   network::OptimizedExecutor opt(m);
   for (int run = 0; run < 2; ++run) {
@@ -328,9 +326,9 @@ TEST_F(OptimizedExecutorTest, FoldsBatchNormalizationIntoConv) {
   auto records = opt.records();
   ASSERT_EQ(records.size(), 3u);
   EXPECT_EQ(records[1].implementation, "folded-into-conv:c_Conv");
-  opt.set_fold_batchnorm(false);
-  Tensor unfused = opt.inference({{"x", x}}).at("y");
-  EXPECT_NE(opt.records()[1].implementation.rfind("folded", 0), 0u);
+  network::OptimizedExecutor unfolded(m, {.fold_batchnorm = false});
+  Tensor unfused = unfolded.inference({{"x", x}}).at("y");
+  EXPECT_NE(unfolded.records()[1].implementation.rfind("folded", 0), 0u);
   auto c = validation::compare(unfused, want, {1e-4, 1e-5 * max_abs(want)});
   EXPECT_TRUE(c.ok) << c.message;
 }
@@ -385,7 +383,7 @@ TEST_F(OptimizedExecutorTest, NhwcLayoutsBetweenOnednnNodes) {
   Tensor x = random_tensor({2, 3, 8, 8}, 9);
   for (bool broadcast : {false, true}) {
     network::Model m = residual_block(broadcast);
-    network::ReferenceExecutor ref(m, {"reference"});
+    network::ReferenceExecutor ref(m, {.backends = {"reference"}});
     Tensor want = ref.run({{"x", x}}).at("y");
     ASSERT_EQ(want.shape(), (Shape{2, 4, 4, 4}));
     network::OptimizedExecutor opt(m);
@@ -403,14 +401,14 @@ TEST_F(OptimizedExecutorTest, NhwcLayoutsBetweenOnednnNodes) {
         fused += r.implementation.rfind("fused-into-conv:", 0) == 0;
       EXPECT_EQ(fused, broadcast ? 0 : 2);
     }
-    opt.set_fuse_post_ops(false);
-    Tensor unfused = opt.inference({{"x", x}}).at("y");
-    if (onednn) EXPECT_EQ(opt.nhwc_values(), broadcast ? 0 : 5) << broadcast;  // + c1, c2
+    network::OptimizedExecutor unfused_exec(m, {.fuse_post_ops = false});
+    Tensor unfused = unfused_exec.inference({{"x", x}}).at("y");
+    if (onednn) EXPECT_EQ(unfused_exec.nhwc_values(), broadcast ? 0 : 5) << broadcast;  // + c1, c2
     auto cu = validation::compare(unfused, want, {1e-4, 1e-5 * max_abs(want)});
     EXPECT_TRUE(cu.ok) << cu.message;
-    opt.set_nhwc_layouts(false);
-    Tensor plain = opt.inference({{"x", x}}).at("y");
-    EXPECT_EQ(opt.nhwc_values(), 0);
+    network::OptimizedExecutor plain_exec(m, {.channels_last = false, .fuse_post_ops = false});
+    Tensor plain = plain_exec.inference({{"x", x}}).at("y");
+    EXPECT_EQ(plain_exec.nhwc_values(), 0);
     auto c = validation::compare(plain, want, {1e-4, 1e-5 * max_abs(want)});
     EXPECT_TRUE(c.ok) << c.message;
   }
@@ -457,7 +455,8 @@ TEST_F(OptimizedExecutorTest, NhwcMaxPoolMatchesReference) {
       ceil->set_i(w.ceil_mode);
       add_node(g, "Conv", {"p", "W2"}, {"y"});
       Tensor x = random_tensor({2, 3, 9, 9}, 5);
-      Tensor want = network::ReferenceExecutor(m, {"reference"}).run({{"x", x}}).at("y");
+      Tensor want =
+          network::ReferenceExecutor(m, {.backends = {"reference"}}).run({{"x", x}}).at("y");
       network::OptimizedExecutor opt(m);
       for (int run = 0; run < 2; ++run) {
         Tensor got = opt.inference({{"x", x}}).at("y");

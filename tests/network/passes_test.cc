@@ -52,7 +52,7 @@ std::map<std::string, Tensor> random_feeds(const Model& m, unsigned seed = 7) {
 }
 
 std::map<std::string, Tensor> run(const Model& m, const std::map<std::string, Tensor>& feeds) {
-  network::ReferenceExecutor exec(m, {"reference"});
+  network::ReferenceExecutor exec(m, {.backends = {"reference"}});
   return exec.run(feeds);
 }
 
@@ -366,12 +366,12 @@ g (float[1,3,5,5] X, float[2,3] A) => (float L) <float lo = {-0.2}, float hi = {
         {"V", random_tensor({3, 3}, rng)},        {"c", random_tensor({3}, rng)}};
     Model m = make_model(text.c_str(), inits);
     auto feeds = random_feeds(m);
-    network::ReferenceExecutor e0(m, {"reference"});
+    network::ReferenceExecutor e0(m, {.backends = {"reference"}});
     auto before = e0.inference_and_backprop(feeds, "L");
     network::apply_passes(m, {"conv-gemm-fusion"});
     ASSERT_EQ(op_types(m),
               (Strings{"Conv", "FusedConv", "FusedGemm", "ReduceSum", "ReduceSum", "Add"}));
-    network::ReferenceExecutor e1(m, {"reference"});
+    network::ReferenceExecutor e1(m, {.backends = {"reference"}});
     auto after = e1.inference_and_backprop(feeds, "L");
     EXPECT_TRUE(same_outputs(before.outputs, after.outputs));
     for (const char* p : {"W1", "B1", "W2", "B2", "V", "c"}) {
@@ -580,8 +580,7 @@ TEST(GraphPasses, DefaultPipelineKeepsNodeTestOutputs) {
                   n.op_type() == "Multinomial" || n.op_type() == "Dropout";
       if (random) continue;
       feeds = test_data_inputs(m, dir);
-      network::ReferenceExecutor exec(m, {"reference"});
-      exec.set_strict_feed_shapes(false);
+      network::ReferenceExecutor exec(m, {.backends = {"reference"}, .strict_feed_shapes = false});
       before = exec.run(feeds);
     } catch (const std::exception&) {
       continue;  // not runnable as tensors-in/tensors-out by the reference executor
@@ -591,8 +590,7 @@ TEST(GraphPasses, DefaultPipelineKeepsNodeTestOutputs) {
     const int nodes = m.graph().node_size();
     ASSERT_NO_THROW(network::apply_passes(m, {"default"}));
     changed += m.graph().node_size() != nodes;
-    network::ReferenceExecutor exec(m, {"reference"});
-    exec.set_strict_feed_shapes(false);
+    network::ReferenceExecutor exec(m, {.backends = {"reference"}, .strict_feed_shapes = false});
     std::map<std::string, Tensor> after;
     try {
       after = exec.run(feeds);

@@ -178,7 +178,7 @@ std::map<std::string, Value> run_model(const char* text, std::map<std::string, V
   EXPECT_TRUE(status.IsOK()) << status.ErrorMessage();
   make_sequences(*m.mutable_graph(), seqs);
   auto model = network::parse_model(m.SerializeAsString(), "test.onnx");
-  network::ReferenceExecutor exec(model, {"reference"});
+  network::ReferenceExecutor exec(model, {.backends = {"reference"}});
   return exec.run_values(feeds);
 }
 }  // namespace

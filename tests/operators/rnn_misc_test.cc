@@ -239,7 +239,7 @@ TEST(RnnMisc, LoopRunsBodyWithCarriedAndScanOutputs) {
   proto.SerializeToString(&bytes);
   frameworks::register_all();
   network::Model model = network::parse_model(bytes, "loop test");
-  network::ReferenceExecutor ex(model, {"reference"});
+  network::ReferenceExecutor ex(model, {.backends = {"reference"}});
   auto out = ex.run({{"M", Tensor::scalar<int64_t>(3)},
                      {"cond", Tensor::scalar<bool>(true)},
                      {"x0", Tensor::from_vector<float>({2}, {1, 2})},

@@ -1,0 +1,65 @@
+// ExecutorOptions: every setting that changes what an executor runs, as a
+// typed field. Executors take them at construction; results record them
+// (settings_of) next to the machine context; the command line sets them by
+// name (set_option). This file's .cc is the network layer's only getenv.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace deep500::network {
+
+// How the optimized executor's inference plans choose per-node thread counts
+// (node_threads.h). The defaults were calibrated on a 2-core AVX-512 VM
+// (docs/executors.md, "Threads"); other machines may set their own.
+struct NodeThreadModel {
+  double wake_seconds = 100e-6;     // a parallel region whose idle threads sleep
+  double spin_seconds = 5e-6;       // a parallel region whose idle threads spin
+  double flops_per_second = 150e9;  // one core, convolution-like kernels
+  double bytes_per_second = 20e9;   // one core, streaming kernels
+  double break_even = 3.0;          // split a node when its 1-thread time >= this x a region
+};
+
+// Whether idle OpenMP threads sleep at once (libgomp: GOMP_SPINCOUNT=0, or
+// OMP_WAIT_POLICY=passive without GOMP_SPINCOUNT) or spin first.
+enum class IdleThreads { from_environment, sleep, spin };
+
+struct ExecutorOptions {
+  // Kernel preference; empty = ops::Registry::default_preference().
+  std::vector<std::string> backends;
+  int threads = 0;                 // OpenMP threads for each run; 0 = library default
+  bool strict_feed_shapes = true;  // feeds must match the graph's static dims
+
+  // Optimized executor, inference plans:
+  bool buffer_reuse = true;    // intermediates share buffer slots by liveness
+  bool fold_batchnorm = true;  // Conv -> BatchNormalization folded into the Conv
+  bool channels_last = true;   // NHWC between nodes whose backend declares channels_last
+  bool fuse_post_ops = true;   // Conv [-> Add] [-> Relu|Clip] fused where declared
+  bool node_threads = true;    // small nodes on one thread (node_threads.h)
+  NodeThreadModel thread_model;
+  IdleThreads idle_threads = IdleThreads::from_environment;
+
+  // Optimized executor, backward: give kernels the required-gradient and
+  // backward-follows-forward hints (Operator::set_required_gradients,
+  // set_backward_follows_forward); false computes every input gradient and
+  // reuses nothing from the forward (A/B measurements).
+  bool backward_hints = true;
+};
+
+// A copy with everything left to defaults made explicit: backends from the
+// registry's default preference, idle_threads from the OpenMP environment.
+ExecutorOptions resolved(ExecutorOptions options);
+
+// Every setting as (name, value) text, e.g. ("executor.buffer_reuse", "true"),
+// in a fixed order; recorded in results.
+std::vector<std::pair<std::string, std::string>> settings_of(const ExecutorOptions& options);
+
+// Sets one setting by the name settings_of() gives it (with or without the
+// "executor." prefix). Throws Error naming the setting and what was expected.
+void set_option(ExecutorOptions& options, const std::string& name, const std::string& value);
+
+// Whether idle threads sleep as libgomp reads the environment (above).
+bool threads_sleep_when_idle();
+
+}  // namespace deep500::network

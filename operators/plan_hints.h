@@ -1,0 +1,60 @@
+// Plan hints and backend capabilities: the one vocabulary in which an
+// executor (network/) asks kernels for more than an ONNX node says, without
+// naming a backend.
+//
+// A plan hint is an attribute an executor adds to its own copy of a node
+// (never present in ONNX files; every name starts with "deep500_"). An
+// executor adds a hint only when the backends it may give the node to
+// declare the matching capability, and such a node goes only to those
+// backends (Registry::capabilities). A kernel that declares a capability
+// honours every hint of it, or refuses the node saying why.
+#pragma once
+
+#include <string>
+
+namespace deep500::ops {
+
+namespace hints {
+
+// Channels-last activations (capability `channels_last`): a 4-D Conv, pooling
+// or Concat node whose int attribute kSrcChannelsLast / kDstChannelsLast is 1
+// reads / writes its X / Y tensor physically as NHWC while the Tensor keeps
+// its logical NCHW shape (a Concat gets both or neither). Such nodes need no
+// backward().
+inline constexpr const char* kSrcChannelsLast = "deep500_src_channels_last";
+inline constexpr const char* kDstChannelsLast = "deep500_dst_channels_last";
+
+// Convolution post-ops (capability `post_op_fusion`): kPostSum = 1 adds a 4th
+// input S (Y's shape; channels-last when kSumChannelsLast = 1) to the result;
+// then kPostEltwise = "relu" or "clip" (bounds in the floats kPostAlpha /
+// kPostBeta) applies an activation: Y = act(conv(X, W, B) + S).
+inline constexpr const char* kPostSum = "deep500_post_sum";
+inline constexpr const char* kSumChannelsLast = "deep500_sum_channels_last";
+inline constexpr const char* kPostEltwise = "deep500_post_eltwise";
+inline constexpr const char* kPostAlpha = "deep500_post_alpha";
+inline constexpr const char* kPostBeta = "deep500_post_beta";
+
+// Whether an attribute name is a plan hint (has the reserved prefix).
+inline bool is_hint(const std::string& attribute) {
+  return attribute.rfind("deep500_", 0) == 0;
+}
+
+}  // namespace hints
+
+// What a backend's kernels can do beyond the ONNX semantics; declared once
+// where the backend registers (Registry::set_capabilities), all false unless
+// declared.
+struct BackendCapabilities {
+  // Conv (2-D), MaxPool/AveragePool/Global*Pool and channel Concat honour the
+  // channels-last hints.
+  bool channels_last = false;
+  // Conv honours the post-op hints.
+  bool post_op_fusion = false;
+  // backward() writes each input gradient into the tensor its slot already
+  // holds when that has the right dtype and shape, and never leaves a slot
+  // aliasing an input, an output or an output gradient: an executor may keep
+  // gradient buffers across runs instead of dropping them before each call.
+  bool gradients_in_place = false;
+};
+
+}  // namespace deep500::ops
