@@ -93,7 +93,8 @@ Context collect_context() {
   cpu_set_t set;
   CPU_ZERO(&set);
   c.affinity_cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
-  for (const char* var : {"OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES", "DNNL_MAX_CPU_ISA"}) {
+  for (const char* var : {"OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES", "OMP_WAIT_POLICY",
+                          "GOMP_SPINCOUNT", "DNNL_MAX_CPU_ISA"}) {
     const char* v = std::getenv(var);
     c.threads.emplace_back(var, v ? v : "unset");
   }

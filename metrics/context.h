@@ -21,6 +21,9 @@ struct Context {
   std::string git_revision;  // `git rev-parse --short HEAD` at configure time, or "unknown"
   std::string hostname;
   std::string timestamp_utc;  // ISO 8601, when collect_context() ran
+  // Every setting that changed what ran (executor and backend settings, by
+  // name), filled by the layer that knows them; written beside the machine.
+  std::vector<std::pair<std::string, std::string>> settings;
 };
 
 // Collects the context now (reads /proc/cpuinfo and the environment).

@@ -29,12 +29,12 @@ class JsonReporter final : public Reporter {
 }  // namespace
 
 nlohmann::json to_json(const Context& c) {
-  return {{"cpu_model", c.cpu_model},        {"isa", c.isa},
-          {"logical_cpus", c.logical_cpus},  {"affinity_cpus", c.affinity_cpus},
-          {"threads", pairs(c.threads)},     {"compiler", c.compiler},
-          {"build_type", c.build_type},      {"libraries", pairs(c.libraries)},
-          {"git_revision", c.git_revision},  {"hostname", c.hostname},
-          {"timestamp_utc", c.timestamp_utc}};
+  return {{"cpu_model", c.cpu_model},         {"isa", c.isa},
+          {"logical_cpus", c.logical_cpus},   {"affinity_cpus", c.affinity_cpus},
+          {"threads", pairs(c.threads)},      {"compiler", c.compiler},
+          {"build_type", c.build_type},       {"libraries", pairs(c.libraries)},
+          {"git_revision", c.git_revision},   {"hostname", c.hostname},
+          {"timestamp_utc", c.timestamp_utc}, {"settings", pairs(c.settings)}};
 }
 
 nlohmann::json to_json(const RunnerSettings& s) {

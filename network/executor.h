@@ -57,6 +57,9 @@ class GraphExecutor {
  public:
   virtual ~GraphExecutor() = default;
   virtual std::string name() const = 0;
+  // The settings this executor runs with, as results record them (e.g.
+  // settings_of(ExecutorOptions) after resolved()).
+  virtual std::vector<std::pair<std::string, std::string>> settings() const = 0;
   virtual std::map<std::string, Tensor> inference(const std::map<std::string, Tensor>& inputs) = 0;
   virtual BackpropResult inference_and_backprop(const std::map<std::string, Tensor>& inputs,
                                                 const std::string& loss) = 0;

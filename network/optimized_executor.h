@@ -74,6 +74,9 @@ class OptimizedExecutor final : public GraphExecutor {
   ~OptimizedExecutor() override;
 
   std::string name() const override { return "optimized"; }
+  std::vector<std::pair<std::string, std::string>> settings() const override {
+    return settings_of(options_);
+  }
   std::map<std::string, Tensor> inference(const std::map<std::string, Tensor>& inputs) override;
   BackpropResult inference_and_backprop(const std::map<std::string, Tensor>& inputs,
                                         const std::string& loss) override;

@@ -51,6 +51,9 @@ class ReferenceExecutor final : public GraphExecutor,
 
   // GraphExecutor
   std::string name() const override { return "reference"; }
+  std::vector<std::pair<std::string, std::string>> settings() const override {
+    return settings_of(options_);
+  }
   std::map<std::string, Tensor> inference(const std::map<std::string, Tensor>& inputs) override {
     return run(inputs);
   }

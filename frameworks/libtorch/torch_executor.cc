@@ -131,8 +131,13 @@ struct TorchExecutor::Impl {
   explicit Impl(const network::Model& m) : model(m) {}
 };
 
+std::vector<std::pair<std::string, std::string>> TorchExecutor::settings() const {
+  return {{"executor.threads", std::to_string(threads_)},
+          {"libtorch.intra_op_threads", std::to_string(at::get_num_threads())}};
+}
+
 TorchExecutor::TorchExecutor(const network::Model& model, const network::ExecutorOptions& options)
-    : impl_(std::make_unique<Impl>(model)) {
+    : impl_(std::make_unique<Impl>(model)), threads_(options.threads) {
   if (options.threads > 0) at::set_num_threads(options.threads);
   const auto& g = model.graph();
   for (int i = 0; i < g.node_size(); ++i) {

@@ -28,6 +28,8 @@ class TorchExecutor final : public network::GraphExecutor {
   ~TorchExecutor() override;
 
   std::string name() const override { return "libtorch"; }
+  // Of ExecutorOptions only `threads` applies (ATen's intra-op threads).
+  std::vector<std::pair<std::string, std::string>> settings() const override;
   std::map<std::string, Tensor> inference(const std::map<std::string, Tensor>& inputs) override;
   network::BackpropResult inference_and_backprop(const std::map<std::string, Tensor>& inputs,
                                                  const std::string& loss) override;
@@ -41,6 +43,7 @@ class TorchExecutor final : public network::GraphExecutor {
 
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  int threads_ = 0;
 };
 
 }  // namespace deep500::libtorch

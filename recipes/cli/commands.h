@@ -40,6 +40,7 @@ struct OpOptions {
   std::string json_path, csv_path;
   int warmup = 3, min_repetitions = 10, max_repetitions = 10000;
   double min_time_seconds = 0.2, max_time_seconds = 10;
+  std::vector<std::string> settings;  // NAME=VALUE (recipes/cli/settings.h)
 };
 int op_command(const OpOptions& o);
 
@@ -52,8 +53,9 @@ struct InferOptions {
   std::string executor = "reference";  // registry name or backend:NAMES
   std::vector<std::string> backends;   // kernel preference (reference executor)
   int threads = 0;
-  std::string trace_path;           // Chrome trace of every node (Perfetto)
-  std::vector<std::string> passes;  // graph passes applied before running ("default" = all)
+  std::string trace_path;             // Chrome trace of every node (Perfetto)
+  std::vector<std::string> passes;    // graph passes applied before running ("default" = all)
+  std::vector<std::string> settings;  // NAME=VALUE (recipes/cli/settings.h)
 };
 int infer_command(const InferOptions& o);
 
@@ -67,6 +69,7 @@ struct GradOptions {
   std::string executor = "reference";
   std::vector<std::string> backends;
   int threads = 0;
+  std::vector<std::string> settings;  // NAME=VALUE (recipes/cli/settings.h)
 };
 int grad_command(const GradOptions& o);
 
@@ -81,6 +84,7 @@ struct CompareOptions {
   unsigned long long seed = 42;
   double rtol = -1, atol = -1;  // < 0: per-dtype defaults (validation/compare.h)
   int threads = 0;
+  std::vector<std::string> settings;  // NAME=VALUE (recipes/cli/settings.h)
 };
 int compare_command(const CompareOptions& o);
 
@@ -116,7 +120,11 @@ struct TrainOptions {
   int prefetch_threads = 1;
   std::vector<std::string> augment;  // flip[:P], crop:SIZE:PAD, cutout:SIZE
   bool progress = true;
+  std::vector<std::string> settings;  // NAME=VALUE (recipes/cli/settings.h)
 };
 int train_command(const TrainOptions& o);
+
+// deep500 settings: every name --setting takes, with its value.
+int settings_command();
 
 }  // namespace deep500::cli

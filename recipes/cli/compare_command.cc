@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "network/model.h"
+#include "network/settings.h"
 #include "recipes/cli/commands.h"
 #include "recipes/cli/model_feeds.h"
 #include "validation/layer_compare.h"
@@ -41,6 +42,7 @@ int compare_command(const CompareOptions& o) {
   }
   network::ExecutorOptions options;
   options.threads = o.threads;
+  network::apply_settings(o.settings, &options);
   auto a = validation::capture_layers(model, o.a, feeds, options);
   auto b = validation::capture_layers(model, o.b, feeds, options);
   auto report = validation::compare_layers(a, b, tol);

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "network/model.h"
+#include "network/settings.h"
 #include "recipes/cli/commands.h"
 #include "recipes/cli/model_feeds.h"
 #include "validation/layer_compare.h"
@@ -22,6 +23,7 @@ int grad_command(const GradOptions& o) {
   network::ExecutorOptions options;
   options.backends = o.backends;
   options.threads = o.threads;
+  network::apply_settings(o.settings, &options);
   auto exec = validation::make_executor(o.executor, model, options);
   auto result = exec->inference_and_backprop(feeds, o.loss);
   std::cout << "loss " << o.loss << " = " << result.outputs.at(o.loss).at_as_double(0) << "\n";

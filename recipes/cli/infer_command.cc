@@ -7,6 +7,7 @@
 
 #include "metrics/chrome_trace.h"
 #include "network/model.h"
+#include "network/settings.h"
 #include "network/trace_events.h"
 #include "recipes/cli/commands.h"
 #include "recipes/cli/model_feeds.h"
@@ -28,6 +29,7 @@ int infer_command(const InferOptions& o) {
   network::ExecutorOptions options;
   options.backends = o.backends;
   options.threads = o.threads;
+  network::apply_settings(o.settings, &options);
   auto exec = validation::make_executor(o.executor, model, options);
 
   metrics::ChromeTrace trace;

@@ -13,6 +13,11 @@ int main(int argc, char** argv) {
   using namespace deep500;
   CLI::App app{"deep500: measure, validate and reproduce deep learning"};
   app.require_subcommand(1);
+  auto add_settings = [](CLI::App* c, std::vector<std::string>& into) {
+    c->add_option("--setting", into,
+                  "NAME=VALUE, e.g. executor.buffer_reuse=false or onednn.direct_loops=false "
+                  "(list: deep500 settings)");
+  };
 
   cli::OnnxTestOptions ot;
   auto* onnx_test = app.add_subcommand("onnx-test", "run ONNX backend test folders");
@@ -49,6 +54,7 @@ int main(int argc, char** argv) {
         ->expected(2);
     c->add_option("--shapes", oo.shapes_path, "benchdnn-style problem file");
     c->add_option("--dtype", oo.dtype, "element type of --shapes problems (default float32)");
+    add_settings(c, oo.settings);
     if (std::string(mode) == "check") {
       c->add_flag("--grad", oo.grad, "also check backward() with finite differences");
       continue;
@@ -79,6 +85,7 @@ int main(int argc, char** argv) {
                    "graph passes before running, e.g. default or "
                    "identity-elimination,bn-folding")
       ->delimiter(',');
+  add_settings(infer, io.settings);
 
   cli::GradOptions go;
   auto* grad = app.add_subcommand("grad", "gradients of a scalar loss w.r.t. every parameter");
@@ -91,6 +98,7 @@ int main(int argc, char** argv) {
   grad->add_option("--backend", go.backends, "kernel preference, e.g. onednn,reference")
       ->delimiter(',');
   grad->add_option("--threads", go.threads, "threads (0 = library default)");
+  add_settings(grad, go.settings);
 
   cli::CompareOptions co;
   auto* compare = app.add_subcommand("compare", "per-layer errors of executor B against A");
@@ -103,6 +111,7 @@ int main(int argc, char** argv) {
   compare->add_option("--rtol", co.rtol, "relative tolerance (default per dtype)");
   compare->add_option("--atol", co.atol, "absolute tolerance (default per dtype)");
   compare->add_option("--threads", co.threads, "threads (0 = library default)");
+  add_settings(compare, co.settings);
 
   // deep500 train (recipes/cli/train_command.cc, docs/training.md)
   cli::TrainOptions tr;
@@ -156,6 +165,9 @@ int main(int argc, char** argv) {
                    "training augmentations: flip[:P],crop:SIZE:PAD,cutout:SIZE")
       ->delimiter(',');
   train->add_flag("!--no-progress", tr.progress, "no progress output on stderr");
+  add_settings(train, tr.settings);
+
+  auto* settings = app.add_subcommand("settings", "list every --setting with its value");
 
   try {
     app.parse(argc, argv);
@@ -170,6 +182,7 @@ int main(int argc, char** argv) {
     if (*grad) return cli::grad_command(go);
     if (*compare) return cli::compare_command(co);
     if (*train) return cli::train_command(tr);
+    if (*settings) return cli::settings_command();
   } catch (const Error& e) {
     std::cerr << "deep500: error: " << e.what() << "\n";
     return 2;

@@ -22,6 +22,7 @@
 
 #include "metrics/reporter.h"
 #include "metrics/runner.h"
+#include "network/settings.h"
 #include "operators/attribute_text.h"
 #include "operators/registry.h"
 #include "recipes/cli/commands.h"
@@ -356,7 +357,7 @@ int run_bench(const OpOptions& o, const onnx::OpSchema& schema, const std::vecto
           {"backend", b}, {"implementation", impl}, {"problem", probs[i].label}};
     }
   }
-  const metrics::Context context = metrics::collect_context();
+  const metrics::Context context = network::result_context(nullptr);
   metrics::make_console_reporter(std::cout)->report(context, results);
   auto write = [&](const std::string& path, auto make) {
     if (path.empty()) return;
@@ -382,6 +383,7 @@ int op_command(const OpOptions& o) {
                 o.mode, "'");
   DEEP500_CHECK(o.range.size() == 2 && o.range[0] < o.range[1],
                 "--range: expected LOW,HIGH with LOW < HIGH, e.g. -1,1");
+  network::apply_settings(o.settings, nullptr);
   const onnx::OpSchema& schema = find_schema(o);
   std::vector<AttributeProto> attrs;
   for (const auto& a : o.attrs)

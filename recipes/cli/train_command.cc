@@ -16,6 +16,8 @@
 
 #include "deep/error.h"
 #include "deep/text.h"
+#include "metrics/json_reporter.h"
+#include "network/settings.h"
 #include "recipes/cli/commands.h"
 #include "recipes/cli/model_feeds.h"
 #include "training/dataset_bias.h"
@@ -282,6 +284,7 @@ int train_command(const TrainOptions& o) {
 
   network::ExecutorOptions eo;
   eo.threads = o.threads;
+  network::apply_settings(o.settings, &eo);
   auto exec = validation::make_executor(o.executor, net.model(), eo);
 
   training::SamplerOptions so;
@@ -350,6 +353,7 @@ int train_command(const TrainOptions& o) {
                    {"prefetch_threads", o.prefetch_threads},
                    {"augment", o.augment},
                    {"resumed_from", o.resume}};
+    j["context"] = metrics::to_json(network::result_context(exec.get()));
     j["dataset_bias"] = {
         {"counts", bias.counts},
         {"total", bias.total},

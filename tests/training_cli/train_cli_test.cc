@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -21,6 +22,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "network/executor_options.h"
 #include "training/checkpoint.h"
 
 namespace fs = std::filesystem;
@@ -154,6 +156,53 @@ TEST(TrainCli, SameSeedAndThreadsGiveBitIdenticalLossCurves) {
   EXPECT_EQ(a, b);
   EXPECT_EQ(a, d);
   EXPECT_NE(a, c);
+}
+
+// Every executor setting, changed from its default with --setting, and the
+// oneDNN backend's settings appear with their new values in the metrics
+// JSON's context (what ran is what the result says).
+TEST(TrainCli, EveryChangedSettingIsRecordedInTheMetrics) {
+  REQUIRE_DATA();
+  TempDir dir;
+  std::map<std::string, std::string> want;
+  for (const auto& [name, value] : deep500::network::settings_of({})) {
+    std::string changed;
+    double number = 0;
+    if (value == "true" || value == "false")
+      changed = value == "true" ? "false" : "true";
+    else if (name == "executor.backends")
+      changed = "reference";
+    else if (name == "executor.idle_threads")
+      changed = "sleep";
+    else if (std::istringstream(value) >> number)
+      changed = name == "executor.threads" ? "1" : std::to_string(number * 2);
+    ASSERT_FALSE(changed.empty()) << "no changed value for " << name << " = " << value;
+    want[name] = changed;
+  }
+  want["onednn.direct_loops"] = "false";
+  want["onednn.bn_backward_layout"] = "nchw";
+  std::string flags;
+  for (const auto& [name, value] : want) flags += " --setting " + name + "=" + value;
+  Result listed = run("settings");
+  if (listed.output.find("onednn.direct_loops") == std::string::npos) {
+    want.erase("onednn.direct_loops");  // a build without the oneDNN backend
+    want.erase("onednn.bn_backward_layout");
+    flags.clear();
+    for (const auto& [name, value] : want) flags += " --setting " + name + "=" + value;
+  }
+  Result r = run(small("--epochs 1 --metrics-json " + (dir / "m.json") + flags, 64));
+  ASSERT_EQ(r.status, 0) << r.output;
+  nlohmann::json settings = read_json(dir / "m.json").at("context").at("settings");
+  EXPECT_EQ(settings.at("executor"), "optimized");
+  for (const auto& [name, value] : want) {
+    ASSERT_TRUE(settings.contains(name)) << name;
+    const std::string got = settings.at(name);
+    double a = 0, b = 0;
+    if (std::istringstream(value) >> a && std::istringstream(got) >> b && value != got)
+      EXPECT_NEAR(a, b, 1e-6 * std::abs(a)) << name;
+    else
+      EXPECT_EQ(got, value) << name;
+  }
 }
 
 // kill -9 in the middle of training, then --resume: the final parameters
