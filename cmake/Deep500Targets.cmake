@@ -10,4 +10,7 @@ function(deep500_library name)
   target_compile_options(${name} PRIVATE -Wall -Wextra -Wno-unused-parameter -Wno-restrict
                          -fno-semantic-interposition)
   set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  # Every symbol a layer uses must come from a library it links: a wrong
+  # arrow (a call upward, or into a backend it does not depend on) fails here.
+  target_link_options(${name} PRIVATE -Wl,--no-undefined)
 endfunction()

@@ -1,42 +1,14 @@
-# Every dependency, found as DEPENDENCIES.md verified on Debian 12.
+# Dependencies every layer builds on, found as DEPENDENCIES.md verified on
+# Debian 12. The others are found REQUIRED in the CMakeLists of the code that
+# uses them (frameworks/: oneDNN, Eigen, Torch; training/: HDF5, zlib;
+# recipes/ and benchmarks/: CLI11; tests/: GTest; benchmarks/: Google
+# Benchmark), so a target's dependencies are found beside it.
 
 # Protobuf first: ONNXConfig.cmake does not find_dependency it.
 find_package(Protobuf 3.21 REQUIRED)
 find_package(ONNX REQUIRED)  # targets onnx, onnx_proto; ONNX_ML=1 ONNX_NAMESPACE=onnx
 find_package(nlohmann_json 3.11 REQUIRED)
-find_package(yaml-cpp REQUIRED)  # target yaml-cpp (0.7)
-find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
-
-if(DEEP500_WITH_ONEDNN)
-  find_package(dnnl REQUIRED)  # DNNL::dnnl (2.6); needs ocl-icd-opencl-dev
-endif()
-if(DEEP500_WITH_EIGEN)
-  find_package(Eigen3 3.4 REQUIRED NO_MODULE)
-endif()
-if(DEEP500_WITH_MPI)
-  set(MPI_CXX_SKIP_MPICXX ON)
-  find_package(MPI REQUIRED COMPONENTS CXX)
-endif()
-find_package(HDF5 REQUIRED COMPONENTS C CXX)  # HDF5::HDF5 only on CMake 3.25
-find_package(ZLIB REQUIRED)  # IDX .gz datasets
-if(DEEP500_WITH_TORCH)
-  find_package(Torch REQUIRED)  # CPU-only Debian build
-endif()
-if(DEEP500_WITH_PYTHON)
-  find_package(Python3 REQUIRED COMPONENTS Interpreter Development.Module)
-  set(PYBIND11_FINDPYTHON ON)
-  find_package(pybind11 CONFIG REQUIRED)
-else()
-  find_package(Python3 REQUIRED COMPONENTS Interpreter)
-endif()
-if(DEEP500_BUILD_TESTS)
-  find_package(GTest REQUIRED)
-  include(GoogleTest)
-endif()
-if(DEEP500_BUILD_BENCHMARKS)
-  find_package(benchmark REQUIRED)
-endif()
 
 set(DEEP500_HAVE_CUDA OFF)
 if(DEEP500_WITH_CUDA)
@@ -68,4 +40,4 @@ if(DEEP500_WITH_CUDA)
   endif()
 endif()
 message(STATUS "deep500: onednn=${DEEP500_WITH_ONEDNN} eigen=${DEEP500_WITH_EIGEN} "
-               "torch=${DEEP500_WITH_TORCH} mpi=${DEEP500_WITH_MPI} cuda=${DEEP500_HAVE_CUDA}")
+               "torch=${DEEP500_WITH_TORCH} cuda=${DEEP500_HAVE_CUDA}")

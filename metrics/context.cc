@@ -108,9 +108,6 @@ Context collect_context() {
   c.libraries.emplace_back("nlohmann_json",
                            cat(NLOHMANN_JSON_VERSION_MAJOR, ".", NLOHMANN_JSON_VERSION_MINOR, ".",
                                NLOHMANN_JSON_VERSION_PATCH));
-#ifdef DEEP500_ONEDNN_VERSION
-  c.libraries.emplace_back("onednn", DEEP500_ONEDNN_VERSION);
-#endif
   c.git_revision = DEEP500_GIT_REVISION;
 
   char host[256] = {0};

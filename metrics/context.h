@@ -14,10 +14,12 @@ struct Context {
   std::string isa;        // present flags among sse4_2 avx avx2 fma avx512* amx*
   int logical_cpus = 0;   // std::thread::hardware_concurrency()
   int affinity_cpus = 0;  // CPUs this process may run on (sched_getaffinity)
-  std::vector<std::pair<std::string, std::string>> threads;    // OMP_NUM_THREADS etc. ("unset")
-  std::string compiler;                                        // e.g. "gcc 12.2.0"
-  std::string build_type;                                      // CMAKE_BUILD_TYPE at configure time
-  std::vector<std::pair<std::string, std::string>> libraries;  // name -> version
+  std::vector<std::pair<std::string, std::string>> threads;  // OMP_NUM_THREADS etc. ("unset")
+  std::string compiler;                                      // e.g. "gcc 12.2.0"
+  std::string build_type;                                    // CMAKE_BUILD_TYPE at configure time
+  // name -> version: the core's here, each backend's library added by
+  // network::result_context() from the registry.
+  std::vector<std::pair<std::string, std::string>> libraries;
   std::string git_revision;  // `git rev-parse --short HEAD` at configure time, or "unknown"
   std::string hostname;
   std::string timestamp_utc;  // ISO 8601, when collect_context() ran

@@ -31,6 +31,7 @@ metrics::Context result_context(const GraphExecutor* executor) {
     c.settings.insert(c.settings.begin(), {"executor", executor->name()});
   }
   for (auto& s : ops::Registry::global().settings()) c.settings.push_back(std::move(s));
+  for (auto& l : ops::Registry::global().libraries()) c.libraries.push_back(std::move(l));
   return c;
 }
 

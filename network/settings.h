@@ -20,7 +20,8 @@ namespace deep500::network {
 void apply_settings(const std::vector<std::string>& entries, ExecutorOptions* options);
 
 // The machine context with the settings that ran: the executor's name and
-// settings (when given) and every backend setting.
+// settings (when given), every backend setting, and the backends' library
+// versions.
 metrics::Context result_context(const GraphExecutor* executor);
 
 }  // namespace deep500::network

@@ -100,6 +100,16 @@ void Registry::set_setting(const std::string& name, const std::string& value) {
                   "' (expected one of: ", known.empty() ? "none in this build" : known, ")"));
 }
 
+void Registry::add_library(const std::string& name, const std::string& version) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  libraries_.emplace_back(name, version);
+}
+
+std::vector<std::pair<std::string, std::string>> Registry::libraries() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return libraries_;
+}
+
 std::vector<std::pair<std::string, std::string>> Registry::op_types(
     const std::string& backend) const {
   std::lock_guard<std::mutex> lock(mutex_);

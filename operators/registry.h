@@ -81,6 +81,10 @@ class Registry {
   // the known ones.
   void set_setting(const std::string& name, const std::string& value);
   const std::vector<BackendSetting>& setting_list() const { return settings_; }
+  // The library a backend runs on and its version as loaded (e.g. "onednn",
+  // "2.6.3"), recorded in every result's context.
+  void add_library(const std::string& name, const std::string& version);
+  std::vector<std::pair<std::string, std::string>> libraries() const;
 
   bool has(const std::string& domain, const std::string& op_type, int opset,
            const std::string& backend) const;
@@ -96,6 +100,7 @@ class Registry {
   std::map<std::string, BackendCapabilities> capabilities_;
   std::vector<std::string> preference_;
   std::vector<BackendSetting> settings_;
+  std::vector<std::pair<std::string, std::string>> libraries_;
 };
 
 // Convenience for kernels: a factory that constructs Op(ctx) and lets a

@@ -13,6 +13,8 @@ void register_kernels(ops::Registry& r) {
   register_unary(r);
   register_softmax(r);
   register_reduce(r);
+  r.add_library("eigen",
+                cat(EIGEN_WORLD_VERSION, ".", EIGEN_MAJOR_VERSION, ".", EIGEN_MINOR_VERSION));
 }
 
 }  // namespace deep500::eigen

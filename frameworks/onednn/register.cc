@@ -18,6 +18,8 @@ void register_kernels(ops::Registry& r) {
   r.set_capabilities("onednn",
                      {.channels_last = true, .post_op_fusion = true, .gradients_in_place = true});
   declare_settings(r);
+  const dnnl_version_t* v = dnnl_version();
+  r.add_library("onednn", cat(v->major, ".", v->minor, ".", v->patch));
 }
 
 void declare_settings(ops::Registry& r) {
