@@ -12,6 +12,7 @@
 // --threads (default 1).
 //
 //   ./bench_executor_overhead [--models DIR] [--threads N] [--quick] [--json out.json]
+//       [--profile NET 1|16]
 #include <omp.h>
 
 #include <algorithm>
@@ -21,8 +22,10 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "deep/npy.h"
@@ -81,27 +84,35 @@ int main(int argc, char** argv) {
   std::string json_path;
   int threads = 1;
   bool quick = false;
-  std::string profile_net;
-  int profile_batch = 16;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--models" && i + 1 < argc)
-      dir = argv[++i];
-    else if (a == "--threads" && i + 1 < argc)
-      threads = std::atoi(argv[++i]);
-    else if (a == "--json" && i + 1 < argc)
-      json_path = argv[++i];
-    else if (a == "--quick")
-      quick = true;
-    else if (a == "--profile" && i + 2 < argc) {
-      profile_net = argv[++i];
-      profile_batch = std::atoi(argv[++i]);
-    } else {
-      std::fprintf(stderr, "usage: %s [--models DIR] [--threads N] [--quick] [--json FILE]\n",
-                   argv[0]);
-      return 2;
-    }
+  std::pair<std::string, int> profile{"", 16};
+  CLI::App app{"optimized executor overhead and network speed (docs/executors.md)",
+               "bench_executor_overhead"};
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("bench_executor_overhead: ") + e.what() + " (--help for usage)\n";
+  });
+  app.add_option("--models", dir, "generated models (default: $DEEP500_MODELS_DIR or build/models)")
+      ->type_name("DIR");
+  app.add_option("--threads", threads, "threads of part 2 (>= 1)")->capture_default_str();
+  app.add_flag("--quick", quick, "fewer repetitions");
+  app.add_option("--json", json_path, "write the results here")->type_name("FILE");
+  app.add_option("--profile", profile,
+                 "print per-op-type kernel time of network NET at batch 1 or 16 instead")
+      ->type_name("NET BATCH");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
   }
+  if (threads < 1) {
+    std::fprintf(stderr, "bench_executor_overhead: --threads must be >= 1\n");
+    return 2;
+  }
+  if (app.count("--profile") && profile.second != 1 && profile.second != 16) {
+    std::fprintf(stderr, "bench_executor_overhead: --profile NET BATCH: BATCH must be 1 or 16\n");
+    return 2;
+  }
+  const std::string& profile_net = profile.first;
+  const int profile_batch = profile.second;
   frameworks::register_all();
   nlohmann::json out;
   try {

@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <new>
 #include <string>
@@ -22,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -390,9 +390,21 @@ Sgemm bench_big(int64_t n, int reps) {
 int main(int argc, char** argv) {
   std::string json_path;
   bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
-    if (!std::strcmp(argv[i], "--quick")) quick = true;
+  {
+    CLI::App app{
+        "overhead of deep500's oneDNN backend against raw oneDNN, and FP32 peaks "
+        "(threads: OMP_NUM_THREADS)",
+        "bench_onednn_overhead"};
+    app.failure_message([](const CLI::App*, const CLI::Error& e) {
+      return std::string("bench_onednn_overhead: ") + e.what() + " (--help for usage)\n";
+    });
+    app.add_option("--json", json_path, "write every row here")->type_name("FILE");
+    app.add_flag("--quick", quick, "shorter time budgets, no 4096^3 SGEMM");
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      return app.exit(e) == 0 ? 0 : 2;
+    }
   }
   frameworks::register_all();
   const char* env = std::getenv("OMP_NUM_THREADS");

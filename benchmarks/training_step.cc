@@ -7,14 +7,18 @@
 //
 //   bench_training_step MODEL.onnx X.npy LABELS.npy --threads N --warmup W --reps R
 //       [--max-seconds S] [--lr 0.01] [--momentum 0.9] [--executor NAME]
-//       [--save-step DIR] [--profile]
+//       [--save-step DIR] [--profile] [--setting NAME=VALUE ...]
 //
 // MODEL.onnx has the loss in the graph (scripts/make_models.py training
 // exports: inputs x, labels; output loss). Timing goes through
 // metrics::Runner (warm-up excluded). --save-step writes, after the first
 // step from the initial weights, loss.npy and <parameter>.npy (updated) into
 // DIR. --profile adds per-op-type forward/backward seconds of one extra
-// step. Prints one JSON line.
+// step. --setting (repeatable) sets an executor or backend setting by name
+// (network/settings.h; `deep500 settings` lists them), e.g.
+// executor.backward_hints=false onednn.direct_loops=false; the JSON's
+// "settings" records every setting that ran. Prints one JSON line; bad
+// arguments print one line on stderr and exit 2.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -26,6 +30,7 @@
 #include <vector>
 
 #include <omp.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "deep/error.h"
@@ -36,7 +41,9 @@
 #include "metrics/runner.h"
 #include "network/executor.h"
 #include "network/model.h"
+#include "network/settings.h"
 #include "network/training_state.h"
+#include "operators/registry.h"
 
 namespace {
 
@@ -50,58 +57,49 @@ struct Args {
   int threads = 1, warmup = 3, reps = 10;
   double max_seconds = 60, lr = 0.01, momentum = 0.9;
   bool profile = false;
+  std::vector<std::string> settings;  // --setting NAME=VALUE, in order
 };
 
-[[noreturn]] void usage(const std::string& why) {
-  std::cerr << "bench_training_step: " << why
-            << "\nusage: bench_training_step MODEL.onnx X.npy LABELS.npy --threads N --warmup W"
-               " --reps R [--max-seconds S] [--lr LR] [--momentum M] [--executor NAME]"
-               " [--save-step DIR] [--profile]\n";
-  std::exit(2);
-}
-
+// Parses argv; on bad input prints one line (or --help) and exits (2, or 0
+// for --help).
 Args parse(int argc, char** argv) {
   Args a;
-  std::vector<std::string> positional;
-  for (int i = 1; i < argc; ++i) {
-    std::string s = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage(s + " needs a value");
-      return argv[++i];
-    };
-    try {
-      if (s == "--threads")
-        a.threads = std::stoi(value());
-      else if (s == "--warmup")
-        a.warmup = std::stoi(value());
-      else if (s == "--reps")
-        a.reps = std::stoi(value());
-      else if (s == "--max-seconds")
-        a.max_seconds = std::stod(value());
-      else if (s == "--lr")
-        a.lr = std::stod(value());
-      else if (s == "--momentum")
-        a.momentum = std::stod(value());
-      else if (s == "--executor")
-        a.executor = value();
-      else if (s == "--save-step")
-        a.save_step = value();
-      else if (s == "--profile")
-        a.profile = true;
-      else if (s.rfind("--", 0) == 0)
-        usage("unknown option " + s);
-      else
-        positional.push_back(s);
-    } catch (const std::logic_error&) {
-      usage("bad number after " + s);
-    }
+  CLI::App app{"deep500 training-step benchmark (docs/training-benchmark.md)",
+               "bench_training_step"};
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("bench_training_step: ") + e.what() + " (--help for usage)\n";
+  });
+  app.add_option("MODEL.onnx", a.model, "training export with the loss in the graph")->required();
+  app.add_option("X.npy", a.x, "input batch")->required();
+  app.add_option("LABELS.npy", a.labels, "labels of the batch")->required();
+  app.add_option("--threads", a.threads, "OpenMP threads (>= 1)")->capture_default_str();
+  app.add_option("--warmup", a.warmup, "untimed steps, the first step included (>= 1)")
+      ->capture_default_str();
+  app.add_option("--reps", a.reps, "timed steps (>= 1)")->capture_default_str();
+  app.add_option("--max-seconds", a.max_seconds, "time cap of the timed steps (> 0)")
+      ->capture_default_str();
+  app.add_option("--lr", a.lr, "SGD learning rate")->capture_default_str();
+  app.add_option("--momentum", a.momentum, "SGD momentum")->capture_default_str();
+  app.add_option("--executor", a.executor, "network::ExecutorRegistry name")->capture_default_str();
+  app.add_option("--save-step", a.save_step,
+                 "write loss.npy and the updated <parameter>.npy of the first step into DIR")
+      ->type_name("DIR");
+  app.add_flag("--profile", a.profile, "add per-op-type seconds of one extra step");
+  app.add_option("--setting", a.settings,
+                 "NAME=VALUE, repeatable, e.g. executor.backward_hints=false or "
+                 "onednn.direct_loops=false (list: deep500 settings)")
+      ->type_name("NAME=VALUE")
+      ->allow_extra_args(false);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e) == 0 ? 0 : 2);
   }
-  if (positional.size() != 3) usage("expected MODEL.onnx X.npy LABELS.npy");
-  a.model = positional[0];
-  a.x = positional[1];
-  a.labels = positional[2];
-  if (a.threads < 1 || a.warmup < 1 || a.reps < 1 || a.max_seconds <= 0)
-    usage("--threads, --warmup and --reps must be >= 1, --max-seconds > 0");
+  if (a.threads < 1 || a.warmup < 1 || a.reps < 1 || a.max_seconds <= 0) {
+    std::cerr << "bench_training_step: --threads, --warmup and --reps must be >= 1, "
+                 "--max-seconds > 0\n";
+    std::exit(2);
+  }
   return a;
 }
 
@@ -183,9 +181,26 @@ class TrainingStep : public deep500::metrics::Workload {
   Sgd sgd_;
 };
 
+// What ran: the executor's resolved settings and every backend setting.
+json settings_json(const network::GraphExecutor& exec) {
+  json s = json::object();
+  for (const auto& [name, value] : exec.settings()) s[name] = value;
+  for (const auto& [name, value] : deep500::ops::Registry::global().settings()) s[name] = value;
+  return s;
+}
+
 int run(const Args& a) {
   omp_set_num_threads(a.threads);
   deep500::frameworks::register_all();
+  // The flags first, then --setting in order (which may override them).
+  network::ExecutorOptions options;
+  options.threads = a.threads;
+  try {
+    network::apply_settings(a.settings, &options);
+  } catch (const Error& e) {
+    std::cerr << "bench_training_step: error: " << e.what() << "\n";
+    return 2;
+  }
   network::Model model = network::load_model(a.model);
   auto updates = network::state_updates(model);
   for (const auto& u : updates) model.proto.mutable_graph()->add_output()->set_name(u.output);
@@ -200,8 +215,6 @@ int run(const Args& a) {
     feeds[init.name()] = deep500::from_onnx(init, a.model + ": " + init.name());
     if (!state.count(init.name())) trainable.push_back(init.name());
   }
-  network::ExecutorOptions options;
-  options.threads = a.threads;
   auto exec = network::ExecutorRegistry::global().create(a.executor, model, options);
   TrainingStep step(*exec, feeds, trainable, updates,
                     Sgd(static_cast<float>(a.lr), static_cast<float>(a.momentum)));
@@ -244,6 +257,7 @@ int run(const Args& a) {
   out["parameters"] = trainable.size();
   out["state_updates"] = updates.size();
   if (!result.note.empty()) out["note"] = result.note;
+  out["settings"] = settings_json(*exec);
   if (a.profile) {
     Profile prof;
     exec->add_events(&prof);

@@ -5,6 +5,7 @@
 //
 //   bench_network_runner MODEL.onnx INPUT.npy --threads N --warmup W --reps R
 //       [--max-seconds S] [--executor NAME] [--save-output OUT.npy] [--profile P]
+//       [--setting NAME=VALUE ...]
 //
 // --profile P runs P more (untimed) inferences with a per-node listener and
 // adds "nodes": the median seconds of every node, in run order, with its op
@@ -12,6 +13,11 @@
 //
 // --executor defaults to "optimized" when that executor is registered and to
 // "reference" otherwise; the JSON says which one ran ("executor").
+//
+// --setting (repeatable) sets an executor or backend setting by name
+// (network/settings.h; `deep500 settings` lists them), applied after the
+// other flags; the JSON's "settings" records every setting that ran. Bad
+// arguments print one line on stderr and exit 2.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -24,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "deep/error.h"
@@ -33,6 +40,8 @@
 #include "metrics/statistics.h"
 #include "network/executor.h"
 #include "network/model.h"
+#include "network/settings.h"
+#include "operators/registry.h"
 
 #if DEEP500_RUNNER_OPENMP
 #include <omp.h>
@@ -52,53 +61,53 @@ long max_rss_kib() {
 struct Args {
   std::string model, input, executor, save_output;
   int threads = 1, warmup = 3, reps = 10, profile = 0;
-  double max_seconds = 0;  // 0: no time cap
+  double max_seconds = 0;             // 0: no time cap
+  std::vector<std::string> settings;  // --setting NAME=VALUE, in order
 };
 
-[[noreturn]] void usage(const std::string& why) {
-  std::cerr << "bench_network_runner: " << why
-            << "\nusage: bench_network_runner MODEL.onnx INPUT.npy --threads N --warmup W --reps R"
-               " [--max-seconds S] [--executor NAME] [--save-output OUT.npy] [--profile P]\n";
-  std::exit(2);
-}
-
+// Parses argv; on bad input prints one line (or --help) and exits (2, or 0
+// for --help).
 Args parse(int argc, char** argv) {
   Args a;
-  std::vector<std::string> positional;
-  for (int i = 1; i < argc; ++i) {
-    std::string s = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage(s + " needs a value");
-      return argv[++i];
-    };
-    try {
-      if (s == "--threads")
-        a.threads = std::stoi(value());
-      else if (s == "--warmup")
-        a.warmup = std::stoi(value());
-      else if (s == "--reps")
-        a.reps = std::stoi(value());
-      else if (s == "--max-seconds")
-        a.max_seconds = std::stod(value());
-      else if (s == "--executor")
-        a.executor = value();
-      else if (s == "--profile")
-        a.profile = std::stoi(value());
-      else if (s == "--save-output")
-        a.save_output = value();
-      else if (s.rfind("--", 0) == 0)
-        usage("unknown option " + s);
-      else
-        positional.push_back(s);
-    } catch (const std::logic_error&) {
-      usage("bad number after " + s);
-    }
+  CLI::App app{"deep500's runner of the peer benchmark (docs/peer-benchmarks.md)",
+               "bench_network_runner"};
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("bench_network_runner: ") + e.what() + " (--help for usage)\n";
+  });
+  app.add_option("MODEL.onnx", a.model, "the network")->required();
+  app.add_option("INPUT.npy", a.input, "fed to the first graph input without an initializer")
+      ->required();
+  app.add_option("--threads", a.threads, "OpenMP threads (>= 1)")->capture_default_str();
+  app.add_option("--warmup", a.warmup, "untimed runs (>= 0; at least one runs)")
+      ->capture_default_str();
+  app.add_option("--reps", a.reps, "timed runs (>= 1)")->capture_default_str();
+  app.add_option("--max-seconds", a.max_seconds,
+                 "stop timing after S seconds, with at least 3 runs (>= 0; 0: no cap)")
+      ->capture_default_str();
+  app.add_option("--executor", a.executor,
+                 "network::ExecutorRegistry name (default: optimized if registered, else "
+                 "reference)");
+  app.add_option("--save-output", a.save_output, "write the first graph output here")
+      ->type_name("OUT.npy");
+  app.add_option("--profile", a.profile,
+                 "P more untimed runs with per-node median seconds in \"nodes\" (>= 0)")
+      ->type_name("P")
+      ->capture_default_str();
+  app.add_option("--setting", a.settings,
+                 "NAME=VALUE, repeatable, e.g. executor.buffer_reuse=false or "
+                 "onednn.direct_loops=false (list: deep500 settings)")
+      ->type_name("NAME=VALUE")
+      ->allow_extra_args(false);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e) == 0 ? 0 : 2);
   }
-  if (positional.size() != 2) usage("expected MODEL.onnx and INPUT.npy");
-  a.model = positional[0];
-  a.input = positional[1];
-  if (a.threads < 1 || a.warmup < 0 || a.reps < 1 || a.max_seconds < 0 || a.profile < 0)
-    usage("--threads and --reps must be >= 1, --warmup, --max-seconds and --profile >= 0");
+  if (a.threads < 1 || a.warmup < 0 || a.reps < 1 || a.max_seconds < 0 || a.profile < 0) {
+    std::cerr << "bench_network_runner: --threads and --reps must be >= 1, --warmup, "
+                 "--max-seconds and --profile >= 0\n";
+    std::exit(2);
+  }
   return a;
 }
 
@@ -140,10 +149,18 @@ int run(const Args& a) {
   if (executor.empty())
     executor = std::count(names.begin(), names.end(), "optimized") ? "optimized" : "reference";
 
-  const auto t_load = std::chrono::steady_clock::now();
-  deep500::network::Model model = deep500::network::load_model(a.model);
+  // The flags first, then --setting in order (which may override them).
   deep500::network::ExecutorOptions options;
   options.threads = a.threads;
+  try {
+    deep500::network::apply_settings(a.settings, &options);
+  } catch (const Error& e) {
+    std::cerr << "bench_network_runner: error: " << e.what() << "\n";
+    return 2;
+  }
+
+  const auto t_load = std::chrono::steady_clock::now();
+  deep500::network::Model model = deep500::network::load_model(a.model);
   auto exec = registry.create(executor, model, options);
 
   std::set<std::string> initializers;
@@ -210,6 +227,11 @@ int run(const Args& a) {
   out["executors_registered"] = names;
   out["backends_built"] = deep500::frameworks::built_backends();
   out["implementations"] = counter.counts;
+  json settings = json::object();  // what ran: executor and backend settings
+  for (const auto& [name, value] : exec->settings()) settings[name] = value;
+  for (const auto& [name, value] : deep500::ops::Registry::global().settings())
+    settings[name] = value;
+  out["settings"] = settings;
   out["model"] = a.model;
   out["input"] = a.input;
   out["batch"] = batch;

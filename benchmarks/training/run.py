@@ -3,7 +3,7 @@
 
     /usr/bin/python3 benchmarks/training/run.py [--build-dir build] [--openblas]
         [--threads 1 2] [--rounds 5] [--warmup 3] [--reps 8] [--json OUT.json] [--markdown]
-        [--baseline-env KEY=VALUE ...]
+        [--baseline-setting NAME=VALUE ...]
 
 Networks (scripts/make_models.py training exports, loss in the graph):
   lenet5    batch 64, the first 64 Fashion-MNIST training images (/255) and labels
@@ -20,10 +20,12 @@ weights on both sides must give the same loss and updated parameters within
 where PyTorch's own float32 step is further than that from the float64 step
 (torch_step.py --float64), deep500 must be at most as far from float64 as
 PyTorch is.
---baseline-env adds a third side timed in the same rounds: deep500 with those
-environment variables (e.g. DEEP500_BACKWARD_NO_HINTS=1 DEEP500_ONEDNN_NO_DIRECT=1,
-the code paths before the training shortcuts), reported against PyTorch and
-against the deep500 side (before/after).
+--baseline-setting adds a third side timed in the same rounds: deep500 with
+those settings (bench_training_step --setting NAME=VALUE each; `deep500
+settings` lists them), e.g. executor.backward_hints=false
+onednn.direct_loops=false, the code paths before the training shortcuts,
+reported against PyTorch and against the deep500 side (before/after). Each
+deep500 side's JSON records the settings it ran with ("settings").
 """
 
 import argparse
@@ -80,13 +82,13 @@ def make_data(network, batch, out_dir):
     return xp, lp, source
 
 
-def command(side, exe, network, model, xp, lp, threads, warmup, reps, save=None):
+def command(side, exe, network, model, xp, lp, threads, warmup, reps, save=None, settings=()):
     common = ["--threads", str(threads), "--warmup", str(warmup), "--reps", str(reps),
               "--lr", "0.01", "--momentum", "0.9"]
     if save:
         common += ["--save-step", save]
     if side == "deep500":
-        return [exe, model, xp, lp] + common
+        return [exe, model, xp, lp] + common + [a for s in settings for a in ("--setting", s)]
     return ["/usr/bin/python3", os.path.join(HERE, "torch_step.py"), network, model, xp,
             lp] + common
 
@@ -116,12 +118,16 @@ def main():
     p.add_argument("--reps", type=int, default=8)
     p.add_argument("--openblas", action="store_true",
                    help="PyTorch with OpenBLAS, as benchmarks/peers/run.py --openblas")
-    p.add_argument("--baseline-env", nargs="+", metavar="KEY=VALUE",
-                   help="also time a 'baseline' deep500 side with these environment variables "
-                        "in the same rounds (e.g. DEEP500_BACKWARD_NO_HINTS=1: before/after)")
+    p.add_argument("--baseline-setting", nargs="+", metavar="NAME=VALUE",
+                   help="also time a 'baseline' deep500 side with these settings (passed as "
+                        "bench_training_step --setting NAME=VALUE) in the same rounds, e.g. "
+                        "executor.backward_hints=false onednn.direct_loops=false: before/after")
     p.add_argument("--json")
     p.add_argument("--markdown", action="store_true")
     a = p.parse_args()
+    for s in a.baseline_setting or []:
+        if "=" not in s or s.startswith("="):
+            p.error(f"--baseline-setting {s!r}: expected NAME=VALUE")
     pr = peers()
     models_dir = a.models_dir or os.path.join(a.build_dir, "models")
     subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts/make_models.py"), models_dir],
@@ -166,7 +172,7 @@ def main():
                         "deep500_vs_pytorch": vs_torch, "deep500_vs_float64": vs_exact,
                         "pytorch_vs_float64": torch_vs_exact, "ok": ok}
         for threads in a.threads:
-            names = ["deep500", "pytorch"] + (["baseline"] if a.baseline_env else [])
+            names = ["deep500", "pytorch"] + (["baseline"] if a.baseline_setting else [])
             samples = {s: [] for s in names}
             round_medians = {s: [] for s in names}
             extra = {}
@@ -177,14 +183,14 @@ def main():
                 for side in order:
                     env = pr.runner_env("pytorch" if side == "pytorch" else "deep500", threads,
                                         openblas, False)
-                    if side == "baseline":
-                        env = dict(env, **dict(kv.split("=", 1) for kv in a.baseline_env))
                     kind = "deep500" if side == "baseline" else side
+                    settings = a.baseline_setting if side == "baseline" else ()
                     res = pr.run_one(command(kind, exe, network, model, xp, lp, threads,
-                                             a.warmup, a.reps), env, 1800)
+                                             a.warmup, a.reps, settings=settings), env, 1800)
                     samples[side] += res["seconds"]
                     round_medians[side].append(float(np.median(res["seconds"])))
-                    extra[side] = {k: res[k] for k in ("blas", "torch_threads") if k in res}
+                    extra[side] = {k: res[k] for k in ("blas", "torch_threads", "settings")
+                                   if k in res}
                 log(f"{network} t{threads} round {r + 1}/{a.rounds}: " +
                     ", ".join(f"{s} {round_medians[s][-1] * 1e3:.1f} ms" for s in names))
             sd, st = pr.summarize(samples["deep500"]), pr.summarize(samples["pytorch"])
@@ -193,10 +199,12 @@ def main():
                     "ratio": sd["median"] / st["median"],
                     "ratio_ci95": pr.bootstrap_ratio(samples["deep500"], samples["pytorch"]),
                     "check": check_report,
-                    "pytorch_info": extra.get("pytorch", {})}
-            if a.baseline_env:
+                    "pytorch_info": extra.get("pytorch", {}),
+                    "deep500_settings": extra.get("deep500", {}).get("settings")}
+            if a.baseline_setting:
                 sb = pr.summarize(samples["baseline"])
-                case["baseline"] = dict(sb, env=a.baseline_env,
+                case["baseline"] = dict(sb, settings=a.baseline_setting,
+                                        settings_ran=extra.get("baseline", {}).get("settings"),
                                         ratio=sb["median"] / st["median"],
                                         ratio_ci95=pr.bootstrap_ratio(samples["baseline"],
                                                                       samples["pytorch"]),
@@ -224,8 +232,9 @@ def main():
             f"{c['check']['deep500_vs_float64'][0]:.1e} "
             f"({c['check']['pytorch_vs_float64'][0]:.1e}) |")
     if any("baseline" in c for c in report["cases"]):
-        lines += ["", "| network | threads | baseline (" + " ".join(a.baseline_env) +
-                  ") median ms (CV) | baseline/PyTorch [95% CI] | baseline/deep500 [95% CI] | "
+        lines += ["", "| network | threads | baseline (--setting " +
+                  " --setting ".join(a.baseline_setting) + ") median ms (CV) | "
+                  "baseline/PyTorch [95% CI] | baseline/deep500 [95% CI] | "
                   "per-round medians ms baseline |", "|---|---|---|---|---|---|"]
         for c in report["cases"]:
             b = c["baseline"]
