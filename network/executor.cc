@@ -12,39 +12,18 @@ void GraphExecutor::remove_events(ExecutorEvents* e) {
   events_.erase(std::remove(events_.begin(), events_.end(), e), events_.end());
 }
 
+ExecutorRegistry::ExecutorRegistry() : NamedRegistry("executor") {
+  add("reference", [](const Model& m, const ExecutorOptions& o) {
+    return std::unique_ptr<GraphExecutor>(std::make_unique<ReferenceExecutor>(m, o));
+  });
+  add("optimized", [](const Model& m, const ExecutorOptions& o) {
+    return std::unique_ptr<GraphExecutor>(std::make_unique<OptimizedExecutor>(m, o));
+  });
+}
+
 ExecutorRegistry& ExecutorRegistry::global() {
-  static ExecutorRegistry r = [] {
-    ExecutorRegistry reg;
-    reg.add("reference", [](const Model& m, const ExecutorOptions& o) {
-      return std::unique_ptr<GraphExecutor>(std::make_unique<ReferenceExecutor>(m, o));
-    });
-    reg.add("optimized", [](const Model& m, const ExecutorOptions& o) {
-      return std::unique_ptr<GraphExecutor>(std::make_unique<OptimizedExecutor>(m, o));
-    });
-    return reg;
-  }();
+  static ExecutorRegistry r;
   return r;
-}
-
-void ExecutorRegistry::add(const std::string& name, ExecutorFactory factory) {
-  factories_[name] = std::move(factory);
-}
-
-std::unique_ptr<GraphExecutor> ExecutorRegistry::create(const std::string& name, const Model& model,
-                                                        const ExecutorOptions& options) const {
-  auto it = factories_.find(name);
-  if (it == factories_.end()) {
-    std::string known;
-    for (const auto& [n, f] : factories_) known += (known.empty() ? "" : ", ") + n;
-    throw Error(cat("unknown executor '", name, "' (expected one of: ", known, ")"));
-  }
-  return it->second(model, options);
-}
-
-std::vector<std::string> ExecutorRegistry::names() const {
-  std::vector<std::string> n;
-  for (const auto& [name, f] : factories_) n.push_back(name);
-  return n;
 }
 
 // Checks a feed against the graph input's declared element type and static

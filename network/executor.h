@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "deep/named_registry.h"
 #include "deep/tensor.h"
 #include "network/executor_options.h"
 #include "network/model.h"
@@ -83,19 +84,17 @@ class GraphExecutor {
 using ExecutorFactory =
     std::function<std::unique_ptr<GraphExecutor>(const Model&, const ExecutorOptions&)>;
 
-// Executors by name ("reference", "optimized", "libtorch", ...). Framework
-// executors register from frameworks/register_all.cc.
-class ExecutorRegistry {
+// Executors by name ("reference", "optimized", and those frameworks add from
+// frameworks/register_all.cc). Thread-safe (deep/named_registry.h).
+class ExecutorRegistry : public NamedRegistry<ExecutorFactory> {
  public:
   static ExecutorRegistry& global();
-  void add(const std::string& name, ExecutorFactory factory);
+  ExecutorRegistry();  // with the built-in executors
   // Throws Error listing the known executors when `name` is unknown.
   std::unique_ptr<GraphExecutor> create(const std::string& name, const Model& model,
-                                        const ExecutorOptions& options = {}) const;
-  std::vector<std::string> names() const;
-
- private:
-  std::map<std::string, ExecutorFactory> factories_;
+                                        const ExecutorOptions& options = {}) const {
+    return get(name)(model, options);
+  }
 };
 
 // Checks a feed against the graph input's declared element type and, when

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "deep/named_registry.h"
 #include "training/optimizer.h"
 #include "training/optimizers/accelegrad.h"
 #include "training/optimizers/adagrad.h"
@@ -27,22 +28,15 @@ namespace deep500::training {
 // Makes an optimizer with its default hyper-parameters.
 using OptimizerFactory = std::function<std::unique_ptr<Optimizer>()>;
 
-class OptimizerRegistry {
+// Optimizers by name; holds the reference optimizers from the start.
+// Thread-safe (deep/named_registry.h).
+class OptimizerRegistry : public NamedRegistry<OptimizerFactory> {
  public:
-  // Holds the reference optimizers from the start.
   static OptimizerRegistry& global();
-  // Adds or replaces `name`. Thread-safe.
-  void add(const std::string& name, OptimizerFactory factory);
+  OptimizerRegistry();
   // The optimizer `name` with `hyper` set on top of its defaults.
   std::unique_ptr<Optimizer> create(const std::string& name,
                                     const std::map<std::string, double>& hyper = {}) const;
-  std::vector<std::string> names() const;
-  bool has(const std::string& name) const;
-
- private:
-  OptimizerRegistry();
-  struct Impl;
-  std::shared_ptr<Impl> impl_;
 };
 
 inline std::unique_ptr<Optimizer> make_optimizer(const std::string& name,

@@ -9,49 +9,17 @@
 
 namespace deep500::network {
 
+PassRegistry::PassRegistry() : NamedRegistry("graph pass") {
+  add("identity-elimination", passes::make_identity_elimination);
+  add("constant-folding", passes::make_constant_folding);
+  add("bn-folding", passes::make_bn_folding);
+  add("conv-gemm-fusion", passes::make_conv_gemm_fusion);
+  add("dead-code-elimination", passes::make_dead_code_elimination);
+}
+
 PassRegistry& PassRegistry::global() {
-  static PassRegistry r = [] {
-    PassRegistry reg;
-    reg.add("identity-elimination", passes::make_identity_elimination);
-    reg.add("constant-folding", passes::make_constant_folding);
-    reg.add("bn-folding", passes::make_bn_folding);
-    reg.add("conv-gemm-fusion", passes::make_conv_gemm_fusion);
-    reg.add("dead-code-elimination", passes::make_dead_code_elimination);
-    return reg;
-  }();
+  static PassRegistry r;
   return r;
-}
-
-void PassRegistry::add(const std::string& name, PassFactory factory) {
-  DEEP500_CHECK(factory, "pass registry: pass '", name, "' has no factory");
-  DEEP500_CHECK(name != "default", "pass registry: 'default' names the default pipeline");
-  for (auto& [n, f] : factories_)
-    if (n == name) {
-      f = std::move(factory);
-      return;
-    }
-  factories_.emplace_back(name, std::move(factory));
-}
-
-bool PassRegistry::has(const std::string& name) const {
-  return std::any_of(factories_.begin(), factories_.end(),
-                     [&](const auto& e) { return e.first == name; });
-}
-
-std::vector<std::string> PassRegistry::names() const {
-  std::vector<std::string> n;
-  for (const auto& [name, f] : factories_) n.push_back(name);
-  std::sort(n.begin(), n.end());
-  return n;
-}
-
-std::unique_ptr<GraphPass> PassRegistry::create(const std::string& name) const {
-  for (const auto& [n, f] : factories_)
-    if (n == name) return f();
-  std::string known;
-  for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
-  throw Error(cat("unknown graph pass '", name, "' (expected one of: ", known,
-                  "; or 'default' for the default pipeline)"));
 }
 
 std::vector<std::string> PassRegistry::default_pipeline() const {

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "deep/named_registry.h"
 #include "network/model.h"
 
 namespace deep500::network {
@@ -54,20 +55,22 @@ class GraphPass {
 
 using PassFactory = std::function<std::unique_ptr<GraphPass>()>;
 
-class PassRegistry {
+// Graph passes by name; holds the built-in ones. Thread-safe
+// (deep/named_registry.h); "default" is reserved for the default pipeline.
+class PassRegistry : public NamedRegistry<PassFactory> {
  public:
-  // Holds the built-in passes; add() more at start-up (not thread-safe).
   static PassRegistry& global();
-  void add(const std::string& name, PassFactory factory);
-  bool has(const std::string& name) const;
+  PassRegistry();  // with the built-in passes
+  void add(const std::string& name, PassFactory factory) {
+    DEEP500_CHECK(name != "default", "pass registry: 'default' names the default pipeline");
+    NamedRegistry::add(name, std::move(factory));
+  }
   // Throws Error listing the known passes when `name` is unknown.
-  std::unique_ptr<GraphPass> create(const std::string& name) const;
-  std::vector<std::string> names() const;  // sorted
+  std::unique_ptr<GraphPass> create(const std::string& name) const {
+    return get(name, "; or 'default' for the default pipeline")();
+  }
   // The built-in pipeline, in the order it runs.
   std::vector<std::string> default_pipeline() const;
-
- private:
-  std::vector<std::pair<std::string, PassFactory>> factories_;  // registration order
 };
 
 struct PassResult {
