@@ -21,7 +21,7 @@
 #include "deep/error.h"
 #include "frameworks/libtorch/plugin.h"
 #include "network/executor.h"
-#include "training/optimizers.h"
+#include "training/optimizer_registry.h"
 #endif
 
 namespace deep500::frameworks {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "deep/error.h"
-#include "training/datasets/hdf5_io.h"
+#include "training/data/hdf5_io.h"
 
 namespace deep500::training {
 

@@ -2,7 +2,7 @@
 // exactly as an uninterrupted one (parameters, optimizer state, sampler
 // position, step counter, RNG state, the Trainer's running sums).
 //
-// File layout (written with training/datasets/hdf5_io.h): /params/<name> and
+// File layout (written with training/data/hdf5_io.h): /params/<name> and
 // /optimizer/<name> datasets ('/' and '%' in names escaped as %2F and %25),
 // /trainer/<name> float64 scalars, /counters/{step, sampler_epoch,
 // sampler_batch, rng_state}, and root attributes "format" =

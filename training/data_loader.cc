@@ -1,7 +1,7 @@
 #include "training/data_loader.h"
 
 #include "deep/error.h"
-#include "training/samplers.h"
+#include "training/standard_samplers.h"
 
 namespace deep500::training {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "deep/error.h"
-#include "training/samplers.h"
+#include "training/standard_samplers.h"
 
 namespace deep500::training {
 

@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "deep/error.h"
-#include "training/optimizers.h"
+#include "training/optimizer_registry.h"
 
 namespace deep500::libtorch {
 

@@ -10,7 +10,7 @@
 #include "deep/named_registry.h"
 #include "network/executor.h"
 #include "network/passes/pass.h"
-#include "training/optimizers.h"
+#include "training/optimizer_registry.h"
 
 namespace deep500 {
 namespace {

@@ -9,7 +9,7 @@
 #include <iostream>
 
 #include "frameworks/register_all.h"
-#include "training/optimizers.h"
+#include "training/optimizer_registry.h"
 
 using namespace deep500;
 using namespace deep500::training;

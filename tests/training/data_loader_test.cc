@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "deep/error.h"
-#include "training/memory_dataset.h"
-#include "training/samplers.h"
+#include "training/data/memory_dataset.h"
+#include "training/standard_samplers.h"
 
 namespace deep500::training {
 namespace {
@@ -263,7 +263,9 @@ TEST(TensorDatasetTest, FieldsBatchesAndValidation) {
     TensorDataset({{"input", x}, {"label", two_labels}});
     ADD_FAILURE();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("has 2 samples"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("have different lengths (3 and 2 samples)"),
+              std::string::npos)
+        << e.what();
   }
   auto bad_label = Tensor::from_vector<int64_t>({3}, {0, 2, 1});
   try {

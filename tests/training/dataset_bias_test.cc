@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "deep/error.h"
-#include "training/memory_dataset.h"
-#include "training/samplers.h"
+#include "training/data/memory_dataset.h"
+#include "training/standard_samplers.h"
 
 namespace deep500::training {
 namespace {

@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "tests/training/dataset_test_util.h"
-#include "training/datasets/hdf5_dataset.h"
-#include "training/datasets/hdf5_io.h"
+#include "training/data/hdf5_dataset.h"
+#include "training/data/hdf5_io.h"
 
 namespace deep500::training {
 namespace {

@@ -4,8 +4,8 @@
 
 #include "deep/npy.h"
 #include "tests/training/dataset_test_util.h"
-#include "training/datasets/npy_dataset.h"
-#include "training/datasets/npz.h"
+#include "training/data/npy_dataset.h"
+#include "training/data/npz.h"
 
 namespace deep500::training {
 namespace {

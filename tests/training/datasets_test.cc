@@ -5,9 +5,9 @@
 #include <thread>
 
 #include "tests/training/dataset_test_util.h"
-#include "training/datasets/cifar_dataset.h"
-#include "training/datasets/idx_dataset.h"
-#include "training/datasets/synthetic_dataset.h"
+#include "training/data/cifar_dataset.h"
+#include "training/data/idx_dataset.h"
+#include "training/data/synthetic_dataset.h"
 
 namespace deep500::training {
 namespace {

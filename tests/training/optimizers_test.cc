@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "deep/npy.h"
-#include "training/optimizers.h"
+#include "training/optimizer_registry.h"
 #include "training/schedules.h"
 
 using namespace deep500;

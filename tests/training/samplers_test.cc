@@ -1,4 +1,4 @@
-#include "training/samplers.h"
+#include "training/standard_samplers.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <set>
 
 #include "deep/error.h"
-#include "training/memory_dataset.h"
+#include "training/data/memory_dataset.h"
 
 namespace deep500::training {
 namespace {

@@ -6,7 +6,7 @@
 #include <numbers>
 
 #include "deep/error.h"
-#include "training/optimizers.h"
+#include "training/optimizer_registry.h"
 #include "training/schedule_events.h"
 
 using namespace deep500;

@@ -14,8 +14,8 @@
 #include "deep/random.h"
 #include "frameworks/register_all.h"
 #include "training/losses.h"
-#include "training/optimizers.h"
-#include "training/samplers.h"
+#include "training/optimizer_registry.h"
+#include "training/standard_samplers.h"
 #include "training/trainer.h"
 
 namespace deep500::training::testing {

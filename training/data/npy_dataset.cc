@@ -1,8 +1,8 @@
-#include "training/datasets/npy_dataset.h"
+#include "training/data/npy_dataset.h"
 
 #include "deep/error.h"
 #include "deep/npy.h"
-#include "training/datasets/npz.h"
+#include "training/data/npz.h"
 
 namespace deep500::training {
 namespace {

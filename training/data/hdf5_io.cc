@@ -1,4 +1,4 @@
-#include "training/datasets/hdf5_io.h"
+#include "training/data/hdf5_io.h"
 
 #include <H5Cpp.h>
 #include <unistd.h>

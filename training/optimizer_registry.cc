@@ -1,4 +1,4 @@
-#include "training/optimizers.h"
+#include "training/optimizer_registry.h"
 
 #include "deep/error.h"
 

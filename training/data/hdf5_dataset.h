@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "training/datasets/memory_dataset.h"
+#include "training/data/memory_dataset.h"
 
 namespace deep500::training {
 

@@ -1,4 +1,4 @@
-#include "training/datasets/synthetic_dataset.h"
+#include "training/data/synthetic_dataset.h"
 
 #include "deep/error.h"
 #include "deep/random.h"

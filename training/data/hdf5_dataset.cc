@@ -1,7 +1,7 @@
-#include "training/datasets/hdf5_dataset.h"
+#include "training/data/hdf5_dataset.h"
 
 #include "deep/error.h"
-#include "training/datasets/hdf5_io.h"
+#include "training/data/hdf5_io.h"
 
 namespace deep500::training {
 namespace {

@@ -1,9 +1,9 @@
-#include "training/datasets/cifar_dataset.h"
+#include "training/data/cifar_dataset.h"
 
 #include <cstring>
 
 #include "deep/error.h"
-#include "training/datasets/file_io.h"
+#include "training/data/file_io.h"
 
 namespace deep500::training {
 namespace {

@@ -1,4 +1,4 @@
-#include "training/optimizers/common.h"
+#include "training/reference_optimizers/common.h"
 
 namespace deep500::training::detail {
 

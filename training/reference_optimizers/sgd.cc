@@ -1,6 +1,6 @@
-#include "training/optimizers/sgd.h"
+#include "training/reference_optimizers/sgd.h"
 
-#include "training/optimizers/common.h"
+#include "training/reference_optimizers/common.h"
 
 namespace deep500::training {
 

@@ -1,8 +1,8 @@
-#include "training/optimizers/rmsprop.h"
+#include "training/reference_optimizers/rmsprop.h"
 
 #include <cmath>
 
-#include "training/optimizers/common.h"
+#include "training/reference_optimizers/common.h"
 
 namespace deep500::training {
 

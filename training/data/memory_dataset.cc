@@ -1,4 +1,4 @@
-#include "training/datasets/memory_dataset.h"
+#include "training/data/memory_dataset.h"
 
 #include <algorithm>
 #include <cstring>
@@ -38,6 +38,10 @@ D from_double(double v) {
 
 void convert_elements(const Tensor& src, int64_t src_at, Tensor& dst, int64_t dst_at, int64_t n,
                       double scale) {
+  if (src.dtype() == DataType::String && dst.dtype() == DataType::String && scale == 1.0) {
+    std::copy_n(src.data<std::string>() + src_at, n, dst.data<std::string>() + dst_at);
+    return;
+  }
   if (src.dtype() == dst.dtype() && scale == 1.0) {
     const size_t w = size_of(src.dtype());
     std::memcpy(static_cast<unsigned char*>(dst.raw()) + dst_at * w,
@@ -130,7 +134,7 @@ MemoryDataset::MemoryDataset(std::string description, std::vector<StoredField> f
                   ": field 'label' must hold one class per sample (shape [N]), got ",
                   to_string(lf->data.desc()));
     if (num_classes_ < 0) num_classes_ = max_label(lf->data) + 1;
-    check_labels(lf->data, num_classes_, description_);
+    if (num_classes_ > 0) check_labels(lf->data, num_classes_, description_);
   } else if (num_classes_ < 0) {
     num_classes_ = 0;
   }
@@ -170,6 +174,37 @@ int64_t MemoryDataset::label(int64_t index) const {
   convert_elements(fields_[label_index_].data, index, one, 0, 1, 1.0);
   return one.data<int64_t>()[0];
 }
+
+namespace {
+
+// TensorDataset's fields, checked: stored as given (rows copied unchanged).
+std::vector<StoredField> tensor_fields(const std::map<std::string, Tensor>& fields,
+                                       int64_t num_classes, const std::string& name) {
+  DEEP500_CHECK(!fields.empty(), name, ": no fields");
+  DEEP500_CHECK(num_classes >= 0, name, ": negative class count ", num_classes);
+  std::vector<StoredField> out;
+  for (const auto& [key, t] : fields) {
+    DEEP500_CHECK(t.defined(), name, ": field '", key, "' is undefined");
+    DEEP500_CHECK(t.rank() >= 1, name, ": field '", key,
+                  "' is a scalar; expected dimension 0 to index the samples");
+    out.push_back({key, t, t.dtype(), 1.0});
+  }
+  if (num_classes > 0) {
+    auto it = fields.find("label");
+    DEEP500_CHECK(it != fields.end(), name, ": ", num_classes,
+                  " classes given but there is no 'label' field");
+    DEEP500_CHECK(is_integer(it->second.dtype()) && it->second.rank() == 1, name,
+                  ": field 'label' must be a vector of integers (got ",
+                  to_string(it->second.desc()), ")");
+  }
+  return out;
+}
+
+}  // namespace
+
+TensorDataset::TensorDataset(std::map<std::string, Tensor> fields, int64_t num_classes,
+                             std::string name)
+    : MemoryDataset(name, tensor_fields(fields, num_classes, name), num_classes) {}
 
 const Tensor& MemoryDataset::stored(const std::string& field) const {
   for (const StoredField& f : fields_)

@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "training/datasets/memory_dataset.h"
+#include "training/data/memory_dataset.h"
 
 namespace deep500::training {
 

@@ -17,11 +17,11 @@
 
 #include "deep/named_registry.h"
 #include "training/optimizer.h"
-#include "training/optimizers/accelegrad.h"
-#include "training/optimizers/adagrad.h"
-#include "training/optimizers/adam.h"
-#include "training/optimizers/rmsprop.h"
-#include "training/optimizers/sgd.h"
+#include "training/reference_optimizers/accelegrad.h"
+#include "training/reference_optimizers/adagrad.h"
+#include "training/reference_optimizers/adam.h"
+#include "training/reference_optimizers/rmsprop.h"
+#include "training/reference_optimizers/sgd.h"
 
 namespace deep500::training {
 

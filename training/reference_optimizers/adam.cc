@@ -1,9 +1,9 @@
-#include "training/optimizers/adam.h"
+#include "training/reference_optimizers/adam.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "training/optimizers/common.h"
+#include "training/reference_optimizers/common.h"
 
 namespace deep500::training {
 

@@ -1,4 +1,4 @@
-#include "training/datasets/file_io.h"
+#include "training/data/file_io.h"
 
 #include <zlib.h>
 

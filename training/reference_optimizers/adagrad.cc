@@ -1,8 +1,8 @@
-#include "training/optimizers/adagrad.h"
+#include "training/reference_optimizers/adagrad.h"
 
 #include <cmath>
 
-#include "training/optimizers/common.h"
+#include "training/reference_optimizers/common.h"
 
 namespace deep500::training {
 

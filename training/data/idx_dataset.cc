@@ -1,11 +1,11 @@
-#include "training/datasets/idx_dataset.h"
+#include "training/data/idx_dataset.h"
 
 #include <cstring>
 #include <filesystem>
 #include <sstream>
 
 #include "deep/error.h"
-#include "training/datasets/file_io.h"
+#include "training/data/file_io.h"
 
 namespace deep500::training {
 namespace {

@@ -1,4 +1,4 @@
-#include "training/samplers.h"
+#include "training/standard_samplers.h"
 
 #include <algorithm>
 #include <cmath>

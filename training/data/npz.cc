@@ -1,4 +1,4 @@
-#include "training/datasets/npz.h"
+#include "training/data/npz.h"
 
 #include <zlib.h>
 
