@@ -11,6 +11,9 @@
    stand where a backend name would.
 3. getenv appears in one settings file per layer at most (tests and
    benchmarks aside).
+4. No two files or folders of a layer have names that differ only by a
+   plural (optimizer.h / optimizers.h / optimizers/): a name says what the
+   file holds.
 
 Usage: check_layering.py ROOT   prints one line per violation, exit 1 if any.
        check_layering.py --self-test   plants one violation of each kind in a
@@ -77,8 +80,19 @@ def sources(root, layer):
                 yield os.path.join(base, f)
 
 
+def plural_pairs(root, layer):
+    for base, dirs, files in os.walk(os.path.join(root, layer)):
+        stems = {n.split(".")[0] for n in dirs + files}
+        for stem in sorted(stems):
+            if stem + "s" in stems:
+                rel = os.path.relpath(os.path.join(base, stem), root)
+                yield f"{rel}*: names '{stem}' and '{stem}s' differ only by a plural"
+
+
 def check(root):
     problems = []
+    for layer in ALLOWED:
+        problems.extend(plural_pairs(root, layer))
     for layer, allowed in ALLOWED.items():
         for path in sources(root, layer):
             rel = os.path.relpath(path, root)
@@ -119,6 +133,8 @@ def self_test():
         "training/env.cc": 'auto v = std::getenv("X");\n',
         "recipes/ok.cc": '#include "frameworks/register_all.h"\n// onednn in a comment\n',
         "network/ok.cc": '// uses oneDNN? no: a comment\n#include "operators/registry.h"\n',
+        "training/sampler.h": "\n",
+        "training/samplers.h": "\n",
     }
     with tempfile.TemporaryDirectory() as root:
         for rel, text in planted.items():
@@ -129,7 +145,8 @@ def self_test():
     expected = ["network/up.h:1: includes training/trainer.h",
                 "training/fw.cc:1: includes frameworks/onednn/common.h",
                 "validation/name.cc:1: names the backend 'cudnn'",
-                "training/env.cc: reads the environment"]
+                "training/env.cc: reads the environment",
+                "training/sampler*: names 'sampler' and 'samplers'"]
     missing = [e for e in expected if not any(p.startswith(e) for p in found)]
     extra = [p for p in found if not any(p.startswith(e) for e in expected)]
     for m in missing:
