@@ -238,13 +238,7 @@ bool is_value_op(const NodeSpec& node, const std::vector<Value>& inputs) {
   bool non_tensor = false;
   for (const auto& v : inputs) non_tensor |= !v.is_tensor();
   if (node.op_type == "Identity") return non_tensor;
-  if (node.op_type == "If" || node.op_type == "Loop" || node.op_type == "Scan") {
-    if (non_tensor) return true;
-    for (const auto& [name, a] : node.attributes.all())
-      if (a.kind == ops::Attribute::Kind::Graph && a.g && graph_has_non_tensor_io(*a.g))
-        return true;
-  }
-  return false;
+  return node.op_type == "If" || node.op_type == "Loop" || node.op_type == "Scan";
 }
 
 std::vector<Value> run_value_op(const NodeSpec& node, const std::vector<Value>& in,

@@ -41,8 +41,6 @@ std::vector<Value> run_scan(const ops::NodeSpec& node, const std::vector<Value>&
                             ValueGraphRunner& runner);
 std::vector<Value> run_sequence_map(const ops::NodeSpec& node, const std::vector<Value>& inputs,
                                     ValueGraphRunner& runner);
-// True when a graph's formal inputs/outputs are not all declared as tensors.
-bool graph_has_non_tensor_io(const onnx::GraphProto& graph);
 
 // Tensor helpers shared by the built-ins (any dtype, strings included).
 // Concatenates `parts` along `axis`; with `new_axis` they are stacked along a

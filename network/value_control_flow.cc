@@ -1,6 +1,6 @@
-// If, Loop, Scan and SequenceMap on Values: used when a body carries
-// sequences or optionals (the tensor-only kernels in
-// frameworks/reference/kernels/control_flow.cc handle the rest).
+// If, Loop, Scan (every opset, Scan-8's batch axis included) and SequenceMap
+// on Values: the one implementation of control flow, for tensor bodies and
+// bodies carrying sequences or optionals alike.
 #include <algorithm>
 #include <climits>
 
@@ -47,14 +47,6 @@ void check_count(const NodeSpec& node, const std::vector<Value>& res, size_t wan
 }
 
 }  // namespace
-
-bool graph_has_non_tensor_io(const onnx::GraphProto& graph) {
-  for (const auto& vi : graph.input())
-    if (!vi.type().has_tensor_type()) return true;
-  for (const auto& vi : graph.output())
-    if (!vi.type().has_tensor_type()) return true;
-  return false;
-}
 
 std::vector<Value> run_if(const NodeSpec& node, const std::vector<Value>& in,
                           ValueGraphRunner& runner) {
@@ -105,53 +97,135 @@ std::vector<Value> run_loop(const NodeSpec& node, const std::vector<Value>& in,
   return out;
 }
 
-std::vector<Value> run_scan(const NodeSpec& node, const std::vector<Value>& in,
-                            ValueGraphRunner& runner) {
+namespace {
+
+// Scan's body and per-value attributes; Scan-8 has a batch axis 0 and an
+// optional sequence_lens input first, and calls the input directions
+// "directions".
+struct ScanSpec {
+  std::shared_ptr<const onnx::GraphProto> body;
+  bool batched = false;
+  int64_t n_state = 0, n_scan = 0, n_out = 0;
+  std::vector<int64_t> in_axes, in_dirs, out_axes, out_dirs;
+};
+
+ScanSpec scan_spec(const NodeSpec& node, size_t inputs) {
   const std::string me = node.describe();
-  DEEP500_CHECK(node.opset >= 9, me, ": Scan-8 (batched) is not supported on sequence values");
   const auto& at = node.attributes;
-  auto body = at.get_graph("body");
-  const int64_t n_scan = at.get_int("num_scan_inputs");
-  const int64_t n_state = static_cast<int64_t>(in.size()) - n_scan;
-  const int64_t n_out = body->output_size() - n_state;
-  DEEP500_CHECK(n_state >= 0 && n_scan >= 1 && n_out >= 0 && body->input_size() == n_state + n_scan,
-                me, ": body signature does not match ", n_state, " states and ", n_scan,
+  ScanSpec s;
+  s.body = at.get_graph("body");
+  s.batched = node.opset < 9;
+  s.n_scan = at.get_int("num_scan_inputs");
+  s.n_state = static_cast<int64_t>(inputs) - (s.batched ? 1 : 0) - s.n_scan;
+  s.n_out = s.body->output_size() - s.n_state;
+  DEEP500_CHECK(s.n_state >= 0 && s.n_scan >= 1 && s.n_out >= 0 &&
+                    s.body->input_size() == s.n_state + s.n_scan,
+                me, ": body signature does not match ", s.n_state, " states and ", s.n_scan,
                 " scan inputs");
-  auto in_axes = at.get_ints("scan_input_axes", std::vector<int64_t>(n_scan, 0));
-  auto in_dirs = at.get_ints("scan_input_directions", std::vector<int64_t>(n_scan, 0));
-  auto out_axes = at.get_ints("scan_output_axes", std::vector<int64_t>(n_out, 0));
-  auto out_dirs = at.get_ints("scan_output_directions", std::vector<int64_t>(n_out, 0));
-  DEEP500_CHECK(static_cast<int64_t>(in_axes.size()) == n_scan &&
-                    static_cast<int64_t>(in_dirs.size()) == n_scan &&
-                    static_cast<int64_t>(out_axes.size()) == n_out &&
-                    static_cast<int64_t>(out_dirs.size()) == n_out,
+  s.in_axes = s.batched ? std::vector<int64_t>(s.n_scan, 0)
+                        : at.get_ints("scan_input_axes", std::vector<int64_t>(s.n_scan, 0));
+  s.in_dirs = at.get_ints(s.batched ? "directions" : "scan_input_directions",
+                          std::vector<int64_t>(s.n_scan, 0));
+  s.out_axes = s.batched ? std::vector<int64_t>(s.n_out, 0)
+                         : at.get_ints("scan_output_axes", std::vector<int64_t>(s.n_out, 0));
+  s.out_dirs = at.get_ints("scan_output_directions", std::vector<int64_t>(s.n_out, 0));
+  DEEP500_CHECK(static_cast<int64_t>(s.in_axes.size()) == s.n_scan &&
+                    static_cast<int64_t>(s.in_dirs.size()) == s.n_scan &&
+                    static_cast<int64_t>(s.out_axes.size()) == s.n_out &&
+                    static_cast<int64_t>(s.out_dirs.size()) == s.n_out,
                 me, ": scan axis/direction attributes must have one entry per scan value");
-  std::vector<Value> state(in.begin(), in.begin() + n_state);
-  std::vector<Tensor> xs;
-  int64_t len = -1;
-  for (int64_t i = 0; i < n_scan; ++i) {
-    xs.push_back(in[n_state + i].tensor(cat(me, " scan input ", i)));
-    in_axes[i] = normalize_axis(in_axes[i], xs.back().rank(), me + " scan_input_axes");
-    DEEP500_CHECK(len < 0 || xs.back().dim(in_axes[i]) == len, me,
+  return s;
+}
+
+// One scan over `xs` (at most `len` steps; len < 0: the whole scan axis):
+// the final states, then the stacked scan outputs.
+std::vector<Value> scan_once(const NodeSpec& node, const ScanSpec& s, std::vector<Value> state,
+                             const std::vector<Tensor>& xs, int64_t len, ValueGraphRunner& runner) {
+  const std::string me = node.describe();
+  std::vector<int64_t> axes(static_cast<size_t>(s.n_scan));
+  int64_t seq = -1;
+  for (int64_t i = 0; i < s.n_scan; ++i) {
+    axes[i] = normalize_axis(s.in_axes[i], xs[i].rank(), me + " scan_input_axes");
+    DEEP500_CHECK(seq < 0 || xs[i].dim(axes[i]) == seq, me,
                   ": scan inputs have different sequence lengths");
-    len = xs.back().dim(in_axes[i]);
+    seq = xs[i].dim(axes[i]);
   }
-  std::vector<std::vector<Tensor>> ys(static_cast<size_t>(n_out));
-  for (int64_t t = 0; t < len; ++t) {
+  if (len >= 0) seq = std::min(seq, len);
+  std::vector<std::vector<Tensor>> ys(static_cast<size_t>(s.n_out));
+  for (int64_t t = 0; t < seq; ++t) {
     std::vector<Value> args = state;
-    for (int64_t i = 0; i < n_scan; ++i)
-      args.push_back(take_slice(xs[i], in_axes[i], in_dirs[i] ? len - 1 - t : t));
-    auto res = runner.run_graph(*body, args);
-    check_count(node, res, static_cast<size_t>(n_state + n_out), "body");
-    for (int64_t k = 0; k < n_state; ++k) state[k] = res[k];
-    for (int64_t k = 0; k < n_out; ++k)
-      ys[k].push_back(res[n_state + k].tensor(cat(me, " scan output ", k)));
+    for (int64_t i = 0; i < s.n_scan; ++i)
+      args.push_back(take_slice(xs[i], axes[i], s.in_dirs[i] ? seq - 1 - t : t));
+    auto res = runner.run_graph(*s.body, args);
+    check_count(node, res, static_cast<size_t>(s.n_state + s.n_out), "body");
+    for (int64_t k = 0; k < s.n_state; ++k) state[k] = res[k];
+    for (int64_t k = 0; k < s.n_out; ++k)
+      ys[k].push_back(res[s.n_state + k].tensor(cat(me, " scan output ", k)));
   }
   std::vector<Value> out = state;
-  for (int64_t k = 0; k < n_out; ++k) {
-    if (out_dirs[k]) std::reverse(ys[k].begin(), ys[k].end());
-    out.push_back(
-        stack(ys[k], out_axes[k], declared_dtype(body->output(static_cast<int>(n_state + k))), me));
+  for (int64_t k = 0; k < s.n_out; ++k) {
+    if (s.out_dirs[k]) std::reverse(ys[k].begin(), ys[k].end());
+    out.push_back(stack(ys[k], s.out_axes[k],
+                        declared_dtype(s.body->output(static_cast<int>(s.n_state + k))), me));
+  }
+  return out;
+}
+
+// Rows of a Scan-8 output may differ in length with sequence_lens: zero-pad
+// them along their first axis to the longest.
+void pad_rows(std::vector<Tensor>& rows) {
+  int64_t longest = 0;
+  for (auto& r : rows) longest = std::max(longest, r.rank() ? r.dim(0) : 0);
+  for (auto& r : rows) {
+    if (r.rank() == 0 || r.dim(0) == longest) continue;
+    Shape zeros = r.shape();
+    zeros[0] = longest - r.dim(0);
+    r = concat_tensors({r, Tensor(r.dtype(), zeros)}, 0, false, "Scan-8 padding");
+  }
+}
+
+// Scan-8: each batch row (axis 0 of every state and scan input) scans on its
+// own, up to its sequence length; the rows are stacked again.
+std::vector<Value> scan_batched(const NodeSpec& node, const ScanSpec& s,
+                                const std::vector<Value>& in, ValueGraphRunner& runner) {
+  const std::string me = node.describe();
+  std::vector<Tensor> t;
+  for (size_t i = 1; i < in.size(); ++i) t.push_back(in[i].tensor(cat(me, " input ", i)));
+  DEEP500_CHECK(!t.empty() && t[0].rank() >= 1, me, ": expected batched inputs");
+  const int64_t batch = t[0].dim(0);
+  const Tensor lens = in[0].tensor(me + " sequence_lens");
+  std::vector<std::vector<Tensor>> rows(static_cast<size_t>(s.n_state + s.n_out));
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<Value> states;
+    std::vector<Tensor> xs;
+    for (int64_t i = 0; i < s.n_state; ++i) states.push_back(take_slice(t[i], 0, b));
+    for (int64_t i = 0; i < s.n_scan; ++i) xs.push_back(take_slice(t[s.n_state + i], 0, b));
+    const int64_t len = lens.defined() ? static_cast<int64_t>(lens.at_as_double(b)) : -1;
+    auto res = scan_once(node, s, states, xs, len, runner);
+    for (size_t k = 0; k < res.size(); ++k) rows[k].push_back(res[k].tensor(me));
+  }
+  std::vector<Value> out;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    if (static_cast<int64_t>(k) >= s.n_state && lens.defined()) pad_rows(rows[k]);
+    out.push_back(stack(rows[k], 0, DataType::Float, me));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Value> run_scan(const NodeSpec& node, const std::vector<Value>& in,
+                            ValueGraphRunner& runner) {
+  const ScanSpec s = scan_spec(node, in.size());
+  std::vector<Value> out;
+  if (s.batched) {
+    out = scan_batched(node, s, in, runner);
+  } else {
+    std::vector<Value> state(in.begin(), in.begin() + s.n_state);
+    std::vector<Tensor> xs;
+    for (int64_t i = 0; i < s.n_scan; ++i)
+      xs.push_back(in[s.n_state + i].tensor(cat(node.describe(), " scan input ", i)));
+    out = scan_once(node, s, std::move(state), xs, -1, runner);
   }
   out.resize(std::min(out.size(), node.outputs.size()));
   return out;

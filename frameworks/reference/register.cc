@@ -32,7 +32,6 @@ void register_kernels(ops::Registry& r) {
   register_gemm(r);
   register_quantized(r);
   register_rnn(r);
-  register_control_flow(r);
   register_random(r);
   register_signal(r);
   register_misc(r);

@@ -32,7 +32,6 @@ void register_pool(ops::Registry& r);
 void register_gemm(ops::Registry& r);
 void register_quantized(ops::Registry& r);
 void register_rnn(ops::Registry& r);
-void register_control_flow(ops::Registry& r);
 void register_random(ops::Registry& r);
 void register_signal(ops::Registry& r);
 void register_misc(ops::Registry& r);
