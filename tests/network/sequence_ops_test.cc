@@ -249,3 +249,22 @@ g (float[3,2] X) => (float s, float[3,2] Y) {
   EXPECT_EQ(s[1].to_double_vector(), (std::vector<double>{3, 4}));
   EXPECT_EQ(out.at("Y").tensor("Y").to_double_vector(), (std::vector<double>{2, 4, 6, 8, 10, 12}));
 }
+
+TEST(SequenceOps, Scan8ScansEachBatchRowUpToItsSequenceLength) {
+  // Scan-8: batch axis 0, sequence_lens first. Row 0 sums all 3 steps, row 1
+  // stops after 1; the running-sum scan output of row 1 is zero-padded.
+  auto out = run_model(R"(<ir_version: 3, opset_import: ["" : 8]>
+g (int32[2] lens, float[2,1] init, float[2,3,1] X) => (float[2,1] total, float[2,3,1] sums) {
+  total, sums = Scan<num_scan_inputs = 1, body = b (float[1] acc, float[1] x) => (float[1] acc2, float[1] y) {
+    acc2 = Add(acc, x)
+    y = Identity(acc2)
+  }>(lens, init, X)
+})",
+                       {{"lens", Tensor::from_vector<int32_t>({2}, {3, 1})},
+                        {"init", Tensor::from_vector<float>({2, 1}, {0, 10})},
+                        {"X", Tensor::from_vector<float>({2, 3, 1}, {1, 2, 3, 4, 5, 6})}},
+                       {});
+  EXPECT_EQ(out.at("total").tensor("total").to_double_vector(), (std::vector<double>{6, 14}));
+  EXPECT_EQ(out.at("sums").tensor("sums").to_double_vector(),
+            (std::vector<double>{1, 3, 6, 14, 0, 0}));
+}
