@@ -69,9 +69,10 @@ void register_all() {
 #if DEEP500_WITH_CUDNN
     cudnn::register_kernels(r);
 #endif
-    // Executors' kernel preference when given no backend list; registered
-    // backends not named here come before reference.
-    r.set_default_preference({"onednn", "eigen", ops::kReferenceBackend});
+    // The kernel preference when no backend list is given (executors, op
+    // check, onnx-test): registered backends not named here follow by name,
+    // reference last.
+    r.set_default_preference({"onednn", "eigen"});
 #if DEEP500_WITH_TORCH
     r.add_setting({"libtorch.plugin", "path of the libtorch executor plugin, read on first use",
                    [] { return libtorch_plugin_path(); },

@@ -64,12 +64,18 @@ void Registry::set_default_preference(std::vector<std::string> order) {
 }
 
 std::vector<std::string> Registry::default_preference() const {
-  std::vector<std::string> registered = backends();
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (preference_.empty()) return registered;
+  const std::vector<std::string> registered = backends();  // reference last
+  auto is_registered = [&](const std::string& b) {
+    return std::find(registered.begin(), registered.end(), b) != registered.end();
+  };
   std::vector<std::string> out;
-  for (const auto& b : preference_)
-    if (std::find(registered.begin(), registered.end(), b) != registered.end()) out.push_back(b);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& b : preference_)
+      if (b != kReferenceBackend && is_registered(b)) out.push_back(b);
+  }
+  for (const auto& b : registered)
+    if (std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
   return out;
 }
 
@@ -122,7 +128,7 @@ std::vector<std::pair<std::string, std::string>> Registry::op_types(
 
 Expected<CreatedOp> Registry::create(const OpContext& ctx,
                                      const std::vector<std::string>& backends) const {
-  std::vector<std::string> order = backends.empty() ? this->backends() : backends;
+  std::vector<std::string> order = backends.empty() ? default_preference() : backends;
   std::string reasons;
   for (const auto& b : order) {
     const KernelEntry* e;

@@ -61,15 +61,15 @@ class Registry {
   void add(KernelEntry entry);
 
   // Creates an operator for `ctx.node`, trying `backends` in order (empty:
-  // every registered backend, reference last). Returns a Refusal listing each
-  // backend's reason when none accepts.
+  // default_preference()). Returns a Refusal listing each backend's reason
+  // when none accepts.
   Expected<CreatedOp> create(const OpContext& ctx, const std::vector<std::string>& backends) const;
 
   // Backend metadata, declared where backends register (frameworks/):
   // capabilities (plan_hints.h; all false for a backend that declared none),
-  // the default preference order executors use when given no backend list
-  // (the declared order, keeping registered backends; reference last when
-  // nothing was declared), and typed settings.
+  // the default preference order used when no backend list is given (the
+  // declared backends that are registered, in order, then the other
+  // registered ones by name, reference last), and typed settings.
   void set_capabilities(const std::string& backend, BackendCapabilities caps);
   BackendCapabilities capabilities(const std::string& backend) const;
   void set_default_preference(std::vector<std::string> order);
