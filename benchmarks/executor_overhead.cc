@@ -28,6 +28,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "benchmarks/bench_cli.h"
 #include "deep/npy.h"
 #include "frameworks/register_all.h"
 #include "network/model.h"
@@ -87,9 +88,7 @@ int main(int argc, char** argv) {
   std::pair<std::string, int> profile{"", 16};
   CLI::App app{"optimized executor overhead and network speed (docs/executors.md)",
                "bench_executor_overhead"};
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return std::string("bench_executor_overhead: ") + e.what() + " (--help for usage)\n";
-  });
+  deep500::bench::one_line_errors(app, "bench_executor_overhead");
   app.add_option("--models", dir, "generated models (default: $DEEP500_MODELS_DIR or build/models)")
       ->type_name("DIR");
   app.add_option("--threads", threads, "threads of part 2 (>= 1)")->capture_default_str();
@@ -98,11 +97,7 @@ int main(int argc, char** argv) {
   app.add_option("--profile", profile,
                  "print per-op-type kernel time of network NET at batch 1 or 16 instead")
       ->type_name("NET BATCH");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  deep500::bench::parse_or_exit(app, argc, argv);
   if (threads < 1) {
     std::fprintf(stderr, "bench_executor_overhead: --threads must be >= 1\n");
     return 2;

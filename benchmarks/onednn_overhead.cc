@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "benchmarks/bench_cli.h"
 #include "deep/random.h"
 #include "frameworks/onednn/common.h"
 #include "frameworks/register_all.h"
@@ -395,16 +396,10 @@ int main(int argc, char** argv) {
         "overhead of deep500's oneDNN backend against raw oneDNN, and FP32 peaks "
         "(threads: OMP_NUM_THREADS)",
         "bench_onednn_overhead"};
-    app.failure_message([](const CLI::App*, const CLI::Error& e) {
-      return std::string("bench_onednn_overhead: ") + e.what() + " (--help for usage)\n";
-    });
+    deep500::bench::one_line_errors(app, "bench_onednn_overhead");
     app.add_option("--json", json_path, "write every row here")->type_name("FILE");
     app.add_flag("--quick", quick, "shorter time budgets, no 4096^3 SGEMM");
-    try {
-      app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-      return app.exit(e) == 0 ? 0 : 2;
-    }
+    deep500::bench::parse_or_exit(app, argc, argv);
   }
   frameworks::register_all();
   const char* env = std::getenv("OMP_NUM_THREADS");

@@ -33,6 +33,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "benchmarks/bench_cli.h"
 #include "deep/error.h"
 #include "deep/npy.h"
 #include "deep/onnx_tensor.h"
@@ -66,9 +67,7 @@ Args parse(int argc, char** argv) {
   Args a;
   CLI::App app{"deep500 training-step benchmark (docs/training-benchmark.md)",
                "bench_training_step"};
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return std::string("bench_training_step: ") + e.what() + " (--help for usage)\n";
-  });
+  deep500::bench::one_line_errors(app, "bench_training_step");
   app.add_option("MODEL.onnx", a.model, "training export with the loss in the graph")->required();
   app.add_option("X.npy", a.x, "input batch")->required();
   app.add_option("LABELS.npy", a.labels, "labels of the batch")->required();
@@ -85,16 +84,9 @@ Args parse(int argc, char** argv) {
                  "write loss.npy and the updated <parameter>.npy of the first step into DIR")
       ->type_name("DIR");
   app.add_flag("--profile", a.profile, "add per-op-type seconds of one extra step");
-  app.add_option("--setting", a.settings,
-                 "NAME=VALUE, repeatable, e.g. executor.backward_hints=false or "
-                 "onednn.direct_loops=false (list: deep500 settings)")
-      ->type_name("NAME=VALUE")
-      ->allow_extra_args(false);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    std::exit(app.exit(e) == 0 ? 0 : 2);
-  }
+  deep500::bench::add_setting_option(app, a.settings,
+                                     "executor.backward_hints=false or onednn.direct_loops=false");
+  deep500::bench::parse_or_exit(app, argc, argv);
   if (a.threads < 1 || a.warmup < 1 || a.reps < 1 || a.max_seconds <= 0) {
     std::cerr << "bench_training_step: --threads, --warmup and --reps must be >= 1, "
                  "--max-seconds > 0\n";

@@ -33,6 +33,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "benchmarks/bench_cli.h"
 #include "deep/error.h"
 #include "deep/npy.h"
 #include "frameworks/register_all.h"
@@ -71,9 +72,7 @@ Args parse(int argc, char** argv) {
   Args a;
   CLI::App app{"deep500's runner of the peer benchmark (docs/peer-benchmarks.md)",
                "bench_network_runner"};
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return std::string("bench_network_runner: ") + e.what() + " (--help for usage)\n";
-  });
+  deep500::bench::one_line_errors(app, "bench_network_runner");
   app.add_option("MODEL.onnx", a.model, "the network")->required();
   app.add_option("INPUT.npy", a.input, "fed to the first graph input without an initializer")
       ->required();
@@ -93,16 +92,9 @@ Args parse(int argc, char** argv) {
                  "P more untimed runs with per-node median seconds in \"nodes\" (>= 0)")
       ->type_name("P")
       ->capture_default_str();
-  app.add_option("--setting", a.settings,
-                 "NAME=VALUE, repeatable, e.g. executor.buffer_reuse=false or "
-                 "onednn.direct_loops=false (list: deep500 settings)")
-      ->type_name("NAME=VALUE")
-      ->allow_extra_args(false);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    std::exit(app.exit(e) == 0 ? 0 : 2);
-  }
+  deep500::bench::add_setting_option(app, a.settings,
+                                     "executor.buffer_reuse=false or onednn.direct_loops=false");
+  deep500::bench::parse_or_exit(app, argc, argv);
   if (a.threads < 1 || a.warmup < 0 || a.reps < 1 || a.max_seconds < 0 || a.profile < 0) {
     std::cerr << "bench_network_runner: --threads and --reps must be >= 1, --warmup, "
                  "--max-seconds and --profile >= 0\n";

@@ -10,21 +10,15 @@
 #include "deep/named_registry.h"
 #include "network/executor.h"
 #include "network/passes/pass.h"
+#include "tests/error_of.h"
 #include "training/optimizer_registry.h"
+
+using deep500::test::error_of;
 
 namespace deep500 {
 namespace {
 
 using IntRegistry = NamedRegistry<std::function<int()>>;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 TEST(NamedRegistry, AddsReplacesAndListsSorted) {
   IntRegistry r("widget", {{"b", [] { return 2; }}});

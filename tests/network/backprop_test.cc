@@ -8,6 +8,9 @@
 #include "network/backprop.h"
 #include "network/model.h"
 #include "network/reference_executor.h"
+#include "tests/error_of.h"
+
+using deep500::test::error_of;
 
 using namespace deep500;
 
@@ -19,15 +22,6 @@ network::Model parse(const char* text) {
   auto status = onnx::OnnxParser::Parse(m, text);
   EXPECT_TRUE(status.IsOK()) << status.ErrorMessage();
   return network::parse_model(m.SerializeAsString(), "test.onnx");
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

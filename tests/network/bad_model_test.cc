@@ -6,6 +6,9 @@
 #include "frameworks/register_all.h"
 #include "network/model.h"
 #include "network/reference_executor.h"
+#include "tests/error_of.h"
+
+using deep500::test::error_of;
 
 using namespace deep500;
 
@@ -16,15 +19,6 @@ std::string serialize(const char* text) {
   auto status = onnx::OnnxParser::Parse(m, text);
   EXPECT_TRUE(status.IsOK()) << status.ErrorMessage();
   return m.SerializeAsString();
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 const char* kRelu = R"(<ir_version: 8, opset_import: ["" : 13]>

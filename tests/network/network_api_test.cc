@@ -12,6 +12,9 @@
 #include "frameworks/register_all.h"
 #include "network/executor.h"
 #include "network/network.h"
+#include "tests/error_of.h"
+
+using deep500::test::error_of;
 
 using namespace deep500;
 namespace fs = std::filesystem;
@@ -30,15 +33,6 @@ lin (float[2,3] X) => (float[2,2] Y)
 })");
   EXPECT_TRUE(st.IsOK()) << st.ErrorMessage();
   return network::Network::from_proto(m, "lin.onnx");
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 const std::vector<float> kX = {1, 0, -1, 2, 1, 0.5f};

@@ -9,6 +9,9 @@
 
 #include "frameworks/register_all.h"
 #include "network/reference_executor.h"
+#include "tests/error_of.h"
+
+using deep500::test::error_of;
 
 using namespace deep500;
 
@@ -25,15 +28,6 @@ lin (float[1,2] X) => (float[1,2] Y, float L)
 })");
   EXPECT_TRUE(st.IsOK()) << st.ErrorMessage();
   return network::parse_model(m.SerializeAsString(), "lin.onnx");
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

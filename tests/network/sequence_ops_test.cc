@@ -10,6 +10,9 @@
 #include "network/model.h"
 #include "network/reference_executor.h"
 #include "network/sequence_ops.h"
+#include "tests/error_of.h"
+
+using deep500::test::error_of;
 
 using namespace deep500;
 using network::Value;
@@ -44,15 +47,6 @@ Value run(const std::string& op, std::vector<Value> in, std::map<std::string, in
   auto out = network::run_value_op(node(op, in.size(), ints), in, g);
   EXPECT_EQ(out.size(), 1u);
   return out.at(0);
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 Tensor vec(std::vector<float> v) {

@@ -6,20 +6,14 @@
 
 #include "deep/onnx_tensor.h"
 #include "network/value.h"
+#include "tests/error_of.h"
+
+using deep500::test::error_of;
 
 using namespace deep500;
 using network::Value;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 bool has(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;

@@ -9,7 +9,10 @@
 
 #include "frameworks/register_all.h"
 #include "network/executor.h"
+#include "tests/error_of.h"
 #include "training/losses.h"
+
+using deep500::test::error_of;
 
 using namespace deep500;
 using training::add_cross_entropy;
@@ -54,15 +57,6 @@ double softmax_ce_by_hand(const std::vector<double>& w) {
     total += -(z[kLabels[n]] - m - std::log(s));
   }
   return total / 3;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 std::map<std::string, Tensor> feeds(const std::string& target_name, const Tensor& target) {

@@ -13,12 +13,15 @@
 
 #include "deep/random.h"
 #include "frameworks/register_all.h"
+#include "tests/error_of.h"
 #include "training/losses.h"
 #include "training/optimizer_registry.h"
 #include "training/standard_samplers.h"
 #include "training/trainer.h"
 
 namespace deep500::training::testing {
+
+using deep500::test::error_of;
 
 // Points in [-1,1]^2 with |x0 + x1| >= 0.2, labelled by the side of x0 + x1 = 0:
 // separable with margin 0.2 / sqrt(2) by a line through the origin.
@@ -114,15 +117,6 @@ struct Rig {
   Separable train, test;
   Trainer trainer;
 };
-
-inline std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // Records every event as a short code; optionally stops after `stop_at` steps.
 struct Recorder : TrainingEvents {
