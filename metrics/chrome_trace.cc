@@ -37,7 +37,9 @@ nlohmann::json ChromeTrace::to_json() const {
                       {"tid", e.tid},
                       {"args", args}});
   }
-  return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+  nlohmann::json out = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+  if (!other_data_.is_null()) out["otherData"] = other_data_;
+  return out;
 }
 
 void ChromeTrace::write(std::ostream& out) const {

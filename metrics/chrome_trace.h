@@ -30,8 +30,12 @@ class ChromeTrace {
   void name_process(int64_t pid, const std::string& name);
   void name_thread(int64_t pid, int64_t tid, const std::string& name);
 
+  // The format's "otherData" object: what the trace is of (e.g. the machine
+  // context and the settings that ran).
+  void set_other_data(nlohmann::json data) { other_data_ = std::move(data); }
+
   const std::vector<TraceEvent>& events() const { return events_; }
-  // {"traceEvents": [...], "displayTimeUnit": "ms"}
+  // {"traceEvents": [...], "displayTimeUnit": "ms"[, "otherData": {...}]}
   nlohmann::json to_json() const;
   void write(std::ostream& out) const;
   // Throws deep500::Error naming `path` when it cannot be written.
@@ -40,6 +44,7 @@ class ChromeTrace {
  private:
   std::vector<TraceEvent> events_;
   std::vector<nlohmann::json> metadata_;
+  nlohmann::json other_data_;
 };
 
 }  // namespace deep500::metrics

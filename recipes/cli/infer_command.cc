@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "metrics/chrome_trace.h"
+#include "metrics/json_reporter.h"
 #include "network/model.h"
 #include "network/settings.h"
 #include "network/trace_events.h"
@@ -36,6 +37,7 @@ int infer_command(const InferOptions& o) {
   network::ChromeTraceRecorder recorder(trace);
   if (!o.trace_path.empty()) {
     trace.name_process(1, "deep500 infer " + o.model + " (" + exec->name() + ")");
+    trace.set_other_data({{"context", metrics::to_json(network::result_context(exec.get()))}});
     exec->add_events(&recorder);
   }
   auto outputs = exec->inference(feeds);

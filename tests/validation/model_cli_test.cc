@@ -98,6 +98,11 @@ TEST_F(ModelCli, InferWritesEveryOutputAndATrace) {
     EXPECT_FALSE(e.at("args").at("input_shapes").get<std::string>().empty());
   }
   EXPECT_EQ(complete, 5);  // one per node
+  // What ran is recorded with the trace: the executor and its settings.
+  const auto& settings = j.at("otherData").at("context").at("settings");
+  EXPECT_EQ(settings.at("executor"), "reference");
+  EXPECT_EQ(settings.at("executor.backends"), "reference");
+  EXPECT_EQ(settings.at("executor.threads"), "1");
 }
 
 TEST_F(ModelCli, InferBadInputsExitTwoWithOneLine) {
