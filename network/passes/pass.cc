@@ -63,23 +63,4 @@ std::vector<PassResult> apply_passes(Model& model, const std::vector<std::string
   return results;
 }
 
-std::vector<std::string> split_pass_list(const std::string& list) {
-  std::vector<std::string> out;
-  std::string cur;
-  auto flush = [&] {
-    auto b = cur.find_first_not_of(" \t");
-    auto e = cur.find_last_not_of(" \t");
-    if (b != std::string::npos) out.push_back(cur.substr(b, e - b + 1));
-    cur.clear();
-  };
-  for (char c : list) {
-    if (c == ',')
-      flush();
-    else
-      cur += c;
-  }
-  flush();
-  return out;
-}
-
 }  // namespace deep500::network

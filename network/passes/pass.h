@@ -87,7 +87,5 @@ struct PassResult {
 std::vector<PassResult> apply_passes(Model& model, const std::vector<std::string>& names,
                                      const PassRegistry& registry = PassRegistry::global());
 
-// "a,b, c" -> {"a", "b", "c"} (empty items dropped): for command lines.
-std::vector<std::string> split_pass_list(const std::string& list);
 
 }  // namespace deep500::network
