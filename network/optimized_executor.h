@@ -123,8 +123,7 @@ class OptimizedExecutor final : public GraphExecutor {
   void check_feeds(const std::map<std::string, Tensor>& feeds) const;
 
   const Model& model_;
-  const ExecutorOptions options_;  // resolved
-  const std::vector<std::string>& backends_ = options_.backends;
+  const ExecutorOptions options_;               // resolved
   std::map<std::string, Tensor> initializers_;  // converted once
   std::map<std::string, std::unique_ptr<Plan>> plans_;
   Plan* last_ = nullptr;

@@ -153,7 +153,7 @@ void ReferenceExecutor::run_node(const onnx::NodeProto& node,
       std::optional<Expected<ops::CreatedOp>> made;
       if (all_tensors) {
         ops::OpContext ctx{spec, descs, this};
-        made.emplace(ops::Registry::global().create(ctx, backends_));
+        made.emplace(ops::Registry::global().create(ctx, options_.backends));
       }
       if (!made || !made->ok()) {
         current_ = saved;
@@ -164,7 +164,7 @@ void ReferenceExecutor::run_node(const onnx::NodeProto& node,
         for (size_t i = 0; i < values.size(); ++i)
           values[i].tensor(
               cat(spec.describe(), " input '", spec.inputs[i], "' (kernels take tensors)"));
-        throw Error(cat(made->refusal().reason, " [backends: ", join(backends_),
+        throw Error(cat(made->refusal().reason, " [backends: ", join(options_.backends),
                         "; no ONNX function body to expand]"));
       }
       std::vector<Tensor> outputs(spec.outputs.size());
@@ -226,7 +226,7 @@ std::vector<Tensor> ReferenceExecutor::run_gradient(const ops::NodeSpec& spec,
   };
   const Tensor* yv = lookup(y);
   DEEP500_CHECK(yv && yv->defined(), spec.describe(), ": y = '", y, "' is not a computed tensor");
-  auto grads = gradients(path, opsets, lookup, {{y, ones_like(*yv)}}, xs, backends_);
+  auto grads = gradients(path, opsets, lookup, {{y, ones_like(*yv)}}, xs, options_.backends);
   std::vector<Tensor> out;
   for (const auto& x : xs) out.push_back(grads.at(x));
   return out;
@@ -314,7 +314,7 @@ BackpropResult ReferenceExecutor::inference_and_backprop(
     return v && v->is_tensor() ? &v->tensor("") : nullptr;
   };
   result.gradients =
-      gradients(path, model_.opsets, lookup, {{loss, ones_like(l)}}, params, backends_);
+      gradients(path, model_.opsets, lookup, {{loss, ones_like(l)}}, params, options_.backends);
   return result;
 }
 

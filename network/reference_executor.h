@@ -90,7 +90,7 @@ class ReferenceExecutor final : public GraphExecutor,
 
   const Model& model_;
   const ExecutorOptions options_;  // resolved
-  const std::vector<std::string>& backends_ = options_.backends;
+
   std::vector<NodeRecord> records_;
   Scope* current_ = nullptr;
   int depth_ = 0;
