@@ -90,7 +90,6 @@ class ReferenceExecutor final : public GraphExecutor,
 
   const Model& model_;
   const ExecutorOptions options_;  // resolved
-
   std::vector<NodeRecord> records_;
   Scope* current_ = nullptr;
   int depth_ = 0;
