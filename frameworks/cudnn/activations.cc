@@ -8,8 +8,8 @@ namespace {
 template <cudnnActivationMode_t Mode>
 class ActivationOp final : public Operator {
  public:
-  static std::optional<std::string> refusal(const OpContext& ctx) {
-    if (ctx.num_inputs() != 1) return std::nullopt;  // error in ctor
+  static std::string refusal(const OpContext& ctx) {
+    if (ctx.num_inputs() != 1) return "";  // error in ctor
     return check_float32(ctx, 0, 1);
   }
 

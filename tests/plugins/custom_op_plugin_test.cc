@@ -90,6 +90,17 @@ TEST(CustomOpPlugin, BadInputNamesNodeAndExpectation) {
   }
 }
 
+TEST(CustomOpPlugin, RankOverTheAbiLimitIsARefusal) {
+  ops::load_custom_operators(plugin_path(), ops::Registry::global());
+  auto spec = swish_node(1.0f);
+  ops::OpContext ctx{spec, {TensorDesc{DataType::Double, Shape(9, 1)}}};
+  auto made = ops::Registry::global().create(ctx, {"custom"});
+  ASSERT_FALSE(made.ok());
+  EXPECT_NE(made.refusal().reason.find("custom: rank 9 exceeds the custom-op ABI limit of 8"),
+            std::string::npos)
+      << made.refusal().reason;
+}
+
 TEST(CustomOpPlugin, MissingLibraryIsAClearError) {
   try {
     ops::load_custom_operators("/nonexistent/libnothing.so", ops::Registry::global());

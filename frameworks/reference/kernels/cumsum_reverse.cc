@@ -241,13 +241,9 @@ void register_cumsum_reverse(Registry& r) {
   add_kernel<CumSumOp>(r, "CumSum", 11);
   add_kernel<ReverseSequenceOp>(r, "ReverseSequence", 10);
   r.add({"", "DepthToSpace", 1, INT_MAX, "reference", "reference:DepthToSpace",
-         [](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
-           return std::unique_ptr<Operator>(std::make_unique<DepthSpaceOp>(ctx, true));
-         }});
+         ops::make_factory<DepthSpaceOp>(true)});
   r.add({"", "SpaceToDepth", 1, INT_MAX, "reference", "reference:SpaceToDepth",
-         [](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
-           return std::unique_ptr<Operator>(std::make_unique<DepthSpaceOp>(ctx, false));
-         }});
+         ops::make_factory<DepthSpaceOp>(false)});
 }
 
 }  // namespace deep500::reference

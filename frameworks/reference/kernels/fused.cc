@@ -207,11 +207,8 @@ class FusedOp final : public Operator {
 };
 
 void add_fused(Registry& r, const std::string& op, const std::string& base, int base_opset) {
-  const Registry* reg = &r;
   r.add({"ai.deep500", op, 1, INT_MAX, "reference", "reference:" + op,
-         [reg, base, base_opset](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
-           return std::unique_ptr<Operator>(std::make_unique<FusedOp>(ctx, *reg, base, base_opset));
-         }});
+         ops::make_factory<FusedOp>(std::cref(r), base, base_opset)});
 }
 
 }  // namespace

@@ -439,9 +439,7 @@ void RecurrentOp::backward(std::span<const Tensor> gy, std::span<const Tensor> i
 
 void add_recurrent(Registry& r, const std::string& op_type, CellKind kind) {
   r.add({"", op_type, 1, INT_MAX, "reference", "reference:" + op_type,
-         [kind](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
-           return std::unique_ptr<Operator>(std::make_unique<RecurrentOp>(ctx, kind));
-         }});
+         ops::make_factory<RecurrentOp>(kind)});
 }
 
 }  // namespace
