@@ -64,7 +64,9 @@ typedef struct {
   int (*backward)(void* self, const deep500_tensor* grad_outputs, const deep500_tensor* inputs,
                   const deep500_tensor* outputs, deep500_tensor* grad_inputs, char* err,
                   size_t err_len);
-  /* Optional: floating-point operations of one forward call. */
+  /* Optional: floating-point operations of one forward call. The one
+   * exception to deep500's cost model (operators/cost_model.h), which knows
+   * no custom op: reported in its place as the operator's FLOPs. */
   double (*flops)(void* self, const deep500_tensor* inputs);
   void (*destroy)(void* self);
 } deep500_custom_op_def;

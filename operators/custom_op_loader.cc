@@ -129,14 +129,13 @@ class CustomOperator final : public Operator {
                   node_, ": custom backward failed: ", err);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    if (def_->flops) {
-      std::vector<deep500_tensor> d;
-      for (const auto& t : in) d.push_back(describe(Tensor(), t.dtype, t.shape, nullptr));
-      c.flops = def_->flops(self_, d.data());
-    }
-    return c;
+  // The one exception to the cost model (cost_model.h): only the library
+  // knows its operator's FLOPs.
+  std::optional<double> declared_flops(std::span<const TensorDesc> in) const override {
+    if (!def_->flops) return std::nullopt;
+    std::vector<deep500_tensor> d;
+    for (const auto& t : in) d.push_back(describe(Tensor(), t.dtype, t.shape, nullptr));
+    return def_->flops(self_, d.data());
   }
 
  private:

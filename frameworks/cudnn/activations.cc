@@ -53,13 +53,6 @@ class ActivationOp final : public Operator {
     dx.download(gx[0]);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    c.flops = static_cast<double>(numel(in[0].shape));
-    c.bytes *= 2;
-    return c;
-  }
-
  private:
   void prepare(const Tensor& x) {
     DEEP500_CHECK(x.dtype() == DataType::Float, node_, ": cudnn backend: expected float32, got ",

@@ -108,20 +108,6 @@ class ConvOp final : public Operator {
     }
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    const Shape& x = in[0].shape;
-    const Shape& w = in[1].shape;
-    std::string why;
-    Window2d win = make_window(node_, Shape(x.begin() + 2, x.end()), Shape(w.begin() + 2, w.end()),
-                               true, &why);
-    const double outputs = static_cast<double>(x[0] * w[0]) * win.out_h * win.out_w;
-    c.flops = 2.0 * outputs * static_cast<double>(w[1]) * win.kh * win.kw;
-    if (in.size() > 2 && in[2].dtype != DataType::Undefined) c.flops += outputs;
-    c.bytes += outputs * sizeof(float);
-    return c;
-  }
-
  private:
   // Descriptors and algorithms for one (X, W, B) shape combination.
   struct Plan {

@@ -64,16 +64,6 @@ class PoolOp final : public Operator {
     dx.download(gx[0]);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    std::string why;
-    Window2d w = window(node_, in[0].shape, &why);
-    const double outputs = static_cast<double>(in[0].shape[0] * in[0].shape[1]) * w.out_h * w.out_w;
-    c.flops = outputs * w.kh * w.kw;
-    c.bytes += outputs * sizeof(float);
-    return c;
-  }
-
  private:
   static Window2d window(const ops::NodeSpec& node, const Shape& x, std::string* why) {
     const auto k = node.attributes.get_ints("kernel_shape");

@@ -32,13 +32,6 @@ class SoftmaxOp final : public Operator {
     y.download(ops::ensure_output(out, 0, DataType::Float, in[0].shape()));
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    c.flops = 4.0 * static_cast<double>(numel(in[0].shape));
-    c.bytes *= 2;
-    return c;
-  }
-
  private:
   void prepare(const Tensor& x) {
     DEEP500_CHECK(x.dtype() == DataType::Float, node_, ": cudnn backend: expected float32, got ",

@@ -67,12 +67,6 @@ class CumSumOp final : public Operator {
         in[0].dtype(), [](auto) {}, node_);
     run(gy[0], in[1], gx[0], !reverse_);
   }
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    c.flops = static_cast<double>(numel(in[0].shape));
-    c.bytes += static_cast<double>(numel(in[0].shape) * size_of(in[0].dtype));
-    return c;
-  }
 
  private:
   void run(const Tensor& x, const Tensor& axis_t, Tensor& y, bool reverse) const {

@@ -87,15 +87,6 @@ class RecurrentOp final : public Operator {
   void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
                 std::span<Tensor> gx) override;
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    const Shape& x = in[0].shape;
-    const Shape& r = in[2].shape;
-    if (x.size() == 3 && r.size() == 3)
-      c.flops = 2.0 * x[0] * x[1] * static_cast<double>(r[1]) * (x[2] + r[2]);
-    return c;
-  }
-
  private:
   struct Problem {
     int64_t S = 0, B = 0, I = 0, H = 0;
