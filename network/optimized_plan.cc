@@ -9,6 +9,7 @@
 #include "network/node_threads.h"
 #include "network/optimized_plan.h"
 #include "network/plan_rewrites.h"
+#include "operators/cost_model.h"
 #include "operators/registry.h"
 
 namespace deep500::network {
@@ -251,8 +252,8 @@ class PlanBuilder {
                                          const std::vector<std::string>& prefer, Plan::Step& s) {
     auto made = ops::Registry::global().create(ctx, prefer);
     if (!made.ok() || region_seconds_ <= 0) return made;
-    const int threads =
-        node_threads(made->op->cost(ctx.inputs), team_, region_seconds_, options_.thread_model);
+    const int threads = node_threads(ops::cost(ctx.node, ctx.inputs, *made->op), team_,
+                                     region_seconds_, options_.thread_model);
     if (threads == team_) return made;
     ThreadScope scope(threads);
     auto again = ops::Registry::global().create(ctx, prefer);

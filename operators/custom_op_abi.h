@@ -15,8 +15,9 @@
  * Tensors are dense, row-major; dtype codes are ONNX TensorProto codes
  * (1 = float32, 11 = float64, 7 = int64, ...). Output buffers are allocated
  * by deep500 from the shapes infer() reports. One instance (the pointer
- * create() returns) is used by one thread at a time.
- */
+ * create() returns) is used by one thread at a time. Inputs of rank above
+ * DEEP500_MAX_RANK are refused before create() (the registry tries the next
+ * backend); a create() failure is bad input, reported as an error. */
 #ifndef DEEP500_CUSTOM_OP_ABI_H
 #define DEEP500_CUSTOM_OP_ABI_H
 
@@ -63,7 +64,9 @@ typedef struct {
   int (*backward)(void* self, const deep500_tensor* grad_outputs, const deep500_tensor* inputs,
                   const deep500_tensor* outputs, deep500_tensor* grad_inputs, char* err,
                   size_t err_len);
-  /* Optional: floating-point operations of one forward call. */
+  /* Optional: floating-point operations of one forward call. The one
+   * exception to deep500's cost model (operators/cost_model.h), which knows
+   * no custom op: reported in its place as the operator's FLOPs. */
   double (*flops)(void* self, const deep500_tensor* inputs);
   void (*destroy)(void* self);
 } deep500_custom_op_def;

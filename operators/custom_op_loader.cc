@@ -42,10 +42,43 @@ std::string attribute_text(const Attribute& a) {
   }
 }
 
+// Calls the library's create() with the node's attributes as text and the
+// input descriptors; a failure is bad input (Error naming the node).
+void* create_instance(const deep500_custom_op_def* def, const OpContext& ctx,
+                      const std::string& node) {
+  DEEP500_CHECK(static_cast<int32_t>(ctx.num_inputs()) == def->num_inputs, node, ": expected ",
+                def->num_inputs, " inputs, got ", ctx.num_inputs());
+  std::vector<std::string> names, values;
+  for (const auto& [name, a] : ctx.node.attributes.all()) {
+    names.push_back(name);
+    values.push_back(attribute_text(a));
+  }
+  std::vector<deep500_attribute> attrs;
+  for (size_t i = 0; i < names.size(); ++i) attrs.push_back({names[i].c_str(), values[i].c_str()});
+  std::vector<deep500_tensor> descs;
+  for (const auto& d : ctx.inputs) descs.push_back(describe(Tensor(), d.dtype, d.shape, nullptr));
+  char err[512] = "";
+  void* self =
+      def->create(attrs.data(), static_cast<int32_t>(attrs.size()), descs.data(), err, sizeof err);
+  if (!self) throw Error(cat(node, ": ", err[0] ? err : "custom create() failed"));
+  return self;
+}
+
+// Built by ops::make_factory (registry.h's refusal contract): the ABI's rank
+// limit is a refusal, so the registry tries the next backend.
 class CustomOperator final : public Operator {
  public:
-  CustomOperator(const deep500_custom_op_def* def, void* self, std::string node)
-      : def_(def), self_(self), node_(std::move(node)) {}
+  static std::string refusal(const OpContext& ctx) {
+    for (const auto& d : ctx.inputs)
+      if (d.shape.size() > DEEP500_MAX_RANK)
+        return cat("rank ", d.shape.size(), " exceeds the custom-op ABI limit of ",
+                   DEEP500_MAX_RANK);
+    return "";
+  }
+  CustomOperator(const OpContext& ctx, const deep500_custom_op_def* def)
+      : def_(def), node_(ctx.node.describe()), self_(create_instance(def, ctx, node_)) {}
+  CustomOperator(const CustomOperator&) = delete;
+  CustomOperator& operator=(const CustomOperator&) = delete;
   ~CustomOperator() override {
     if (def_->destroy) def_->destroy(self_);
   }
@@ -96,14 +129,13 @@ class CustomOperator final : public Operator {
                   node_, ": custom backward failed: ", err);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    if (def_->flops) {
-      std::vector<deep500_tensor> d;
-      for (const auto& t : in) d.push_back(describe(Tensor(), t.dtype, t.shape, nullptr));
-      c.flops = def_->flops(self_, d.data());
-    }
-    return c;
+  // The one exception to the cost model (cost_model.h): only the library
+  // knows its operator's FLOPs.
+  std::optional<double> declared_flops(std::span<const TensorDesc> in) const override {
+    if (!def_->flops) return std::nullopt;
+    std::vector<deep500_tensor> d;
+    for (const auto& t : in) d.push_back(describe(Tensor(), t.dtype, t.shape, nullptr));
+    return def_->flops(self_, d.data());
   }
 
  private:
@@ -113,36 +145,9 @@ class CustomOperator final : public Operator {
     return d;
   }
   const deep500_custom_op_def* def_;
-  void* self_;
-  std::string node_;
+  std::string node_;  // before self_: create_instance() names the node
+  void* self_ = nullptr;
 };
-
-OpFactory factory_for(const deep500_custom_op_def* def) {
-  return [def](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
-    const std::string who = ctx.node.describe();
-    DEEP500_CHECK(static_cast<int32_t>(ctx.num_inputs()) == def->num_inputs, who, ": expected ",
-                  def->num_inputs, " inputs, got ", ctx.num_inputs());
-    std::vector<std::string> names, values;
-    for (const auto& [name, a] : ctx.node.attributes.all()) {
-      names.push_back(name);
-      values.push_back(attribute_text(a));
-    }
-    std::vector<deep500_attribute> attrs;
-    for (size_t i = 0; i < names.size(); ++i)
-      attrs.push_back({names[i].c_str(), values[i].c_str()});
-    std::vector<deep500_tensor> descs;
-    for (const auto& d : ctx.inputs) {
-      DEEP500_CHECK(d.shape.size() <= DEEP500_MAX_RANK, who, ": rank ", d.shape.size(),
-                    " exceeds the custom-op ABI limit of ", DEEP500_MAX_RANK);
-      descs.push_back(describe(Tensor(), d.dtype, d.shape, nullptr));
-    }
-    char err[512] = "";
-    void* self = def->create(attrs.data(), static_cast<int32_t>(attrs.size()), descs.data(), err,
-                             sizeof err);
-    if (!self) throw Error(cat(who, ": ", err[0] ? err : "custom create() failed"));
-    return std::unique_ptr<Operator>(std::make_unique<CustomOperator>(def, self, who));
-  };
-}
 
 }  // namespace
 
@@ -173,7 +178,7 @@ std::vector<std::string> load_custom_operators(const std::string& path, Registry
     names.push_back(key);
     if (!loaded.insert(key).second) continue;
     registry.add({domain, d->op_type, 1, INT_MAX, "custom", "custom:" + std::string(d->op_type),
-                  factory_for(d)});
+                  make_factory<CustomOperator>(d)});
   }
   return names;
 }

@@ -7,14 +7,6 @@ void Operator::backward(std::span<const Tensor>, std::span<const Tensor>, std::s
   throw Error("this operator has no backward implementation");
 }
 
-Cost Operator::cost(std::span<const TensorDesc> inputs) const {
-  Cost c;
-  for (const auto& d : inputs)
-    if (d.dtype != DataType::Undefined && d.dtype != DataType::String)
-      c.bytes += static_cast<double>(numel(d.shape) * size_of(d.dtype));
-  return c;
-}
-
 Tensor& ensure_output(std::span<Tensor> outputs, size_t i, DataType dtype, const Shape& shape) {
   DEEP500_CHECK(i < outputs.size(), "operator output #", i, " requested but the node has only ",
                 outputs.size(), " output slot(s)");

@@ -13,6 +13,8 @@
 //  * backward() gets one gradient per output (undefined = zero), the forward
 //    inputs and outputs, and writes one gradient per input; slots of inputs
 //    that are not differentiable stay undefined.
+//  * FLOPs and bytes of a call come from ops::cost() (cost_model.h), one
+//    model per op type, not from the kernel.
 //  * Bad input throws deep500::Error naming the node and the expectation.
 //  * An Operator instance is used by one thread at a time.
 #pragma once
@@ -29,7 +31,8 @@
 
 namespace deep500::ops {
 
-// Analytic work of one forward call, for FLOP/s and bytes/s counters.
+// Analytic work of one forward call, for FLOP/s and bytes/s counters
+// (ops::cost() in cost_model.h computes it).
 struct Cost {
   double flops = 0;
   double bytes = 0;  // compulsory traffic: inputs read + outputs written
@@ -71,7 +74,13 @@ class Operator {
     return std::vector<bool>(num_inputs, false);
   }
 
-  virtual Cost cost(std::span<const TensorDesc> inputs) const;
+  // FLOPs of one forward call on `inputs` when only this operator knows them:
+  // the one exception to the cost model (operators/cost_model.h), for custom
+  // operators (custom_op_abi.h `flops`). Built-in kernels keep the default,
+  // nullopt: ops::cost() then reports the model's FLOPs for every backend.
+  virtual std::optional<double> declared_flops(std::span<const TensorDesc> inputs) const {
+    return std::nullopt;
+  }
 
   // Optional hint from an executor, given before the first forward(): input i
   // is constant when constant[i] is true, i.e. every later call passes the same

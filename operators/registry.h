@@ -4,16 +4,32 @@
 // caller's backend preference list and takes the first that accepts,
 // recording which implementation ran.
 //
+// Refusal contract, the one way every backend (and custom operators) says
+// "not this configuration": a kernel class Op built by make_factory<Op>()
+//  1. may declare `static std::string refusal(const ops::OpContext&)`,
+//     returning "" to accept or the reason it refuses (checked first, before
+//     anything is built: dtypes, attribute values it does not implement);
+//  2. is constructed as Op(ctx, args...), then `prepare(ctx)` runs when Op
+//     declares it (e.g. to build the first plan);
+//  3. may throw ops::Unsupported from its constructor or prepare() to refuse
+//     with that message once it has looked deeper;
+//  4. throws deep500::Error for bad input (a wrong attribute type or input
+//     count): that is not a refusal, it propagates out of Registry::create.
+// Backend wrappers add only what is theirs on top of make_operator<Op>():
+// the cuDNN device check, oneDNN's dnnl::error turned into a refusal.
+//
 // Thread safety: every member may be called from any thread (one mutex);
 // backends register and declare their metadata once at start-up
 // (frameworks::register_all), before kernels are created.
 #pragma once
 
 #include <climits>
+#include <concepts>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -103,14 +119,44 @@ class Registry {
   std::vector<std::pair<std::string, std::string>> libraries_;
 };
 
-// Convenience for kernels: a factory that constructs Op(ctx) and lets a
-// deep500::Error from the constructor propagate (bad input), or refuses via
-// a static `Op::accepts(ctx)` returning an optional reason when present.
+// Thrown by a kernel's constructor or prepare() to refuse a configuration it
+// found it cannot run (the refusal contract above, rule 3). Not an Error: it
+// never reaches the user as bad input.
+struct Unsupported : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 template <class Op>
-OpFactory make_factory() {
-  return [](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
-    return std::unique_ptr<Operator>(std::make_unique<Op>(ctx));
-  };
+concept DeclaresRefusal = requires(const OpContext& ctx) {
+  { Op::refusal(ctx) } -> std::convertible_to<std::string>;
+};
+template <class Op>
+concept DeclaresPrepare = requires(Op& op, const OpContext& ctx) {
+  op.prepare(ctx);
+};
+
+// Applies the refusal contract to Op for one context: Op::refusal(ctx), then
+// Op(ctx, args...) and op.prepare(ctx); Unsupported becomes a refusal.
+template <class Op, class... Args>
+Expected<std::unique_ptr<Operator>> make_operator(const OpContext& ctx, const Args&... args) {
+  if constexpr (DeclaresRefusal<Op>) {
+    std::string why = Op::refusal(ctx);
+    if (!why.empty()) return refuse(std::move(why));
+  }
+  try {
+    auto op = std::make_unique<Op>(ctx, args...);
+    if constexpr (DeclaresPrepare<Op>) op->prepare(ctx);
+    return std::unique_ptr<Operator>(std::move(op));
+  } catch (const Unsupported& e) {
+    return refuse(e.what());
+  }
+}
+
+// The factory of every kernel: make_operator<Op>(ctx, args...), `args`
+// copied into the factory (e.g. a flag shared by two op types' kernels).
+template <class Op, class... Args>
+OpFactory make_factory(Args... args) {
+  return [args...](const OpContext& ctx) { return make_operator<Op>(ctx, args...); };
 }
 
 }  // namespace deep500::ops

@@ -8,8 +8,8 @@ namespace {
 template <cudnnActivationMode_t Mode>
 class ActivationOp final : public Operator {
  public:
-  static std::optional<std::string> refusal(const OpContext& ctx) {
-    if (ctx.num_inputs() != 1) return std::nullopt;  // error in ctor
+  static std::string refusal(const OpContext& ctx) {
+    if (ctx.num_inputs() != 1) return "";  // error in ctor
     return check_float32(ctx, 0, 1);
   }
 
@@ -51,13 +51,6 @@ class ActivationOp final : public Operator {
                                   &zero, td_, dx.get()),
           "cudnnActivationBackward");
     dx.download(gx[0]);
-  }
-
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    c.flops = static_cast<double>(numel(in[0].shape));
-    c.bytes *= 2;
-    return c;
   }
 
  private:

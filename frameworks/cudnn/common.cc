@@ -33,14 +33,14 @@ Dims4 elementwise_dims(const Shape& shape) {
           static_cast<int>(d[3])};
 }
 
-std::optional<std::string> check_float32(const OpContext& ctx, size_t first, size_t count) {
+std::string check_float32(const OpContext& ctx, size_t first, size_t count) {
   for (size_t i = first; i < first + count && i < ctx.num_inputs(); ++i) {
     if (!ctx.has_input(i)) continue;
     if (ctx.inputs[i].dtype != DataType::Float)
       return cat("only float32 is implemented, input ", i, " is ", name_of(ctx.inputs[i].dtype));
     if (auto why = check_int_shape(ctx.inputs[i].shape)) return cat("input ", i, ": ", *why);
   }
-  return std::nullopt;
+  return "";
 }
 
 namespace {

@@ -1,6 +1,6 @@
 // Shared pieces of the cuDNN kernels: RAII descriptors, the 4-D views of
 // deep500 shapes, sliding-window geometry (Conv / pools) and the factory
-// that refuses before an operator is built.
+// that refuses without a device before an operator is built.
 #pragma once
 
 #include <climits>
@@ -63,8 +63,9 @@ std::optional<std::string> check_int_shape(const Shape& shape);
 // higher ranks with the leading dims folded into N.
 Dims4 elementwise_dims(const Shape& shape);
 
-// Only float32 is implemented; the reason names the type otherwise.
-std::optional<std::string> check_float32(const OpContext& ctx, size_t first, size_t count);
+// Only float32 is implemented: "" when inputs [first, first + count) that are
+// present are float32 with int-sized shapes, else the reason.
+std::string check_float32(const OpContext& ctx, size_t first, size_t count);
 
 // Geometry of a Conv / pool window over 1 or 2 spatial dims (1-D is run as
 // H = 1). Symmetric pads only.
@@ -81,14 +82,14 @@ struct Window2d {
 Window2d make_window(const ops::NodeSpec& node, const Shape& in, const Shape& kernel,
                      bool allow_dilation, std::string* refusal);
 
-// Factory: refuses when there is no device, then asks `Op::refusal(ctx)`
-// (an optional reason), then constructs Op(ctx).
+// Factory: refuses when there is no device (or no usable cuDNN), then
+// follows the registry's refusal contract (ops::make_operator: Op::refusal,
+// Op(ctx), Unsupported).
 template <class Op>
 ops::OpFactory make_factory() {
   return [](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
     if (auto r = device_refusal()) return *r;
-    if (auto why = Op::refusal(ctx)) return refuse(*why);
-    return std::unique_ptr<Operator>(std::make_unique<Op>(ctx));
+    return ops::make_operator<Op>(ctx);
   };
 }
 

@@ -29,18 +29,17 @@ std::pair<Algo, size_t> choose(const std::vector<Perf>& ranked, std::initializer
 
 class ConvOp final : public Operator {
  public:
-  static std::optional<std::string> refusal(const OpContext& ctx) {
-    if (ctx.num_inputs() < 2 || ctx.num_inputs() > 3) return std::nullopt;  // error in ctor
-    if (auto why = check_float32(ctx, 0, 3)) return why;
+  static std::string refusal(const OpContext& ctx) {
+    if (ctx.num_inputs() < 2 || ctx.num_inputs() > 3) return "";  // error in ctor
+    if (auto why = check_float32(ctx, 0, 3); !why.empty()) return why;
     const Shape& x = ctx.inputs[0].shape;
     const Shape& w = ctx.inputs[1].shape;
     if (x.size() > 4)
       return cat(x.size() - 2, "-D convolution is not supported (1-D and 2-D only)");
-    if (x.size() < 3 || w.size() != x.size()) return std::nullopt;  // error in ctor
+    if (x.size() < 3 || w.size() != x.size()) return "";  // error in ctor
     std::string why;
     make_window(ctx.node, Shape(x.begin() + 2, x.end()), Shape(w.begin() + 2, w.end()), true, &why);
-    if (!why.empty()) return why;
-    return std::nullopt;
+    return why;
   }
 
   explicit ConvOp(const OpContext& ctx)
@@ -107,20 +106,6 @@ class ConvOp final : public Operator {
             "cudnnConvolutionBackwardBias");
       db.download(gx[2]);
     }
-  }
-
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    const Shape& x = in[0].shape;
-    const Shape& w = in[1].shape;
-    std::string why;
-    Window2d win = make_window(node_, Shape(x.begin() + 2, x.end()), Shape(w.begin() + 2, w.end()),
-                               true, &why);
-    const double outputs = static_cast<double>(x[0] * w[0]) * win.out_h * win.out_w;
-    c.flops = 2.0 * outputs * static_cast<double>(w[1]) * win.kh * win.kw;
-    if (in.size() > 2 && in[2].dtype != DataType::Undefined) c.flops += outputs;
-    c.bytes += outputs * sizeof(float);
-    return c;
   }
 
  private:

@@ -10,18 +10,17 @@ namespace {
 template <bool Max>
 class PoolOp final : public Operator {
  public:
-  static std::optional<std::string> refusal(const OpContext& ctx) {
-    if (ctx.num_inputs() != 1) return std::nullopt;  // error in ctor
-    if (auto why = check_float32(ctx, 0, 1)) return why;
+  static std::string refusal(const OpContext& ctx) {
+    if (ctx.num_inputs() != 1) return "";  // error in ctor
+    if (auto why = check_float32(ctx, 0, 1); !why.empty()) return why;
     if (ctx.node.outputs.size() > 1 && !ctx.node.outputs[1].empty())
-      return std::string("the Indices output is not supported");
+      return "the Indices output is not supported";
     const Shape& x = ctx.inputs[0].shape;
     if (x.size() > 4) return cat(x.size() - 2, "-D pooling is not supported (1-D and 2-D only)");
-    if (x.size() < 3 || !ctx.node.attributes.has("kernel_shape")) return std::nullopt;
+    if (x.size() < 3 || !ctx.node.attributes.has("kernel_shape")) return "";
     std::string why;
     window(ctx.node, x, &why);
-    if (!why.empty()) return why;
-    return std::nullopt;
+    return why;
   }
 
   explicit PoolOp(const OpContext& ctx) : node_(ctx.node) {
@@ -63,16 +62,6 @@ class PoolOp final : public Operator {
                                &zero, xd_, dx.get()),
           "cudnnPoolingBackward");
     dx.download(gx[0]);
-  }
-
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    std::string why;
-    Window2d w = window(node_, in[0].shape, &why);
-    const double outputs = static_cast<double>(in[0].shape[0] * in[0].shape[1]) * w.out_h * w.out_w;
-    c.flops = outputs * w.kh * w.kw;
-    c.bytes += outputs * sizeof(float);
-    return c;
   }
 
  private:

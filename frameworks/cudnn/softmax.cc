@@ -10,8 +10,8 @@ namespace {
 template <cudnnSoftmaxAlgorithm_t Algo>
 class SoftmaxOp final : public Operator {
  public:
-  static std::optional<std::string> refusal(const OpContext& ctx) {
-    if (ctx.num_inputs() != 1) return std::nullopt;  // error in ctor
+  static std::string refusal(const OpContext& ctx) {
+    if (ctx.num_inputs() != 1) return "";  // error in ctor
     return check_float32(ctx, 0, 1);
   }
 
@@ -30,13 +30,6 @@ class SoftmaxOp final : public Operator {
                               td_, y.get()),
           "cudnnSoftmaxForward");
     y.download(ops::ensure_output(out, 0, DataType::Float, in[0].shape()));
-  }
-
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    c.flops = 4.0 * static_cast<double>(numel(in[0].shape));
-    c.bytes *= 2;
-    return c;
   }
 
  private:

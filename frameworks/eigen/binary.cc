@@ -186,15 +186,6 @@ class ArithOp final : public Operator {
         node_);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    Blocks p;
-    if (!plan_blocks(in[0].shape, in[1].shape, p).empty()) return c;
-    c.flops = static_cast<double>(numel(p.out));
-    c.bytes += static_cast<double>(numel(p.out) * size_of(in[0].dtype));
-    return c;
-  }
-
  private:
   Blocks blocks(std::span<const Tensor> in) const {
     Blocks p;

@@ -51,15 +51,10 @@ void dispatch(DataType t, F&& f, const std::string& what) {
 }
 
 // Registers Op for ai.onnx `op_type`, opsets [since, until], backend
-// "eigen": the factory returns Op::refusal(ctx) when non-empty, else Op(ctx).
+// "eigen", built by the registry's refusal contract (ops::make_factory).
 template <class Op>
 void add_kernel(Registry& r, const std::string& op_type, int since = 1, int until = INT_MAX) {
-  r.add({"", op_type, since, until, "eigen", "eigen:" + op_type,
-         [](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
-           std::string why = Op::refusal(ctx);
-           if (!why.empty()) return refuse(why);
-           return std::unique_ptr<Operator>(std::make_unique<Op>(ctx));
-         }});
+  r.add({"", op_type, since, until, "eigen", "eigen:" + op_type, ops::make_factory<Op>()});
 }
 
 void register_gemm(Registry& r);

@@ -128,17 +128,6 @@ class GemmOp final : public Operator {
         node_);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost cst = Operator::cost(in);
-    const Shape &a = in[0].shape, &b = in[1].shape;
-    const double M = static_cast<double>(trans_a_ ? a[1] : a[0]);
-    const double K = static_cast<double>(trans_a_ ? a[0] : a[1]);
-    const double N = static_cast<double>(trans_b_ ? b[0] : b[1]);
-    cst.flops = 2.0 * M * N * K + 2.0 * M * N;
-    cst.bytes += M * N * static_cast<double>(size_of(in[0].dtype));
-    return cst;
-  }
-
  private:
   int64_t rows_a(const Tensor& a) const { return trans_a_ ? a.dim(1) : a.dim(0); }
 
@@ -275,15 +264,6 @@ class MatMulOp final : public Operator {
           });
         },
         node_);
-  }
-
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    MatMulShapes s;
-    if (!matmul_shapes(in[0].shape, in[1].shape, s).empty()) return c;
-    c.flops = 2.0 * static_cast<double>(s.batch_count() * s.M * s.N * s.K);
-    c.bytes += static_cast<double>(numel(s.out) * size_of(in[0].dtype));
-    return c;
   }
 
  private:

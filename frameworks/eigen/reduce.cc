@@ -179,12 +179,6 @@ class ReduceOp final : public Operator {
         node_);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    c.flops = static_cast<double>(numel(in[0].shape));
-    return c;
-  }
-
  private:
   ReducePlan plan(std::span<const Tensor> in) const {
     std::vector<int64_t> axes = axes_attr_;

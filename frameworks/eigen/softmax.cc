@@ -127,13 +127,6 @@ class SoftmaxOp final : public Operator {
         node_);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    c.flops = 4.0 * static_cast<double>(numel(in[0].shape));
-    c.bytes += static_cast<double>(numel(in[0].shape) * size_of(in[0].dtype));
-    return c;
-  }
-
  private:
   Groups groups(const Shape& s) const {
     const int64_t rank = static_cast<int64_t>(s.size());

@@ -83,13 +83,6 @@ class UnaryOp final : public Operator {
         node_);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    c.flops = static_cast<double>(numel(in[0].shape));
-    c.bytes += static_cast<double>(numel(in[0].shape) * size_of(in[0].dtype));
-    return c;
-  }
-
  private:
   std::string node_;
 };

@@ -13,7 +13,6 @@
 #include <cstring>
 #include <memory>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -179,14 +178,13 @@ Window make_window(const ops::NodeSpec& node, const Shape& in, const Shape& kern
                    bool allow_ceil);
 
 // Thrown while building a plan for a configuration this backend does not
-// handle; the factory turns it into a refusal.
-struct Unsupported : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// handle (operators/registry.h's refusal contract).
+using ops::Unsupported;
 
-// Registration: factory makes Op(ctx) unless Op::refusal(ctx) returns a
-// reason; then Op::prepare(ctx) may build the first plan (a dnnl::error there
-// turns into a refusal, so unsupported shapes never reach forward()).
+// The registry's refusal contract (Op::refusal, Op(ctx), Op::prepare(ctx)
+// building the first plan, Unsupported), plus oneDNN's own refusal: a
+// dnnl::error while preparing means oneDNN has no implementation for this
+// configuration, so unsupported shapes never reach forward().
 std::string check_f32(const OpContext& ctx, size_t max_inputs);
 
 template <class Op>
@@ -194,16 +192,10 @@ void add_kernel(Registry& r, const std::string& op_type, const std::string& impl
                 int until = INT_MAX) {
   r.add({"", op_type, since, until, "onednn", impl,
          [](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
-           std::string why = Op::refusal(ctx);
-           if (!why.empty()) return refuse(why);
            try {
-             auto op = std::make_unique<Op>(ctx);
-             op->prepare(ctx);
-             return std::unique_ptr<Operator>(std::move(op));
+             return ops::make_operator<Op>(ctx);
            } catch (const dnnl::error& e) {
              return refuse(cat("oneDNN cannot do this configuration (", e.what(), ")"));
-           } catch (const Unsupported& e) {
-             return refuse(e.what());
            }
          }});
 }

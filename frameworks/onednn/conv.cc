@@ -133,20 +133,6 @@ class ConvOp final : public Kernel {
     last_ = p;
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    try {
-      ConvGeom g =
-          geom(in[0].shape, in[1].shape, in.size() > 2 && in[2].dtype != DataType::Undefined);
-      double macs = static_cast<double>(numel(Shape(g.dst_d.begin(), g.dst_d.end()))) *
-                    static_cast<double>(numel(in[1].shape) / in[1].shape[0]);
-      c.flops = 2 * macs;
-      c.bytes += 4.0 * static_cast<double>(numel(Shape(g.dst_d.begin(), g.dst_d.end())));
-    } catch (const Error&) {
-    }
-    return c;
-  }
-
  private:
   static Key key(const Shape& x, const Shape& w, bool bias) {
     Key k;

@@ -103,11 +103,6 @@ class EltwiseOp final : public Kernel {
     last_ = p;
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    double n = static_cast<double>(numel(in[0].shape));
-    return {n, 8 * n};
-  }
-
  private:
   void bounds(std::span<const Tensor> in, float& lo, float& hi) const {
     if (!clip_inputs_) return;

@@ -130,18 +130,6 @@ class GemmOp final : public Kernel {
     }
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    const Shape& a = in[0].shape;
-    const Shape& b = in[1].shape;
-    if (a.size() == 2 && b.size() == 2) {
-      double m = ta_ ? a[1] : a[0], kk = ta_ ? a[0] : a[1], n = tb_ ? b[0] : b[1];
-      c.flops = 2 * m * n * kk;
-      c.bytes += 4 * m * n;
-    }
-    return c;
-  }
-
  private:
   static Key key(const Shape& a, const Shape& b, const Shape* c) {
     Key k;
@@ -293,17 +281,6 @@ class MatMulOp final : public Kernel {
     p->bind(4, db.raw());
     p->run();
     last_ = p;
-  }
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    try {
-      MatMulGeom g = geom(in[0].shape, in[1].shape);
-      double k = static_cast<double>(g.a.back());
-      c.flops = 2 * k * static_cast<double>(numel(g.out));
-      c.bytes += 4.0 * static_cast<double>(numel(g.out));
-    } catch (const Error&) {
-    }
-    return c;
   }
 
  private:

@@ -24,6 +24,7 @@
 #include "metrics/runner.h"
 #include "network/settings.h"
 #include "operators/attribute_text.h"
+#include "operators/cost_model.h"
 #include "operators/registry.h"
 #include "recipes/cli/commands.h"
 #include "validation/forward_check.h"
@@ -296,22 +297,29 @@ int run_check(const OpOptions& o, const ops::NodeSpec& node, const Problem& p) {
 }
 
 // An operator as a metrics::Workload: inputs and outputs are allocated in
-// setup() so that run() times forward() alone.
+// setup() so that run() times forward() alone. Counters come from the cost
+// model, the same for every backend.
 class OpWorkload final : public metrics::Workload {
  public:
-  OpWorkload(ops::CreatedOp op, std::vector<Tensor> inputs, size_t outputs, std::string name)
-      : op_(std::move(op)), inputs_(std::move(inputs)), outputs_(outputs), name_(std::move(name)) {}
+  OpWorkload(const ops::NodeSpec& node, ops::CreatedOp op, std::vector<Tensor> inputs,
+             std::string name)
+      : node_(node),
+        op_(std::move(op)),
+        inputs_(std::move(inputs)),
+        outputs_(node.outputs.size()),
+        name_(std::move(name)) {}
   void setup() override { op_.op->forward(inputs_, outputs_); }
   void run() override { op_.op->forward(inputs_, outputs_); }
   metrics::Counters counters() const override {
     std::vector<TensorDesc> d;
     for (const auto& t : inputs_) d.push_back(t.defined() ? t.desc() : TensorDesc{});
-    ops::Cost c = op_.op->cost(d);
+    ops::Cost c = ops::cost(node_, d, *op_.op);
     return {c.flops, c.bytes, 0};
   }
   std::string name() const override { return name_; }
 
  private:
+  const ops::NodeSpec& node_;  // outlives the workload
   ops::CreatedOp op_;
   std::vector<Tensor> inputs_;
   std::vector<Tensor> outputs_;
@@ -345,7 +353,7 @@ int run_bench(const OpOptions& o, const onnx::OpSchema& schema, const std::vecto
         continue;
       }
       std::string impl = made->implementation;
-      OpWorkload w(std::move(made.value()), inputs, nodes[i].outputs.size(), o.op_type);
+      OpWorkload w(nodes[i], std::move(made.value()), inputs, o.op_type);
       try {
         results.push_back(runner.run(w));
       } catch (const std::exception& e) {

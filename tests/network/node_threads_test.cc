@@ -101,9 +101,9 @@ TEST(NodeThreads, SplitsOnlyWhatOutweighsTheRegionCost) {
   }
 }
 
-// A Relu kernel of the test-only backend "thread_probe" whose cost is set per
-// node name and which records the OpenMP thread count it ran with (the
-// count a oneDNN kernel would split over).
+// A Relu kernel of the test-only backend "thread_probe" whose FLOPs are set per
+// node name (declared, as custom operators do) and which records the OpenMP thread count it ran
+// with (the count a oneDNN kernel would split over).
 std::map<std::string, double> g_probe_flops;
 std::map<std::string, std::vector<int>> g_probe_threads;
 
@@ -116,7 +116,9 @@ class ThreadProbe final : public ops::Operator {
     for (int64_t i = 0; i < y.numel(); ++i)
       y.data<float>()[i] = std::max(in[0].data<float>()[i], 0.f);
   }
-  ops::Cost cost(std::span<const TensorDesc>) const override { return {g_probe_flops[node_], 0}; }
+  std::optional<double> declared_flops(std::span<const TensorDesc>) const override {
+    return g_probe_flops[node_];
+  }
 
  private:
   std::string node_;

@@ -7,6 +7,7 @@
 
 #include "deep/tensor.h"
 #include "frameworks/reference/register.h"
+#include "operators/cost_model.h"
 #include "operators/registry.h"
 
 using namespace deep500;
@@ -278,9 +279,8 @@ TEST(NnCost, ConvFlopsMatchAnalyticCount) {
   auto spec = node("Conv", 2, 1, {{"group", int1(2)}, {"pads", ints({1, 1, 1, 1})}});
   std::vector<Tensor> in{Tensor(DataType::Float, {2, 8, 10, 12}),
                          Tensor(DataType::Float, {16, 4, 3, 3})};
-  auto op = make_op(spec, in);
   const std::vector<TensorDesc> descs{in[0].desc(), in[1].desc()};
-  const ops::Cost c = op->cost(descs);
+  const ops::Cost c = ops::cost(spec, descs, *make_op(spec, in));
   const double N = 2, K = 16, C = 8, g = 2, R = 3, S = 3, P = 10, Q = 12;
   EXPECT_DOUBLE_EQ(c.flops, 2 * N * K * C / g * R * S * P * Q);
   EXPECT_DOUBLE_EQ(c.bytes, 4.0 * (2 * 8 * 10 * 12 + 16 * 4 * 3 * 3 + N * K * P * Q));
@@ -289,7 +289,7 @@ TEST(NnCost, ConvFlopsMatchAnalyticCount) {
 TEST(NnCost, MatMulFlops) {
   auto spec = node("MatMul", 2, 1);
   std::vector<Tensor> in{Tensor(DataType::Float, {3, 1, 4, 5}), Tensor(DataType::Float, {2, 5, 6})};
-  const ops::Cost c = make_op(spec, in)->cost(std::vector<TensorDesc>{in[0].desc(), in[1].desc()});
+  const ops::Cost c = ops::cost(spec, std::vector<TensorDesc>{in[0].desc(), in[1].desc()});
   EXPECT_DOUBLE_EQ(c.flops, 2.0 * 3 * 2 * 4 * 5 * 6);
 }
 

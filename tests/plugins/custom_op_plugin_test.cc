@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "operators/cost_model.h"
 #include "operators/custom_op_loader.h"
 
 using namespace deep500;
@@ -88,6 +89,31 @@ TEST(CustomOpPlugin, BadInputNamesNodeAndExpectation) {
     EXPECT_NE(m.find("swish0"), std::string::npos) << m;
     EXPECT_NE(m.find("expected float32"), std::string::npos) << m;
   }
+}
+
+TEST(CustomOpPlugin, RankOverTheAbiLimitIsARefusal) {
+  ops::load_custom_operators(plugin_path(), ops::Registry::global());
+  auto spec = swish_node(1.0f);
+  ops::OpContext ctx{spec, {TensorDesc{DataType::Double, Shape(9, 1)}}};
+  auto made = ops::Registry::global().create(ctx, {"custom"});
+  ASSERT_FALSE(made.ok());
+  EXPECT_NE(made.refusal().reason.find("custom: rank 9 exceeds the custom-op ABI limit of 8"),
+            std::string::npos)
+      << made.refusal().reason;
+}
+
+// The one exception to the cost model: the library's own flops() (Swish: 4
+// per element) is what the model reports for its operator.
+TEST(CustomOpPlugin, DeclaredFlopsAreTheCost) {
+  ops::load_custom_operators(plugin_path(), ops::Registry::global());
+  auto spec = swish_node(1.0f);
+  Tensor x(DataType::Double, {2, 3});
+  auto op = make_swish(spec, x);
+  const std::vector<TensorDesc> in{x.desc()};
+  const ops::Cost c = ops::cost(spec, in, *op.op);
+  EXPECT_DOUBLE_EQ(c.flops, 4.0 * 6);
+  EXPECT_DOUBLE_EQ(c.bytes, 8.0 * 6);  // its input: only infer() knows the output
+  EXPECT_DOUBLE_EQ(ops::cost(spec, in).flops, 0);
 }
 
 TEST(CustomOpPlugin, MissingLibraryIsAClearError) {

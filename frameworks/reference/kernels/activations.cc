@@ -225,13 +225,6 @@ class ActivationOp final : public Operator {
         node_);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    c.flops = static_cast<double>(numel(in[0].shape));
-    c.bytes *= 2;
-    return c;
-  }
-
  private:
   std::string node_;
   Params p_;

@@ -158,14 +158,9 @@ class CastOp final : public Operator {
 }  // namespace
 
 void register_cast(Registry& r) {
-  r.add({"", "Cast", 1, INT_MAX, "reference", "reference:Cast",
-         [](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
-           return std::unique_ptr<Operator>(std::make_unique<CastOp>(ctx, false));
-         }});
+  r.add({"", "Cast", 1, INT_MAX, "reference", "reference:Cast", ops::make_factory<CastOp>(false)});
   r.add({"", "CastLike", 15, INT_MAX, "reference", "reference:CastLike",
-         [](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
-           return std::unique_ptr<Operator>(std::make_unique<CastOp>(ctx, true));
-         }});
+         ops::make_factory<CastOp>(true)});
 }
 
 }  // namespace deep500::reference

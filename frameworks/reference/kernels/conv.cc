@@ -83,17 +83,6 @@ class ConvOp final : public Operator {
         node_);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    const bool bias = in.size() > 2 && in[2].dtype != DataType::Undefined;
-    const nn::ConvDims d = dims(in[0].shape, in[1].shape, bias ? &in[2].shape : nullptr);
-    const double outputs = static_cast<double>(d.N * d.M * d.win.out_size());
-    c.flops = 2.0 * outputs * static_cast<double>(d.C / d.group * d.win.kernel_size());
-    if (bias) c.flops += outputs;
-    c.bytes += outputs * static_cast<double>(size_of(in[0].dtype));
-    return c;
-  }
-
  private:
   nn::ConvDims dims(const Shape& x, const Shape& w, const Shape* b) const {
     nn::ConvDims d = nn::conv_dims(node_, attrs_, group_, x, w);

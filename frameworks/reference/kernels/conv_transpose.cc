@@ -86,19 +86,6 @@ class ConvTransposeOp final : public Operator {
         node_);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    const bool bias = in.size() > 2 && in[2].dtype != DataType::Undefined;
-    const nn::ConvDims d = dims(in[0].shape, in[1].shape, bias ? &in[2].shape : nullptr);
-    // Conv-side names: d.M = our input channels, d.C = our output channels.
-    c.flops = 2.0 * static_cast<double>(d.N * d.M * d.win.out_size()) *
-              static_cast<double>(d.C / d.group * d.win.kernel_size());
-    const double outputs = static_cast<double>(numel(out_shape(d)));
-    if (bias) c.flops += outputs;
-    c.bytes += outputs * static_cast<double>(size_of(in[0].dtype));
-    return c;
-  }
-
  private:
   static Shape out_shape(const nn::ConvDims& d) {
     Shape s{d.N, d.C};

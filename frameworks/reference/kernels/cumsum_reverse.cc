@@ -67,12 +67,6 @@ class CumSumOp final : public Operator {
         in[0].dtype(), [](auto) {}, node_);
     run(gy[0], in[1], gx[0], !reverse_);
   }
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    c.flops = static_cast<double>(numel(in[0].shape));
-    c.bytes += static_cast<double>(numel(in[0].shape) * size_of(in[0].dtype));
-    return c;
-  }
 
  private:
   void run(const Tensor& x, const Tensor& axis_t, Tensor& y, bool reverse) const {
@@ -241,13 +235,9 @@ void register_cumsum_reverse(Registry& r) {
   add_kernel<CumSumOp>(r, "CumSum", 11);
   add_kernel<ReverseSequenceOp>(r, "ReverseSequence", 10);
   r.add({"", "DepthToSpace", 1, INT_MAX, "reference", "reference:DepthToSpace",
-         [](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
-           return std::unique_ptr<Operator>(std::make_unique<DepthSpaceOp>(ctx, true));
-         }});
+         ops::make_factory<DepthSpaceOp>(true)});
   r.add({"", "SpaceToDepth", 1, INT_MAX, "reference", "reference:SpaceToDepth",
-         [](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
-           return std::unique_ptr<Operator>(std::make_unique<DepthSpaceOp>(ctx, false));
-         }});
+         ops::make_factory<DepthSpaceOp>(false)});
 }
 
 }  // namespace deep500::reference

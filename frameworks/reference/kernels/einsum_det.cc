@@ -122,21 +122,6 @@ class EinsumOp final : public Operator {
         node_);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    std::map<char, int64_t> size;
-    for (size_t k = 0; k < in.size() && k < terms_.size(); ++k) {
-      size_t d = 0;
-      for (char ch : terms_[k])
-        if (std::isalpha(static_cast<unsigned char>(ch)) && d < in[k].shape.size())
-          size[ch] = std::max(size[ch], in[k].shape[d++]);
-    }
-    double total = 1;
-    for (auto& [ch, n] : size) total *= static_cast<double>(n);
-    c.flops = total * static_cast<double>(in.size());
-    return c;
-  }
-
  private:
   // Label ids of one term for an operand of `rank` dimensions; `ell` receives the ellipsis
   // dimension count (-1: no ellipsis).

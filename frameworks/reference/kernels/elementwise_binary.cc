@@ -24,15 +24,6 @@ void check_same_types(const OpContext& ctx, const std::string& node) {
                 " and ", name_of(ctx.inputs[1].dtype));
 }
 
-Cost binary_cost(std::span<const TensorDesc> in, DataType out_type) {
-  Cost c;
-  for (const auto& d : in) c.bytes += static_cast<double>(numel(d.shape) * size_of(d.dtype));
-  Shape s = broadcast_shapes(in[0].shape, in[1].shape);
-  c.flops = static_cast<double>(numel(s));
-  c.bytes += static_cast<double>(numel(s) * size_of(out_type));
-  return c;
-}
-
 template <Arith K>
 class ArithOp final : public Operator {
  public:
@@ -98,8 +89,6 @@ class ArithOp final : public Operator {
         },
         node_);
   }
-
-  Cost cost(std::span<const TensorDesc> in) const override { return binary_cost(in, in[0].dtype); }
 
  private:
   template <class T>
@@ -212,8 +201,6 @@ class PowOp final : public Operator {
         node_);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override { return binary_cost(in, in[0].dtype); }
-
  private:
   static Tensor exponent(const Tensor& t) {
     return t.dtype() == DataType::Double ? t : t.cast(DataType::Double);
@@ -299,8 +286,6 @@ class ModOp final : public Operator {
         },
         node_);
   }
-
-  Cost cost(std::span<const TensorDesc> in) const override { return binary_cost(in, in[0].dtype); }
 
  private:
   std::string node_;

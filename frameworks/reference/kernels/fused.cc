@@ -145,15 +145,6 @@ class FusedOp final : public Operator {
     for (size_t i = 0; i < base_inputs_ && i < gx.size(); ++i) gx[i] = gbase[i];
   }
 
-  ops::Cost cost(std::span<const TensorDesc> inputs) const override {
-    ops::Cost c = base_.op ? base_.op->cost(inputs.first(base_inputs_)) : Operator::cost(inputs);
-    if (has_z_ && inputs.size() > 3) {
-      c.flops += static_cast<double>(numel(inputs[3].shape));
-      c.bytes += static_cast<double>(numel(inputs[3].shape) * size_of(inputs[3].dtype));
-    }
-    return c;
-  }
-
  private:
   static ops::NodeSpec spec(const OpContext& ctx, const std::string& op, int opset, size_t n) {
     ops::NodeSpec s;
@@ -207,11 +198,8 @@ class FusedOp final : public Operator {
 };
 
 void add_fused(Registry& r, const std::string& op, const std::string& base, int base_opset) {
-  const Registry* reg = &r;
   r.add({"ai.deep500", op, 1, INT_MAX, "reference", "reference:" + op,
-         [reg, base, base_opset](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
-           return std::unique_ptr<Operator>(std::make_unique<FusedOp>(ctx, *reg, base, base_opset));
-         }});
+         ops::make_factory<FusedOp>(std::cref(r), base, base_opset)});
 }
 
 }  // namespace

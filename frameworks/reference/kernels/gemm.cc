@@ -102,16 +102,6 @@ class GemmOp final : public Operator {
         node_);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost cst = Operator::cost(in);
-    const bool has_c = in.size() > 2 && in[2].dtype != DataType::Undefined;
-    const auto [M, K, N] = dims(in[0].shape, in[1].shape, has_c ? &in[2].shape : nullptr);
-    const double mn = static_cast<double>(M * N);
-    cst.flops = 2.0 * mn * static_cast<double>(K) + mn + (has_c ? 2.0 * mn : 0.0);
-    cst.bytes += mn * static_cast<double>(size_of(in[0].dtype));
-    return cst;
-  }
-
  private:
   struct MKN {
     int64_t M, K, N;
@@ -201,14 +191,6 @@ class MatMulOp final : public Operator {
           gx[1] = nn::from_vector(db, in[1].dtype(), in[1].shape());
         },
         node_);
-  }
-
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    const nn::MatMulShapes s = nn::matmul_shapes(node_, in[0].shape, in[1].shape);
-    c.flops = 2.0 * static_cast<double>(s.batch_count() * s.M * s.N * s.K);
-    c.bytes += static_cast<double>(numel(s.out) * size_of(in[0].dtype));
-    return c;
   }
 
  private:

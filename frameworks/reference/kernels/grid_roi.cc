@@ -80,17 +80,6 @@ class GridSampleOp final : public Operator {
         node_);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    if (in[0].shape.size() != 4 || in[1].shape.size() != 4) return c;
-    const double outputs =
-        static_cast<double>(in[0].shape[0] * in[0].shape[1] * in[1].shape[1] * in[1].shape[2]);
-    const double taps = mode_ == GridMode::Bicubic ? 16 : mode_ == GridMode::Bilinear ? 4 : 1;
-    c.flops = outputs * taps * 2;
-    c.bytes += outputs * static_cast<double>(size_of(in[0].dtype));
-    return c;
-  }
-
  private:
   double unnormalize(double v, int64_t size) const {
     return align_ ? (v + 1) / 2 * static_cast<double>(size - 1)
@@ -238,17 +227,6 @@ class RoiAlignOp final : public Operator {
           }
         },
         node_);
-  }
-
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    if (in[0].shape.size() != 4 || in[1].shape.size() != 2) return c;
-    const double outputs = static_cast<double>(in[1].shape[0] * in[0].shape[1] * out_h_ * out_w_);
-    // With adaptive sampling the grid size depends on the boxes: assume 2x2.
-    const double samples = sampling_ > 0 ? static_cast<double>(sampling_ * sampling_) : 4.0;
-    c.flops = outputs * samples * 8;
-    c.bytes += outputs * static_cast<double>(size_of(in[0].dtype));
-    return c;
   }
 
  private:

@@ -13,17 +13,6 @@ void check_binary(const OpContext& ctx, const std::string& node) {
                 " and ", name_of(ctx.inputs[1].dtype));
 }
 
-Cost bool_binary_cost(std::span<const TensorDesc> in) {
-  Cost c;
-  for (const auto& d : in)
-    if (d.dtype != DataType::String)
-      c.bytes += static_cast<double>(numel(d.shape) * size_of(d.dtype));
-  Shape s = broadcast_shapes(in[0].shape, in[1].shape);
-  c.flops = static_cast<double>(numel(s));
-  c.bytes += static_cast<double>(numel(s));
-  return c;
-}
-
 enum class Cmp { Eq, Gt, Lt, Ge, Le };
 
 template <Cmp K>
@@ -62,8 +51,6 @@ class CompareOp final : public Operator {
       dispatch_numeric(in[0].dtype(), body, node_);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override { return bool_binary_cost(in); }
-
  private:
   std::string node_;
 };
@@ -88,8 +75,6 @@ class LogicalOp final : public Operator {
       if constexpr (K == Logic::Xor) return a != b;
     });
   }
-
-  Cost cost(std::span<const TensorDesc> in) const override { return bool_binary_cost(in); }
 
  private:
   std::string node_;
@@ -172,15 +157,6 @@ class WhereOp final : public Operator {
           gx[2] = reduce_to_shape<T>(dy, in[2].shape());
         },
         node_);
-  }
-
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    Shape s = broadcast_shapes({in[0].shape, in[1].shape, in[2].shape});
-    c.flops = static_cast<double>(numel(s));
-    if (in[1].dtype != DataType::String)
-      c.bytes += static_cast<double>(numel(s) * size_of(in[1].dtype));
-    return c;
   }
 
  private:

@@ -182,13 +182,6 @@ class BatchNormOp final : public Operator {
     gx[2] = make(in[2].dtype(), in[2].shape(), collapse(g, s.group, s.params));
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    c.flops = 4.0 * static_cast<double>(numel(in[0].shape));
-    c.bytes += static_cast<double>(numel(in[0].shape) * size_of(in[0].dtype));
-    return c;
-  }
-
  private:
   struct Setup {
     std::vector<double> x, scale, bias;
@@ -281,13 +274,6 @@ class LayerNormOp final : public Operator {
     if (const Tensor* b = ops::optional_input(in, 2))
       gx[2] = make(b->dtype(), b->shape(),
                    collapse(g, index_map(b->shape(), in[0].shape()), b->numel()));
-  }
-
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    c.flops = 5.0 * static_cast<double>(numel(in[0].shape));
-    c.bytes += static_cast<double>(numel(in[0].shape) * size_of(in[0].dtype));
-    return c;
   }
 
  private:

@@ -180,16 +180,6 @@ class PoolOp final : public Operator {
         node_);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    const nn::Window w = window(in[0].shape);
-    const double outputs = static_cast<double>(in[0].shape[0] * in[0].shape[1] * w.out_size());
-    c.flops = outputs * static_cast<double>(w.kernel_size());
-    c.bytes += outputs * static_cast<double>(size_of(in[0].dtype));
-    if (K == Pool::Max) c.bytes += outputs * sizeof(int64_t);  // optional Indices
-    return c;
-  }
-
  private:
   nn::Window window(const Shape& x) const {
     DEEP500_CHECK(x.size() >= 3, node_, ": input X must have rank >= 3 [N, C, spatial...], got ",
@@ -318,13 +308,6 @@ class GlobalPoolOp final : public Operator {
           gx[0] = nn::from_vector(dx, x.dtype(), x.shape());
         },
         node_);
-  }
-
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    c.flops = static_cast<double>(numel(in[0].shape));
-    c.bytes += static_cast<double>(in[0].shape[0] * in[0].shape[1] * size_of(in[0].dtype));
-    return c;
   }
 
  private:

@@ -202,13 +202,6 @@ class QMatMulOp final : public Operator {
           node_);
     }
   }
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    const nn::MatMulShapes s = nn::matmul_shapes(node_, in[0].shape, in[QLinear ? 3 : 1].shape);
-    c.flops = 2.0 * static_cast<double>(s.batch_count() * s.M * s.N * s.K);
-    c.bytes += static_cast<double>(numel(s.out) * (QLinear ? 1 : 4));
-    return c;
-  }
 
  private:
   std::string node_;
@@ -273,15 +266,6 @@ class QConvOp final : public Operator {
           },
           node_);
     }
-  }
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    const nn::ConvDims d =
-        nn::conv_dims(node_, attrs_, group_, in[0].shape, in[QLinear ? 3 : 1].shape);
-    const double outputs = static_cast<double>(d.N * d.M * d.win.out_size());
-    c.flops = 2.0 * outputs * static_cast<double>(d.C / d.group * d.win.kernel_size());
-    c.bytes += outputs * (QLinear ? 1 : 4);
-    return c;
   }
 
  private:

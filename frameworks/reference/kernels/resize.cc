@@ -280,18 +280,13 @@ class ResizeOp final : public Operator {
   std::vector<double> attr_scales_;
 };
 
-Expected<std::unique_ptr<Operator>> make_resize(const OpContext& ctx) {
-  return std::unique_ptr<Operator>(std::make_unique<ResizeOp>(ctx, false));
-}
-Expected<std::unique_ptr<Operator>> make_upsample(const OpContext& ctx) {
-  return std::unique_ptr<Operator>(std::make_unique<ResizeOp>(ctx, true));
-}
-
 }  // namespace
 
 void register_resize(Registry& r) {
-  r.add({"", "Resize", 10, INT_MAX, "reference", "reference:Resize", make_resize});
-  r.add({"", "Upsample", 7, INT_MAX, "reference", "reference:Upsample", make_upsample});
+  r.add({"", "Resize", 10, INT_MAX, "reference", "reference:Resize",
+         ops::make_factory<ResizeOp>(false)});
+  r.add({"", "Upsample", 7, INT_MAX, "reference", "reference:Upsample",
+         ops::make_factory<ResizeOp>(true)});
 }
 
 }  // namespace deep500::reference

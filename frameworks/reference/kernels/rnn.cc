@@ -87,15 +87,6 @@ class RecurrentOp final : public Operator {
   void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
                 std::span<Tensor> gx) override;
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    const Shape& x = in[0].shape;
-    const Shape& r = in[2].shape;
-    if (x.size() == 3 && r.size() == 3)
-      c.flops = 2.0 * x[0] * x[1] * static_cast<double>(r[1]) * (x[2] + r[2]);
-    return c;
-  }
-
  private:
   struct Problem {
     int64_t S = 0, B = 0, I = 0, H = 0;
@@ -439,9 +430,7 @@ void RecurrentOp::backward(std::span<const Tensor> gy, std::span<const Tensor> i
 
 void add_recurrent(Registry& r, const std::string& op_type, CellKind kind) {
   r.add({"", op_type, 1, INT_MAX, "reference", "reference:" + op_type,
-         [kind](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
-           return std::unique_ptr<Operator>(std::make_unique<RecurrentOp>(ctx, kind));
-         }});
+         ops::make_factory<RecurrentOp>(kind)});
 }
 
 }  // namespace

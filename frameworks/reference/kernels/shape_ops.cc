@@ -285,13 +285,9 @@ void register_shape_ops(Registry& r) {
   add_kernel<ReshapeOp>(r, "Reshape");
   add_kernel<FlattenOp>(r, "Flatten");
   r.add({"", "Squeeze", 1, INT_MAX, "reference", "reference:Squeeze",
-         [](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
-           return std::unique_ptr<Operator>(std::make_unique<SqueezeOp>(ctx, false));
-         }});
+         ops::make_factory<SqueezeOp>(false)});
   r.add({"", "Unsqueeze", 1, INT_MAX, "reference", "reference:Unsqueeze",
-         [](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
-           return std::unique_ptr<Operator>(std::make_unique<SqueezeOp>(ctx, true));
-         }});
+         ops::make_factory<SqueezeOp>(true)});
   add_kernel<IdentityOp>(r, "Identity");
   add_kernel<ExpandOp>(r, "Expand");
 }

@@ -127,15 +127,6 @@ class DftOp final : public Operator {
     ops::ensure_output(out, 0, x.dtype(), os)
         .copy_from(Tensor::from_vector<double>(os, yv).cast(x.dtype()));
   }
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    if (in[0].shape.size() >= 2) {
-      int64_t ax = axis_ < 0 ? axis_ + static_cast<int64_t>(in[0].shape.size()) : axis_;
-      if (ax >= 0 && ax < static_cast<int64_t>(in[0].shape.size()))
-        c.flops = 8.0 * static_cast<double>(numel(in[0].shape)) * in[0].shape[ax];
-    }
-    return c;
-  }
 
  private:
   std::string node_;

@@ -96,11 +96,6 @@ class TransposeOp final : public Operator {
     for (int64_t p : perm) strides.push_back(xs[static_cast<size_t>(p)]);
     scatter_add_strided(gy[0], gx[0], gy[0].shape(), strides, node_);
   }
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    c.bytes *= 2;
-    return c;
-  }
 
  private:
   Shape permutation(int64_t rank) const {

@@ -138,13 +138,6 @@ class UnaryOp final : public Operator {
     }
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    c.flops = static_cast<double>(numel(in[0].shape));
-    c.bytes *= 2;  // output written, same size as the input
-    return c;
-  }
-
  private:
   std::string node_;
 };

@@ -98,16 +98,6 @@ class VariadicOp final : public Operator {
         node_);
   }
 
-  Cost cost(std::span<const TensorDesc> in) const override {
-    Cost c = Operator::cost(in);
-    std::vector<Shape> shapes;
-    for (const auto& d : in) shapes.push_back(d.shape);
-    int64_t n = numel(broadcast_shapes(shapes));
-    c.flops = static_cast<double>(n) * static_cast<double>(in.size() > 1 ? in.size() - 1 : 1);
-    c.bytes += static_cast<double>(n * size_of(in[0].dtype));
-    return c;
-  }
-
  private:
   static MultiIndex iterate(std::span<const Tensor> in, const Shape& shape) {
     std::vector<Shape> strides;
