@@ -87,5 +87,4 @@ struct PassResult {
 std::vector<PassResult> apply_passes(Model& model, const std::vector<std::string>& names,
                                      const PassRegistry& registry = PassRegistry::global());
 
-
 }  // namespace deep500::network
