@@ -74,7 +74,7 @@ std::unique_ptr<ops::Operator> make_op(ops::NodeSpec& spec, const std::vector<Te
   for (auto& t : in) d.push_back(t.desc());
   for (size_t i = 0; i < in.size(); ++i) spec.inputs.push_back("x" + std::to_string(i));
   spec.outputs = {"y"};
-  ops::OpContext ctx{spec, d, nullptr};
+  ops::OpContext ctx{spec, d};
   auto made = ops::Registry::global().create(ctx, {"onednn"});
   if (!made.ok()) {
     std::fprintf(stderr, "%s\n", made.refusal().reason.c_str());

@@ -124,7 +124,7 @@ std::map<std::string, Tensor> gradients(const std::vector<const onnx::NodeProto*
       descs.push_back(inputs.back().defined() ? inputs.back().desc() : TensorDesc{});
     }
     for (const auto& o : spec.outputs) outputs.push_back(value(o, n));
-    ops::OpContext ctx{spec, descs, nullptr};
+    ops::OpContext ctx{spec, descs};
     auto made = ops::Registry::global().create(ctx, backends);
     DEEP500_CHECK(made.ok(), "backprop: ", made.refusal().reason);
     DEEP500_CHECK(made->op->has_backward(), "backprop: ", spec.describe(), " (",

@@ -111,7 +111,7 @@ std::unique_ptr<BackwardPlan> build_backward_plan(const Model& model, OptimizedE
       // plan's values, which nothing writes in between.
       if (hints) s.op->set_backward_follows_forward(true);
     } else {
-      ops::OpContext ctx{s.spec, descs, nullptr};
+      ops::OpContext ctx{s.spec, descs};
       auto made = ops::Registry::global().create(ctx, options.backends);
       ++*kernels_created;
       if (made.ok()) {

@@ -188,7 +188,7 @@ class PlanBuilder {
     const bool hinted = has_hints(node);
     if (!hinted) check_layout_transparent(s, descs);
     const auto prefer = capable_backends(node, options_.backends);
-    ops::OpContext ctx{s.spec, descs, nullptr};
+    ops::OpContext ctx{s.spec, descs};
     auto made = create_kernel(ctx, prefer, s);
     if (hinted && !made.ok()) throw LayoutFallback();
     run_once(s, node, std::move(made));

@@ -152,7 +152,7 @@ void ReferenceExecutor::run_node(const onnx::NodeProto& node,
       }
       std::optional<Expected<ops::CreatedOp>> made;
       if (all_tensors) {
-        ops::OpContext ctx{spec, descs, this};
+        ops::OpContext ctx{spec, descs};
         made.emplace(ops::Registry::global().create(ctx, options_.backends));
       }
       if (!made || !made->ok()) {
@@ -316,16 +316,6 @@ BackpropResult ReferenceExecutor::inference_and_backprop(
   result.gradients =
       gradients(path, model_.opsets, lookup, {{loss, ones_like(l)}}, params, options_.backends);
   return result;
-}
-
-std::vector<Tensor> ReferenceExecutor::run(const onnx::GraphProto& graph,
-                                           const std::vector<Tensor>& inputs) {
-  auto values = run_graph(graph, std::vector<Value>(inputs.begin(), inputs.end()));
-  std::vector<Tensor> out;
-  for (int i = 0; i < static_cast<int>(values.size()); ++i)
-    out.push_back(values[i].tensor(
-        cat("subgraph '", graph.name(), "' output '", graph.output(i).name(), "'")));
-  return out;
 }
 
 std::vector<Value> ReferenceExecutor::run_graph(const onnx::GraphProto& graph,

@@ -1,11 +1,11 @@
 // Reference executor: runs an ONNX graph node by node through the Level 0
 // registry, in graph order. Nodes without a kernel whose ONNX schema defines
 // a function body are expanded into that body. Subgraphs (If/Loop/Scan)
-// run through the SubgraphRunner interface with lexical scoping.
+// run through run_graph() with lexical scoping.
 //
 // Names hold Values (tensor, sequence or optional). Level 0 kernels see
-// tensors only; sequence/optional ops, and If/Loop/Scan whose values are not
-// all tensors, are executor built-ins (sequence_ops.h). The training op
+// tensors only; sequence/optional ops and the control-flow ops If, Loop,
+// Scan are executor built-ins (sequence_ops.h). The training op
 // ai.onnx.preview.training.Gradient backpropagates through the graph that
 // holds it (backprop.h).
 //
@@ -31,9 +31,7 @@ struct NodeRecord {
   std::string implementation;  // "function-body" for expanded nodes
 };
 
-class ReferenceExecutor final : public GraphExecutor,
-                                public ops::SubgraphRunner,
-                                public ValueGraphRunner {
+class ReferenceExecutor final : public GraphExecutor, public ValueGraphRunner {
  public:
   // Uses options.backends (preference order; empty: the registry's default
   // preference) and options.strict_feed_shapes (ONNX's own backend tests
@@ -63,8 +61,6 @@ class ReferenceExecutor final : public GraphExecutor,
   const std::vector<NodeRecord>& records() const { return records_; }
   const ExecutorOptions& options() const { return options_; }
 
-  std::vector<Tensor> run(const onnx::GraphProto& graph,
-                          const std::vector<Tensor>& inputs) override;
   std::vector<Value> run_graph(const onnx::GraphProto& graph,
                                const std::vector<Value>& inputs) override;
 

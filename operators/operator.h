@@ -38,21 +38,9 @@ struct Cost {
   double bytes = 0;  // compulsory traffic: inputs read + outputs written
 };
 
-// Runs an ONNX subgraph (If/Loop/Scan bodies). Supplied by the network
-// layer; may be null when an operator is run on its own.
-class SubgraphRunner {
- public:
-  virtual ~SubgraphRunner() = default;
-  // Runs `graph` with its formal inputs bound to `inputs` (in order); names
-  // not defined inside the graph resolve in the enclosing scope.
-  virtual std::vector<Tensor> run(const onnx::GraphProto& graph,
-                                  const std::vector<Tensor>& inputs) = 0;
-};
-
 struct OpContext {
   const NodeSpec& node;
   std::vector<TensorDesc> inputs;  // Undefined dtype marks an absent input
-  SubgraphRunner* subgraphs = nullptr;
 
   size_t num_inputs() const { return inputs.size(); }
   bool has_input(size_t i) const {

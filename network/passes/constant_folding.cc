@@ -80,7 +80,7 @@ class ConstantFolding final : public GraphPass {
     std::vector<Tensor> outputs(static_cast<size_t>(n.output_size()));
     try {
       ops::NodeSpec spec = ops::node_from_onnx(n, opset);
-      ops::OpContext ctx{spec, descs, nullptr};
+      ops::OpContext ctx{spec, descs};
       auto made = ops::Registry::global().create(ctx, {ops::kReferenceBackend});
       if (!made.ok()) return {};
       made->op->forward(inputs, outputs);

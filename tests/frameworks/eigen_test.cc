@@ -49,7 +49,7 @@ Expected<ops::CreatedOp> create(const NodeSpec& s, const std::vector<Tensor>& in
   frameworks::register_all();
   std::vector<TensorDesc> d;
   for (const auto& t : in) d.push_back(t.defined() ? t.desc() : TensorDesc{});
-  return ops::Registry::global().create(ops::OpContext{s, d, nullptr}, backends);
+  return ops::Registry::global().create(ops::OpContext{s, d}, backends);
 }
 
 std::unique_ptr<ops::Operator> eigen_op(const NodeSpec& s, const std::vector<Tensor>& in) {

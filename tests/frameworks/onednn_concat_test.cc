@@ -43,7 +43,7 @@ std::string check_concat(int64_t n, std::vector<int64_t> chans, int64_t h, int64
     descs.push_back(t.desc());
     total += chans[i];
   }
-  ops::OpContext ctx{spec, descs, nullptr};
+  ops::OpContext ctx{spec, descs};
   auto made = ops::Registry::global().create(ctx, {"onednn"});
   if (!made.ok()) throw Error(made.refusal().reason);
   std::vector<Tensor> out(1);
@@ -84,7 +84,7 @@ TEST(OnednnNhwcConcat, MismatchedSpatialShapeIsAnErrorNamingTheNode) {
   frameworks::register_all();
   ops::NodeSpec spec = concat_node(2);
   std::vector<TensorDesc> descs{{DataType::Float, {1, 4, 5, 5}}, {DataType::Float, {1, 4, 5, 5}}};
-  ops::OpContext ctx{spec, descs, nullptr};
+  ops::OpContext ctx{spec, descs};
   auto made = ops::Registry::global().create(ctx, {"onednn"});
   ASSERT_TRUE(made.ok()) << made.refusal().reason;
   std::vector<Tensor> in{Tensor(DataType::Float, {1, 4, 5, 5}),

@@ -42,7 +42,7 @@ std::unique_ptr<ops::Operator> make(const ops::NodeSpec& spec, const std::vector
   frameworks::register_all();
   std::vector<TensorDesc> d;
   for (const auto& t : in) d.push_back(t.defined() ? t.desc() : TensorDesc{});
-  ops::OpContext ctx{spec, d, nullptr};
+  ops::OpContext ctx{spec, d};
   auto made = ops::Registry::global().create(ctx, {"onednn"});
   if (!made.ok()) throw Error(made.refusal().reason);
   return std::move(made->op);

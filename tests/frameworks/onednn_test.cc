@@ -62,7 +62,7 @@ Expected<ops::CreatedOp> create(const NodeSpec& spec, const std::vector<Tensor>&
   frameworks::register_all();
   std::vector<TensorDesc> d;
   for (const auto& t : in) d.push_back(t.defined() ? t.desc() : TensorDesc{});
-  ops::OpContext ctx{spec, d, nullptr};
+  ops::OpContext ctx{spec, d};
   return ops::Registry::global().create(ctx, {backend});
 }
 

@@ -61,7 +61,7 @@ std::unique_ptr<ops::Operator> make_op(const Node& node, const std::vector<Tenso
   frameworks::register_all();
   std::vector<TensorDesc> descs;
   for (const auto& t : in) descs.push_back(t.defined() ? t.desc() : TensorDesc{});
-  ops::OpContext ctx{node.spec(), descs, nullptr};
+  ops::OpContext ctx{node.spec(), descs};
   auto made = ops::Registry::global().create(ctx, {"reference"});
   if (!made.ok()) throw Error(made.refusal().reason);
   return std::move(made->op);

@@ -43,7 +43,7 @@ std::unique_ptr<OpUnderTest> make_op(const std::string& type,
   for (size_t i = 0; i < outputs; ++i) t->spec.outputs.push_back("o" + std::to_string(i));
   std::vector<TensorDesc> descs;
   for (const auto& x : inputs) descs.push_back(x.defined() ? x.desc() : TensorDesc{});
-  ops::OpContext ctx{t->spec, descs, nullptr};
+  ops::OpContext ctx{t->spec, descs};
   auto made = ops::Registry::global().create(ctx, {"reference"});
   if (!made.ok()) throw Error(made.refusal().reason);
   t->op = std::move(made->op);

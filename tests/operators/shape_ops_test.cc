@@ -48,7 +48,7 @@ struct Node {
     frameworks::register_all();
     std::vector<TensorDesc> descs;
     for (const auto& t : inputs) descs.push_back(t.defined() ? t.desc() : TensorDesc{});
-    ops::OpContext ctx{spec, descs, nullptr};
+    ops::OpContext ctx{spec, descs};
     auto made = ops::Registry::global().create(ctx, {"reference"});
     if (!made.ok()) throw Error(made.refusal().reason);
     return std::move(made->op);

@@ -43,7 +43,7 @@ struct Inner {
     if (!op || d != descs) {
       descs = d;
       op.reset();
-      ops::OpContext ctx{spec, descs, nullptr};
+      ops::OpContext ctx{spec, descs};
       auto made = r.create(ctx, {"reference"});
       DEEP500_CHECK(made.ok(), made.refusal().reason);
       op = std::move(made->op);
