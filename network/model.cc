@@ -4,6 +4,7 @@
 
 #include "deep/error.h"
 #include "deep/onnx_tensor.h"
+#include "operators/plan_hints.h"
 
 namespace deep500::network {
 
@@ -66,6 +67,14 @@ Model parse_model(const std::string& bytes, const std::string& what) {
 
 Model load_model(const std::string& path) {
   return parse_model(read_file(path), path);
+}
+
+void check_no_plan_hints(const Model& model) {
+  for (const auto& n : model.graph().node())
+    for (const auto& a : n.attribute())
+      DEEP500_CHECK(!ops::hints::is_hint(a.name()), model.path, ": node '", n.name(), "' (",
+                    n.op_type(), "): attribute '", a.name(),
+                    "' uses the prefix 'deep500_' reserved for plan hints");
 }
 
 }  // namespace deep500::network

@@ -23,4 +23,9 @@ Model load_model(const std::string& path);
 // Same from bytes already in memory (`what` names the source).
 Model parse_model(const std::string& bytes, const std::string& what);
 
+// Throws Error naming the node when a node of the main graph carries an
+// attribute with a name reserved for plan hints (operators/plan_hints.h),
+// which kernels would otherwise obey. Executors call it at construction.
+void check_no_plan_hints(const Model& model);
+
 }  // namespace deep500::network

@@ -22,6 +22,7 @@ OptimizedExecutor::OptimizedExecutor(const Model& model, ExecutorOptions options
     : model_(model),
       options_(resolved(std::move(options))),
       forwarder_(std::make_unique<Forwarder>(this)) {
+  check_no_plan_hints(model_);
   const auto& g = model_.graph();
   bool delegate = false;
   for (const auto& vi : g.input()) delegate |= vi.has_type() && !vi.type().has_tensor_type();

@@ -40,7 +40,9 @@ const Value* ReferenceExecutor::Scope::lookup(const std::string& name) const {
 }
 
 ReferenceExecutor::ReferenceExecutor(const Model& model, ExecutorOptions options)
-    : model_(model), options_(resolved(std::move(options))) {}
+    : model_(model), options_(resolved(std::move(options))) {
+  check_no_plan_hints(model_);
+}
 
 std::map<std::string, Tensor> ReferenceExecutor::run(const std::map<std::string, Tensor>& feeds) {
   std::map<std::string, Value> values(feeds.begin(), feeds.end());

@@ -5,6 +5,7 @@
 
 #include "frameworks/register_all.h"
 #include "network/model.h"
+#include "network/optimized_executor.h"
 #include "network/reference_executor.h"
 #include "tests/error_of.h"
 
@@ -87,4 +88,30 @@ agraph (float[3] X, float[3] B) => (float[3] Y) { T = Sub(X, B) Y = Relu(T) })")
   EXPECT_EQ(y[2], 2.0f);
   ASSERT_EQ(exec.records().size(), 2u);
   EXPECT_EQ(exec.records()[1].implementation, "reference:Relu");
+}
+
+// Attribute names with the prefix reserved for plan hints would be obeyed by
+// kernels (e.g. a channels-last layout); a model may not carry them. The
+// ONNX checker rejects them on standard ops at load; models built in memory
+// are checked by the executors.
+TEST(BadModel, ReservedPlanHintAttributeIsRefusedNamingTheNode) {
+  frameworks::register_all();
+  onnx::ModelProto proto;
+  ASSERT_TRUE(onnx::OnnxParser::Parse(proto, kRelu).IsOK());
+  auto* n = proto.mutable_graph()->mutable_node(0);
+  n->set_name("r");
+  auto* a = n->add_attribute();
+  a->set_name("deep500_src_channels_last");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(1);
+  network::Model model;
+  model.path = "hinted.onnx";
+  model.proto = proto;
+  model.opsets = {{"", 13}};
+  for (const std::string msg : {error_of([&] { network::ReferenceExecutor(model, {}); }),
+                                error_of([&] { network::OptimizedExecutor(model, {}); })})
+    EXPECT_EQ(msg,
+              "hinted.onnx: node 'r' (Relu): attribute 'deep500_src_channels_last' uses the prefix "
+              "'deep500_' reserved for plan hints");
+  EXPECT_NE(error_of([&] { network::parse_model(proto.SerializeAsString(), "hinted.onnx"); }), "");
 }
