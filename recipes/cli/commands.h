@@ -13,9 +13,10 @@ struct OnnxTestOptions {
   std::string filter;  // substring of the case name
   double timeout_seconds = 60;
   bool isolate = true;
-  bool verbose = false;   // print every case, not only failures
-  std::string json_path;  // write all rows as JSON
-  long min_pass = -1;     // exit 1 when fewer cases pass
+  bool verbose = false;               // print every case, not only failures
+  std::string json_path;              // write {"context": ..., "rows": [...]} as JSON
+  long min_pass = -1;                 // exit 1 when fewer cases pass
+  std::vector<std::string> settings;  // NAME=VALUE (network/settings.h)
 };
 int onnx_test(const OnnxTestOptions& o);
 

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   onnx_test->add_flag("-v,--verbose", ot.verbose, "print every case");
   onnx_test->add_option("--json", ot.json_path, "write every row to this JSON file");
   onnx_test->add_option("--min-pass", ot.min_pass, "exit 1 when fewer cases pass");
+  add_settings(onnx_test, ot.settings);
 
   // deep500 op check|bench OPTYPE (recipes/cli/op_command.cc)
   cli::OpOptions oo;

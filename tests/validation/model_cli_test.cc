@@ -185,3 +185,23 @@ TEST_F(ModelCli, InferWithPassesGivesTheSameOutputs) {
   EXPECT_EQ(bad.rc, 2) << bad.out;
   EXPECT_NE(bad.out.find("no-such-pass"), std::string::npos) << bad.out;
 }
+
+// onnx-test --json: the rows with the context and settings they ran with.
+TEST_F(ModelCli, OnnxTestJsonRecordsRowsAndSettings) {
+  const std::string json = path("rows.json");
+  CliRun r = run(std::string("onnx-test ") + DEEP500_ONNX_TESTDATA +
+                 "/node/test_relu --backend reference --json " + json);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::ifstream f(json);
+  auto j = nlohmann::json::parse(f);
+  ASSERT_EQ(j.at("rows").size(), 1u);
+  EXPECT_EQ(j.at("rows")[0].at("status"), "passed");
+  const auto& settings = j.at("context").at("settings");
+  EXPECT_EQ(settings.at("executor"), "reference");
+  EXPECT_EQ(settings.at("executor.backends"), "reference");
+  EXPECT_EQ(settings.at("executor.strict_feed_shapes"), "false");
+  CliRun bad = run(std::string("onnx-test ") + DEEP500_ONNX_TESTDATA +
+                   "/node/test_relu --setting executor.nope=1");
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+  EXPECT_NE(bad.out.find("unknown executor setting 'executor.nope'"), std::string::npos) << bad.out;
+}
