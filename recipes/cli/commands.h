@@ -128,4 +128,8 @@ int train_command(const TrainOptions& o);
 // deep500 settings: every name --setting takes, with its value.
 int settings_command();
 
+// deep500 --version: version, git revision, build type, the registered
+// backends and their libraries (registers the backends first).
+std::string version_text();
+
 }  // namespace deep500::cli

@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   using namespace deep500;
   CLI::App app{"deep500: measure, validate and reproduce deep learning"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", cli::version_text,
+                       "print version, git revision, build type and backends, and exit");
   auto add_settings = [](CLI::App* c, std::vector<std::string>& into) {
     c->add_option("--setting", into,
                   "NAME=VALUE, e.g. executor.buffer_reuse=false or onednn.direct_loops=false "

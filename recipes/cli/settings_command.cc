@@ -1,7 +1,11 @@
 // deep500 settings: every name --setting takes (network/settings.h), with
-// the executor settings' defaults and the backend settings' current values.
+// the executor settings' defaults and the backend settings' current values;
+// deep500 --version: what this build is.
 #include <iostream>
 
+#include "deep/text.h"
+#include "frameworks/register_all.h"
+#include "metrics/context.h"
 #include "network/executor_options.h"
 #include "operators/registry.h"
 #include "recipes/cli/commands.h"
@@ -16,6 +20,17 @@ int settings_command() {
   for (const auto& s : ops::Registry::global().setting_list())
     std::cout << "  " << s.name << " = " << s.get() << "  (" << s.help << ")\n";
   return 0;
+}
+
+std::string version_text() {
+  frameworks::register_all();
+  const metrics::Context c = metrics::collect_context();
+  std::string libraries;
+  for (const auto& [name, version] : ops::Registry::global().libraries())
+    libraries += " " + name + " " + version;
+  return cat("deep500 ", DEEP500_VERSION, " (git ", c.git_revision, ", ", c.build_type, ", ",
+             c.compiler, ")\nbackends: ", join(ops::Registry::global().default_preference(), " "),
+             "\nlibraries:", libraries);
 }
 
 }  // namespace deep500::cli

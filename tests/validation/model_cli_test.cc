@@ -205,3 +205,13 @@ TEST_F(ModelCli, OnnxTestJsonRecordsRowsAndSettings) {
   EXPECT_EQ(bad.rc, 2) << bad.out;
   EXPECT_NE(bad.out.find("unknown executor setting 'executor.nope'"), std::string::npos) << bad.out;
 }
+
+TEST_F(ModelCli, VersionNamesVersionRevisionAndBackends) {
+  CliRun r = run("--version");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("deep500 0.", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("(git "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nbackends: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" reference\n"), std::string::npos) << r.out;  // the oracle, last
+  EXPECT_NE(r.out.find("\nlibraries:"), std::string::npos) << r.out;
+}
