@@ -7,6 +7,12 @@
 
 namespace deep500::cli {
 
+// The exit codes of every command (--help prints them).
+inline constexpr int kSuccess = 0;
+inline constexpr int kCheckFailed = 1;  // a check, comparison or criterion failed
+inline constexpr int kBadInput = 2;     // bad option, value, file or model: one line on stderr
+inline constexpr int kInternalError = 3;
+
 struct OnnxTestOptions {
   std::vector<std::string> dirs;
   std::vector<std::string> backends;

@@ -1,6 +1,7 @@
 // deep500: the command line. Parsing only; each subcommand lives in its own
-// file (commands.h). Bad input prints one line naming what was wrong and
-// exits with status 2; internal failures exit with 1.
+// file (commands.h). Exit codes (commands.h): 0 success, 1 a check or
+// criterion failed, 2 bad input (one line "deep500: error: ..."), 3 internal
+// error.
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -12,6 +13,10 @@
 int main(int argc, char** argv) {
   using namespace deep500;
   CLI::App app{"deep500: measure, validate and reproduce deep learning"};
+  app.footer(
+      "Exit codes: 0 success; 1 a check, comparison or criterion failed (op check, compare, "
+      "onnx-test --min-pass, train --target-accuracy not reached); 2 bad input (one line "
+      "'deep500: error: ...'); 3 internal error.");
   app.require_subcommand(1);
   app.set_version_flag("--version", cli::version_text,
                        "print version, git revision, build type and backends, and exit");
@@ -156,7 +161,7 @@ int main(int argc, char** argv) {
   train->add_option("--save-params", tr.save_params, "write DIR/<parameter>.npy at the end");
   train->add_option("--save-model", tr.save_model, "write the trained ONNX model");
   train->add_option("--target-accuracy", tr.target_accuracy,
-                    "report the time to this test accuracy (0..1)");
+                    "report the time to this test accuracy (0..1); exit 1 when not reached");
   train->add_flag("--stop-at-target", tr.stop_at_target, "stop once --target-accuracy is reached");
   train->add_option("--time-limit", tr.time_limit, "stop after this many seconds of training");
   train->add_option("--subset", tr.subset, "train on the first N samples only");
@@ -174,8 +179,15 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "deep500: error: " << e.what() << " (see --help)\n";
+    return cli::kBadInput;
   }
   try {
     frameworks::register_all();
@@ -188,10 +200,10 @@ int main(int argc, char** argv) {
     if (*settings) return cli::settings_command();
   } catch (const Error& e) {
     std::cerr << "deep500: error: " << e.what() << "\n";
-    return 2;
+    return cli::kBadInput;
   } catch (const std::exception& e) {
     std::cerr << "deep500: internal error: " << e.what() << "\n";
-    return 1;
+    return cli::kInternalError;
   }
   return 0;
 }

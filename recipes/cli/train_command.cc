@@ -394,7 +394,8 @@ int train_command(const TrainOptions& o) {
   line += cat(", ", fixed(samples_per_second, 0), " samples/s, ", fixed(r.seconds, 1), " s");
   if (r.stopped_early) line += cat(" (stopped: ", r.stop_reason, ")");
   std::cout << line << std::endl;
-  return 0;
+  // A target accuracy is a criterion: not reaching it is a failed run.
+  return o.target_accuracy > 0 && r.time_to_accuracy < 0 ? kCheckFailed : kSuccess;
 }
 
 }  // namespace deep500::cli

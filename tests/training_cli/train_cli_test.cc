@@ -158,6 +158,20 @@ TEST(TrainCli, SameSeedAndThreadsGiveBitIdenticalLossCurves) {
   EXPECT_NE(a, c);
 }
 
+// --target-accuracy is a criterion: a run that does not reach it exits 1
+// (and still writes its results); one that does exits 0.
+TEST(TrainCli, TargetAccuracyNotReachedIsAFailedCriterion) {
+  REQUIRE_DATA();
+  TempDir dir;
+  Result missed =
+      run(small("--epochs 1 --target-accuracy 0.999 --metrics-json " + (dir / "m.json"), 256));
+  EXPECT_EQ(missed.status, 1) << missed.output;
+  EXPECT_NE(missed.output.find("target 0.999 not reached"), std::string::npos) << missed.output;
+  EXPECT_TRUE(fs::exists(dir / "m.json"));
+  Result reached = run(small("--epochs 1 --target-accuracy 0.05", 256));
+  EXPECT_EQ(reached.status, 0) << reached.output;
+}
+
 // Every executor setting, changed from its default with --setting, and the
 // oneDNN backend's settings appear with their new values in the metrics
 // JSON's context (what ran is what the result says).
@@ -271,6 +285,13 @@ TEST(TrainCli, BadInputIsOneLineNamingTheProblem) {
 
   e = error_of("train --model lenet6 --dataset fashion-mnist");
   EXPECT_NE(e.find("lenet6"), std::string::npos) << e;
+
+  // Argument-parsing errors follow the same convention: one line, exit 2.
+  e = error_of("train --model lenet5 --dataset fashion-mnist --epochs many");
+  EXPECT_EQ(e.rfind("deep500: error: ", 0), 0u) << e;
+  EXPECT_NE(e.find("--epochs"), std::string::npos) << e;
+  e = error_of("train --model lenet5 --dataset fashion-mnist --epoch 3");
+  EXPECT_NE(e.find("--epoch"), std::string::npos) << e;
 
   // 10x10 images for a network taking 1x28x28.
   {
