@@ -13,7 +13,7 @@
 namespace deep500::cli {
 
 int settings_command() {
-  std::cout << "executor settings (infer, grad, compare, train), with their defaults:\n";
+  std::cout << "executor settings (onnx-test, infer, grad, compare, train), with their defaults:\n";
   for (const auto& [name, value] : network::settings_of(network::resolved({})))
     std::cout << "  " << name << " = " << value << "\n";
   std::cout << "backend settings (every command that runs operators), with their values:\n";
