@@ -13,7 +13,8 @@ void apply_settings(const std::vector<std::string>& entries, ExecutorOptions* op
     const std::string name = entry.substr(0, eq), value = entry.substr(eq + 1);
     try {
       if (name.rfind("executor.", 0) == 0) {
-        DEEP500_CHECK(options, "executor settings apply to onnx-test, infer, grad, compare and train");
+        DEEP500_CHECK(options,
+                      "executor settings apply to onnx-test, infer, grad, compare and train");
         set_option(*options, name, value);
       } else {
         ops::Registry::global().set_setting(name, value);
