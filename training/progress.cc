@@ -32,7 +32,8 @@ void ProgressBar::after_training_batch(TrainingState& s) {
   samples_ += s.batch_samples;
   if (!tty_) return;
   auto now = Clock::now();
-  bool last = s.batch + 1 >= s.batches_per_epoch;
+  // The trainer calls this after counting the batch: s.batch batches are done.
+  bool last = s.batch >= s.batches_per_epoch;
   if (!last && now - last_draw_ < std::chrono::milliseconds(100)) return;
   last_draw_ = now;
   draw(s);
@@ -40,7 +41,7 @@ void ProgressBar::after_training_batch(TrainingState& s) {
 
 void ProgressBar::draw(const TrainingState& s) {
   constexpr int kWidth = 30;
-  int64_t done = s.batch + 1, total = s.batches_per_epoch > 0 ? s.batches_per_epoch : 1;
+  int64_t done = s.batch, total = s.batches_per_epoch > 0 ? s.batches_per_epoch : 1;
   int filled = static_cast<int>(kWidth * std::min<int64_t>(done, total) / total);
   std::string line = "\repoch " + std::to_string(s.epoch + 1) + "/" + std::to_string(s.epochs) +
                      " [" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] " +

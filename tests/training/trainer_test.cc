@@ -161,6 +161,13 @@ TEST(Trainer, ProgressIsPlainLinesWithoutATerminal) {
   }
   EXPECT_EQ(n, 3);
   EXPECT_NE(tty.str().find("\repoch 1/3 ["), std::string::npos);
+  // Batch counts run 1..N: the last redraw of an epoch shows N/N, never N+1/N.
+  const int64_t n_batches = rig.trainer.state().batches_per_epoch;
+  ASSERT_GT(n_batches, 0);
+  const std::string full = cat("] ", n_batches, "/", n_batches, " loss");
+  EXPECT_NE(tty.str().find(full), std::string::npos) << tty.str();
+  EXPECT_EQ(tty.str().find(cat("] ", n_batches + 1, "/", n_batches)), std::string::npos)
+      << tty.str();
 }
 
 TEST(Trainer, EventAndMetricsBookkeepingStaysUnderOnePercentOfAStep) {
