@@ -1,16 +1,20 @@
 # deep500_library(NAME SOURCES ... DEPS ...): one shared library per layer,
 # with the project root as include root ("deep/tensor.h") and warnings on.
 # Shared, so that a plugin loaded at run time (frameworks/libtorch) links the
-# same registries as the program that loads it.
+# same registries as the program that loads it. Each is installed and
+# exported as deep500::<NAME without the deep500_ prefix> (cmake/Install.cmake).
 function(deep500_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(${name} SHARED ${ARG_SOURCES})
-  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+                                            $<INSTALL_INTERFACE:${DEEP500_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
   target_compile_options(${name} PRIVATE -Wall -Wextra -Wno-unused-parameter -Wno-restrict
                          -fno-semantic-interposition)
-  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  string(REPLACE "deep500_" "" export_name ${name})
+  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON EXPORT_NAME ${export_name})
   # Every symbol a layer uses must come from a library it links: a wrong
   # arrow (a call upward, or into a backend it does not depend on) fails here.
   target_link_options(${name} PRIVATE -Wl,--no-undefined)
+  install(TARGETS ${name} EXPORT deep500Targets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endfunction()

@@ -18,6 +18,8 @@
 #if DEEP500_WITH_TORCH
 #include <dlfcn.h>
 
+#include <filesystem>
+
 #include "deep/error.h"
 #include "frameworks/libtorch/plugin.h"
 #include "network/executor.h"
@@ -29,10 +31,18 @@ namespace deep500::frameworks {
 #if DEEP500_WITH_TORCH
 namespace {
 
-// Setting "libtorch.plugin": the plugin's path (default: the one the build
-// recorded), read when the plugin is first loaded.
+// The directory of this library: the plugin is built and installed beside it.
+std::string this_library_directory() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&register_all), &info) == 0 || !info.dli_fname) return ".";
+  auto dir = std::filesystem::path(info.dli_fname).parent_path().lexically_normal();
+  return dir.empty() ? "." : dir.string();
+}
+
+// Setting "libtorch.plugin": the plugin's path (default: beside this
+// library, in the build tree and in an install alike), read on first load.
 std::string& libtorch_plugin_path() {
-  static std::string path = DEEP500_LIBTORCH_PLUGIN;
+  static std::string path = this_library_directory() + "/" + DEEP500_LIBTORCH_PLUGIN;
   return path;
 }
 
