@@ -26,6 +26,8 @@ class ConsoleReporter final : public Reporter {
     out_ << "# " << c.cpu_model << " (" << c.isa << "), " << c.affinity_cpus << "/"
          << c.logical_cpus << " CPUs, git " << c.git_revision << ", " << c.compiler << " "
          << c.build_type << ", " << c.timestamp_utc << "\n";
+    for (const auto& [path, build_type] : c.plugins)
+      out_ << "# plugin " << path << " (" << build_type << ")\n";
     // One column per label key (in order of first appearance), then the numbers.
     std::vector<std::string> keys{"name"};
     for (const auto& r : results)
@@ -40,7 +42,8 @@ class ConsoleReporter final : public Reporter {
     for (size_t c = 0; c < keys.size(); ++c)
       out_ << std::left << std::setw(static_cast<int>(width[c])) << keys[c];
     out_ << std::right << std::setw(6) << "reps" << std::setw(11) << "median" << std::setw(26)
-         << "95% CI" << std::setw(8) << "CV" << std::setw(10) << "GFLOP/s" << std::setw(9) << "GB/s"
+         << "95% CI" << std::setw(8) << "CV" << std::setw(7) << "rCV" << std::setw(10) << "GFLOP/s"
+         << std::setw(9) << "GB/s"
          << "\n";
     std::string warnings;
     for (const auto& r : results) {
@@ -53,7 +56,8 @@ class ConsoleReporter final : public Reporter {
       }
       std::string ci = cat("[", format_seconds(s.ci_low), ", ", format_seconds(s.ci_high), "]");
       out_ << std::right << std::setw(6) << s.n << std::setw(11) << format_seconds(s.median)
-           << std::setw(26) << ci << std::setw(7) << fixed(100 * s.cv, 1) << "%" << std::setw(10)
+           << std::setw(26) << ci << std::setw(7) << fixed(100 * s.cv, 1) << "%" << std::setw(6)
+           << fixed(100 * s.robust_cv, 1) << "%" << std::setw(10)
            << (r.counters.flops > 0 ? fixed(r.rates.flops_per_second / 1e9, 2) : "-")
            << std::setw(9)
            << (r.counters.bytes > 0 ? fixed(r.rates.bytes_per_second / 1e9, 2) : "-")

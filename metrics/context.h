@@ -20,6 +20,9 @@ struct Context {
   // name -> version: the core's here, each backend's library added by
   // network::result_context() from the registry.
   std::vector<std::pair<std::string, std::string>> libraries;
+  // path -> build type of each custom-operator plugin loaded (filled by
+  // network::result_context() from the registry).
+  std::vector<std::pair<std::string, std::string>> plugins;
   std::string git_revision;  // `git rev-parse --short HEAD` at configure time, or "unknown"
   std::string hostname;
   std::string timestamp_utc;  // ISO 8601, when collect_context() ran

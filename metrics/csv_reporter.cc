@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <iomanip>
 #include <sstream>
 
@@ -24,24 +25,47 @@ class CsvReporter final : public Reporter {
  public:
   explicit CsvReporter(std::ostream& out) : out_(out) {}
   void report(const Context& c, const std::vector<Result>& results) override {
-    out_ << "name,labels,repetitions,warmup,median_s,mean_s,stddev_s,min_s,max_s,cv,"
+    std::vector<std::string> keys;  // label keys, in order of first appearance
+    for (const auto& r : results)
+      for (const auto& kv : r.labels)
+        if (std::find(keys.begin(), keys.end(), kv.first) == keys.end()) keys.push_back(kv.first);
+    out_ << "name";
+    for (const auto& k : keys) out_ << ',' << field(k);
+    out_ << ",repetitions,warmup,median_s,mean_s,stddev_s,min_s,max_s,cv,robust_cv,mad_s,iqr_s,"
             "ci_low_s,ci_high_s,ci_confidence,p90_s,p99_s,flops,bytes,items,flops_per_s,"
-            "bytes_per_s,items_per_s,wide_spread,warning,note,git_revision,hostname,cpu_model,"
-            "timestamp_utc\n";
+            "bytes_per_s,items_per_s,wide_spread,warning,note,git_revision,build_type,hostname,"
+            "cpu_model,timestamp_utc\n";
     for (const auto& r : results) {
-      std::string labels;
-      for (const auto& [k, v] : r.labels) labels += (labels.empty() ? "" : ";") + k + "=" + v;
       const Summary& s = r.summary;
-      out_ << field(r.name) << ',' << field(labels) << ',' << s.n << ',' << r.warmup_repetitions
-           << ',' << num(s.median) << ',' << num(s.mean) << ',' << num(s.stddev) << ','
-           << num(s.min) << ',' << num(s.max) << ',' << num(s.cv) << ',' << num(s.ci_low) << ','
-           << num(s.ci_high) << ',' << num(s.ci_confidence) << ',' << num(s.p90) << ','
-           << num(s.p99) << ',' << num(r.counters.flops) << ',' << num(r.counters.bytes) << ','
-           << num(r.counters.items) << ',' << num(r.rates.flops_per_second) << ','
-           << num(r.rates.bytes_per_second) << ',' << num(r.rates.items_per_second) << ','
-           << (s.wide_spread ? "true" : "false") << ',' << field(s.warning) << ',' << field(r.note)
-           << ',' << field(c.git_revision) << ',' << field(c.hostname) << ',' << field(c.cpu_model)
-           << ',' << field(c.timestamp_utc) << "\n";
+      out_ << field(r.name);
+      for (const auto& k : keys) out_ << ',' << field(r.label(k));
+      for (double v : {static_cast<double>(s.n),
+                       static_cast<double>(r.warmup_repetitions),
+                       s.median,
+                       s.mean,
+                       s.stddev,
+                       s.min,
+                       s.max,
+                       s.cv,
+                       s.robust_cv,
+                       s.mad,
+                       s.iqr,
+                       s.ci_low,
+                       s.ci_high,
+                       s.ci_confidence,
+                       s.p90,
+                       s.p99,
+                       r.counters.flops,
+                       r.counters.bytes,
+                       r.counters.items,
+                       r.rates.flops_per_second,
+                       r.rates.bytes_per_second,
+                       r.rates.items_per_second})
+        out_ << ',' << num(v);
+      out_ << ',' << (s.wide_spread ? "true" : "false") << ',' << field(s.warning) << ','
+           << field(r.note) << ',' << field(c.git_revision) << ',' << field(c.build_type) << ','
+           << field(c.hostname) << ',' << field(c.cpu_model) << ',' << field(c.timestamp_utc)
+           << "\n";
     }
   }
 

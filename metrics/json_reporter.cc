@@ -16,6 +16,7 @@ class JsonReporter final : public Reporter {
   explicit JsonReporter(std::ostream& out) : out_(out) {}
   void report(const Context& context, const std::vector<Result>& results) override {
     nlohmann::json j;
+    j["format_version"] = kResultFormatVersion;
     j["context"] = to_json(context);
     j["results"] = nlohmann::json::array();
     for (const auto& r : results) j["results"].push_back(to_json(r));
@@ -29,12 +30,13 @@ class JsonReporter final : public Reporter {
 }  // namespace
 
 nlohmann::json to_json(const Context& c) {
-  return {{"cpu_model", c.cpu_model},         {"isa", c.isa},
-          {"logical_cpus", c.logical_cpus},   {"affinity_cpus", c.affinity_cpus},
-          {"threads", pairs(c.threads)},      {"compiler", c.compiler},
-          {"build_type", c.build_type},       {"libraries", pairs(c.libraries)},
-          {"git_revision", c.git_revision},   {"hostname", c.hostname},
-          {"timestamp_utc", c.timestamp_utc}, {"settings", pairs(c.settings)}};
+  return {{"cpu_model", c.cpu_model},       {"isa", c.isa},
+          {"logical_cpus", c.logical_cpus}, {"affinity_cpus", c.affinity_cpus},
+          {"threads", pairs(c.threads)},    {"compiler", c.compiler},
+          {"build_type", c.build_type},     {"libraries", pairs(c.libraries)},
+          {"plugins", pairs(c.plugins)},    {"git_revision", c.git_revision},
+          {"hostname", c.hostname},         {"timestamp_utc", c.timestamp_utc},
+          {"settings", pairs(c.settings)}};
 }
 
 nlohmann::json to_json(const RunnerSettings& s) {
@@ -46,7 +48,7 @@ nlohmann::json to_json(const RunnerSettings& s) {
           {"batch", s.batch},
           {"confidence", s.statistics.confidence},
           {"max_ci_half_width", s.statistics.max_ci_half_width},
-          {"max_cv", s.statistics.max_cv}};
+          {"max_robust_cv", s.statistics.max_robust_cv}};
 }
 
 nlohmann::json to_json(const Summary& s) {
@@ -57,7 +59,12 @@ nlohmann::json to_json(const Summary& s) {
           {"min", s.min},
           {"max", s.max},
           {"cv", s.cv},
+          {"robust_cv", s.robust_cv},
+          {"mad", s.mad},
+          {"iqr", s.iqr},
+          {"p25", s.p25},
           {"p50", s.p50},
+          {"p75", s.p75},
           {"p90", s.p90},
           {"p99", s.p99},
           {"ci_low", s.ci_low},

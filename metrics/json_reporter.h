@@ -9,6 +9,11 @@
 
 namespace deep500::metrics {
 
+// The version of deep500's JSON result files (op bench, train metrics, infer
+// traces, onnx-test rows), written as "format_version" at their top level;
+// raised when a field changes meaning or disappears.
+inline constexpr int kResultFormatVersion = 1;
+
 nlohmann::json to_json(const Context& c);
 nlohmann::json to_json(const RunnerSettings& s);
 nlohmann::json to_json(const Summary& s);

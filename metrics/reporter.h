@@ -23,10 +23,18 @@ class Reporter {
 
 // Human-readable table: median, 95% CI, CV, GFLOP/s, GB/s, warnings.
 std::unique_ptr<Reporter> make_console_reporter(std::ostream& out);
-// {"context": {...}, "results": [{..., "settings": {...}, "seconds": [...]}]}
+// {"format_version": 1, "context": {...}, "results": [{..., "settings": {...},
+// "seconds": [...]}]}
 std::unique_ptr<Reporter> make_json_reporter(std::ostream& out);
-// One header row, one row per result; context columns repeated on each row.
+// One header row, one row per result, one column per field: one per label
+// key (in order of first appearance), the numbers, the context columns.
 std::unique_ptr<Reporter> make_csv_reporter(std::ostream& out);
+// Google Benchmark's JSON (--benchmark_format=json), so that its tools
+// (compare.py) read deep500 results: one "iteration" entry per timed
+// repetition, named NAME/<label values>, then mean/median/stddev/cv
+// aggregates. Times are wall-clock; cpu_time repeats real_time (deep500
+// measures no CPU time). deep500's own context is under context.deep500.
+std::unique_ptr<Reporter> make_gbench_reporter(std::ostream& out);
 
 // "12.3 us", "4.56 ms": three significant digits in a unit that fits.
 std::string format_seconds(double seconds);

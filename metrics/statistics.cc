@@ -72,6 +72,9 @@ Summary summarize(std::vector<double> x, const StatisticsOptions& o) {
   s.max = x.back();
   s.median = sorted_percentile(x, 50);
   s.p50 = s.median;
+  s.p25 = sorted_percentile(x, 25);
+  s.p75 = sorted_percentile(x, 75);
+  s.iqr = s.p75 - s.p25;
   s.p90 = sorted_percentile(x, 90);
   s.p99 = sorted_percentile(x, 99);
   s.mean = std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(x.size());
@@ -81,6 +84,10 @@ Summary summarize(std::vector<double> x, const StatisticsOptions& o) {
     s.stddev = std::sqrt(ss / static_cast<double>(x.size() - 1));
   }
   s.cv = s.mean != 0 ? s.stddev / s.mean : 0;
+  std::vector<double> deviations;
+  for (double v : x) deviations.push_back(std::fabs(v - s.median));
+  s.mad = median(std::move(deviations));
+  s.robust_cv = s.median != 0 ? 1.4826 * s.mad / s.median : 0;
 
   auto [j, k] = median_ci_ranks(s.n, o.confidence);
   s.ci_valid = j > 0;
@@ -103,8 +110,9 @@ Summary summarize(std::vector<double> x, const StatisticsOptions& o) {
   if (s.ci_valid && s.median > 0 && half > o.max_ci_half_width * s.median)
     why = cat("CI half-width is ", 100 * half / s.median, "% of the median (limit ",
               100 * o.max_ci_half_width, "%)");
-  if (s.cv > o.max_cv)
-    why += cat(why.empty() ? "" : "; ", "CV is ", 100 * s.cv, "% (limit ", 100 * o.max_cv, "%)");
+  if (s.robust_cv > o.max_robust_cv)
+    why += cat(why.empty() ? "" : "; ", "robust CV (1.4826 MAD / median) is ", 100 * s.robust_cv,
+               "% (limit ", 100 * o.max_robust_cv, "%)");
   s.wide_spread = !why.empty();
   s.warning = why;
   return s;

@@ -1,7 +1,10 @@
 // Statistics of repeated measurements after Hoefler & Belli, "Scientific
 // benchmarking of parallel computing systems" (SC'15): report the median with
 // a nonparametric confidence interval, the CV, and warn when the spread is
-// too wide to draw conclusions (ARCHITECTURE.md idea 5).
+// too wide to draw conclusions (ARCHITECTURE.md idea 5). The warning uses a
+// spread robust to outliers (the scaled median absolute deviation over the
+// median), not the CV: on a shared machine one preempted repetition in a
+// hundred makes the CV huge while the median and its interval stay tight.
 #pragma once
 
 #include <cstdint>
@@ -14,22 +17,28 @@ namespace deep500::metrics {
 struct StatisticsOptions {
   double confidence = 0.95;         // of the median's interval
   double max_ci_half_width = 0.05;  // relative to the median; wider -> wide_spread
-  double max_cv = 0.10;             // larger coefficient of variation -> wide_spread
+  double max_robust_cv = 0.10;      // larger robust_cv -> wide_spread
 };
 
 struct Summary {
   int64_t n = 0;
   double median = 0, mean = 0, stddev = 0;  // stddev: sample (n - 1) estimator
   double min = 0, max = 0;
-  double cv = 0;                     // stddev / mean
-  double p50 = 0, p90 = 0, p99 = 0;  // linear interpolation between order statistics
+  double cv = 0;                     // stddev / mean (reported; outliers inflate it)
+  double p25 = 0, p50 = 0, p75 = 0;  // linear interpolation between order statistics
+  double p90 = 0, p99 = 0;
+  double iqr = 0;  // p75 - p25
+  double mad = 0;  // median of |x - median|
+  // 1.4826 * mad / median: equals the CV for normal samples, and moves
+  // little when a few samples are outliers.
+  double robust_cv = 0;
   // Nonparametric confidence interval of the median: [ci_low, ci_high] are
   // order statistics. ci_valid is false when n is too small for the
   // requested confidence (n < 6 at 95%); the interval is then [min, max].
   double ci_low = 0, ci_high = 0;
   double ci_confidence = 0;  // the achieved (exact binomial) coverage, >= requested
   bool ci_valid = false;
-  bool wide_spread = false;  // CI half-width or CV above the thresholds, or no valid CI
+  bool wide_spread = false;  // CI half-width or robust_cv above the thresholds, or no valid CI
   std::string warning;       // why wide_spread is set; empty otherwise
 };
 

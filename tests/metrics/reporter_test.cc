@@ -34,6 +34,7 @@ TEST(MetricsReporter, JsonParsesAndCarriesContextAndSettings) {
   std::ostringstream out;
   make_json_reporter(out)->report(c, {sample_result()});
   nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["format_version"], kResultFormatVersion);
   ASSERT_TRUE(j.contains("context"));
   EXPECT_EQ(j["context"]["cpu_model"], c.cpu_model);
   EXPECT_FALSE(j["context"]["git_revision"].get<std::string>().empty());
@@ -51,23 +52,44 @@ TEST(MetricsReporter, JsonParsesAndCarriesContextAndSettings) {
   EXPECT_EQ(r["counters"]["flops"], 1e3);
 }
 
-TEST(MetricsReporter, CsvHasHeaderAndQuotedFields) {
+TEST(MetricsReporter, CsvHasOneColumnPerFieldAndQuotesWhereNeeded) {
   std::ostringstream out;
   Context c;
   c.cpu_model = "Some CPU, 2 sockets";
-  make_csv_reporter(out)->report(c, {sample_result(), sample_result()});
+  Result other = sample_result();
+  other.labels = {{"problem", "m8n8k8"}};
+  make_csv_reporter(out)->report(c, {sample_result(), sample_result(), other});
   std::istringstream in(out.str());
   std::string header, row;
   std::getline(in, header);
-  EXPECT_EQ(header.rfind("name,labels,repetitions,", 0), 0u);
-  int rows = 0;
-  while (std::getline(in, row)) {
-    ++rows;
-    EXPECT_EQ(row.rfind("noop,", 0), 0u) << row;
-    EXPECT_NE(row.find("\"backend=reference;shape=a,b\""), std::string::npos) << row;
-    EXPECT_NE(row.find("\"Some CPU, 2 sockets\""), std::string::npos) << row;
-  }
-  EXPECT_EQ(rows, 2);
+  // One column per label key, in order of first appearance.
+  EXPECT_EQ(header.rfind("name,backend,shape,problem,repetitions,", 0), 0u) << header;
+  std::vector<std::string> rows;
+  while (std::getline(in, row)) rows.push_back(row);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].rfind("noop,reference,\"a,b\",,12,", 0), 0u) << rows[0];
+  EXPECT_EQ(rows[2].rfind("noop,,,m8n8k8,12,", 0), 0u) << rows[2];
+  EXPECT_NE(rows[0].find("\"Some CPU, 2 sockets\""), std::string::npos) << rows[0];
+}
+
+TEST(MetricsReporter, GbenchHasOneEntryPerRepetitionAndAggregates) {
+  std::ostringstream out;
+  Result r = sample_result();
+  r.labels.push_back({"implementation", "reference:Noop"});
+  make_gbench_reporter(out)->report(collect_context(), {r});
+  nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["context"]["deep500"]["format_version"], kResultFormatVersion);
+  const auto& b = j["benchmarks"];
+  ASSERT_EQ(b.size(), 12u + 4u);
+  EXPECT_EQ(b[0]["name"], "noop/reference/a,b");  // implementation is the label, not the name
+  EXPECT_EQ(b[0]["label"], "reference:Noop");
+  EXPECT_EQ(b[0]["run_type"], "iteration");
+  EXPECT_EQ(b[11]["repetition_index"], 11);
+  EXPECT_DOUBLE_EQ(b[3]["real_time"].get<double>(), r.seconds[3] * 1e9);
+  EXPECT_EQ(b[3]["time_unit"], "ns");
+  EXPECT_EQ(b[13]["name"], "noop/reference/a,b_median");
+  EXPECT_EQ(b[13]["aggregate_name"], "median");
+  EXPECT_DOUBLE_EQ(b[13]["real_time"].get<double>(), r.summary.median * 1e9);
 }
 
 TEST(MetricsReporter, ConsoleShowsTheTable) {

@@ -1,6 +1,7 @@
 #include "metrics/statistics.h"
 
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -113,15 +114,41 @@ TEST(MetricsStatistics, TooFewSamplesWarn) {
   EXPECT_TRUE(summarize({}).wide_spread);
 }
 
-TEST(MetricsStatistics, HighCvWarnsEvenWithNarrowCi) {
-  // Most samples equal (narrow median CI) but a heavy tail: CV ~ 0.9.
-  std::vector<double> x(100, 1.0);
-  for (int i = 0; i < 5; ++i) x[static_cast<size_t>(i)] = 10.0;
+TEST(MetricsStatistics, OneOutlierDoesNotWarn) {
+  // 99 samples within 1% and one preempted repetition 100x slower: the CV
+  // is ~500%, the median, its interval and the MAD do not move.
+  std::vector<double> x;
+  for (int i = 0; i < 99; ++i) x.push_back(12.2e-6 + 0.002e-6 * (i % 100));
+  x.push_back(1.22e-3);
   Summary s = summarize(x);
-  EXPECT_DOUBLE_EQ(s.ci_low, 1.0);
-  EXPECT_DOUBLE_EQ(s.ci_high, 1.0);
+  EXPECT_GT(s.cv, 3.0);
+  EXPECT_LT(s.robust_cv, 0.01);
+  EXPECT_FALSE(s.wide_spread) << s.warning;
+}
+
+TEST(MetricsStatistics, RobustCvMatchesCvOfNormalSamplesAndMadByHand) {
+  // MAD of {1, 2, 3, 4, 100}: median 3, deviations {2, 1, 0, 1, 97} -> 1.
+  Summary s = summarize({1, 2, 3, 4, 100});
+  EXPECT_DOUBLE_EQ(s.mad, 1.0);
+  EXPECT_DOUBLE_EQ(s.robust_cv, 1.4826 / 3);
+  EXPECT_DOUBLE_EQ(s.iqr, 4.0 - 2.0);
+  // For normal samples 1.4826 * MAD estimates the standard deviation.
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> normal(100.0, 5.0);
+  std::vector<double> y;
+  for (int i = 0; i < 20000; ++i) y.push_back(normal(rng));
+  Summary n = summarize(y);
+  EXPECT_NEAR(n.robust_cv, 0.05, 0.003);
+  EXPECT_NEAR(n.robust_cv, n.cv, 0.003);
+}
+
+TEST(MetricsStatistics, WideBulkWarnsWithRobustCv) {
+  // Half the samples at 1, half at 2: no outlier, a genuinely wide spread.
+  std::vector<double> x;
+  for (int i = 0; i < 200; ++i) x.push_back(i % 2 ? 2.0 : 1.0);
+  Summary s = summarize(x);
   EXPECT_TRUE(s.wide_spread);
-  EXPECT_NE(s.warning.find("CV"), std::string::npos);
+  EXPECT_NE(s.warning.find("robust CV"), std::string::npos);
 }
 
 }  // namespace
