@@ -33,6 +33,7 @@ metrics::Context result_context(const GraphExecutor* executor) {
   }
   for (auto& s : ops::Registry::global().settings()) c.settings.push_back(std::move(s));
   for (auto& l : ops::Registry::global().libraries()) c.libraries.push_back(std::move(l));
+  c.plugins = ops::Registry::global().plugins();
   return c;
 }
 

@@ -199,4 +199,8 @@ Cost cost(const NodeSpec& node, std::span<const TensorDesc> inputs, const Operat
   return c;
 }
 
+Cost backward_cost(const Cost& forward) {
+  return {2 * forward.flops, 2 * forward.bytes};
+}
+
 }  // namespace deep500::ops

@@ -38,6 +38,12 @@
 //   anything else (copies, Concat,   0 FLOPs; bytes as above
 //   Transpose, Gather, Cast, ...)
 //
+// Backward (one backward() call after a forward): the usual estimate of twice
+// the forward cost, FLOPs and bytes alike (a data and a weight gradient for
+// Conv/Gemm/MatMul, each as costly as the forward product; the same factor
+// for the other ops, whose gradients read the saved values and the output
+// gradients and write one gradient per input).
+//
 // The one exception: an operator whose FLOPs only it knows (custom operators
 // declare them through custom_op_abi.h `flops`) reports them with
 // Operator::declared_flops(); the overload taking the operator uses them.
@@ -56,5 +62,7 @@ namespace deep500::ops {
 Cost cost(const NodeSpec& node, std::span<const TensorDesc> inputs);
 // The same, with the FLOPs `op` declares when it declares any.
 Cost cost(const NodeSpec& node, std::span<const TensorDesc> inputs, const Operator& op);
+// The model's cost of one backward call, from the forward cost (above).
+Cost backward_cost(const Cost& forward);
 
 }  // namespace deep500::ops

@@ -73,6 +73,19 @@ typedef struct {
 
 typedef int32_t (*deep500_custom_ops_fn)(const deep500_custom_op_def** defs);
 
+/* Optional second entry point: the plugin's build type (CMAKE_BUILD_TYPE),
+ * which every result's context records beside deep500's own. Linking the
+ * CMake target deep500::custom_op_abi defines DEEP500_PLUGIN_BUILD_TYPE, and
+ * this weak definition (one copy however many files include the header)
+ * exports it; a plugin built otherwise is recorded as "unknown". */
+typedef const char* (*deep500_plugin_build_type_fn)(void);
+#ifdef DEEP500_PLUGIN_BUILD_TYPE
+__attribute__((weak, visibility("default"))) const char* deep500_plugin_build_type(void);
+__attribute__((weak, visibility("default"))) const char* deep500_plugin_build_type(void) {
+  return DEEP500_PLUGIN_BUILD_TYPE;
+}
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,7 +3,8 @@
 #include <dlfcn.h>
 
 #include <cstring>
-#include <set>
+#include <filesystem>
+#include <map>
 
 #include "operators/custom_op_abi.h"
 
@@ -149,12 +150,21 @@ class CustomOperator final : public Operator {
   void* self_ = nullptr;
 };
 
+std::mutex loaded_mutex;
+std::map<std::string, const deep500_custom_op_def*> loaded;  // "domain::op_type"
+
 }  // namespace
 
+std::optional<CustomOpSignature> find_custom_operator(const std::string& domain,
+                                                      const std::string& op_type) {
+  std::lock_guard<std::mutex> lock(loaded_mutex);
+  auto it = loaded.find(domain + "::" + op_type);
+  if (it == loaded.end()) return std::nullopt;
+  return CustomOpSignature{it->second->num_inputs, it->second->num_outputs};
+}
+
 std::vector<std::string> load_custom_operators(const std::string& path, Registry& registry) {
-  static std::mutex mutex;
-  static std::set<std::string> loaded;
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<std::mutex> lock(loaded_mutex);
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   DEEP500_CHECK(handle, path, ": cannot load custom operator library: ", dlerror());
   auto fn = reinterpret_cast<deep500_custom_ops_fn>(dlsym(handle, "deep500_custom_ops"));
@@ -165,6 +175,11 @@ std::vector<std::string> load_custom_operators(const std::string& path, Registry
   int32_t n = fn(&defs);
   DEEP500_CHECK(n >= 0 && (n == 0 || defs), path, ": deep500_custom_ops returned ", n,
                 " definitions");
+  auto build_type =
+      reinterpret_cast<deep500_plugin_build_type_fn>(dlsym(handle, "deep500_plugin_build_type"));
+  const char* declared = build_type ? build_type() : nullptr;
+  registry.add_plugin(std::filesystem::absolute(path).lexically_normal().string(),
+                      declared && *declared ? declared : "unknown");
   std::vector<std::string> names;
   for (int32_t i = 0; i < n; ++i) {
     const auto* d = &defs[i];
@@ -176,7 +191,7 @@ std::vector<std::string> load_custom_operators(const std::string& path, Registry
     std::string domain = d->domain ? d->domain : "";
     std::string key = domain + "::" + d->op_type;
     names.push_back(key);
-    if (!loaded.insert(key).second) continue;
+    if (!loaded.emplace(key, d).second) continue;
     registry.add({domain, d->op_type, 1, INT_MAX, "custom", "custom:" + std::string(d->op_type),
                   make_factory<CustomOperator>(d)});
   }

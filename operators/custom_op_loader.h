@@ -2,6 +2,7 @@
 // operators/custom_op_abi.h and registers them under backend "custom".
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,5 +14,15 @@ namespace deep500::ops {
 // the file when it cannot be opened, lacks the entry point, or was built for
 // another ABI version. Loading the same file twice registers nothing new.
 std::vector<std::string> load_custom_operators(const std::string& path, Registry& registry);
+
+// The input and output counts a loaded custom operator declares; nullopt when
+// no library loaded so far defines domain::op_type. Custom operators have no
+// ONNX schema: this is what the command line builds their nodes from.
+struct CustomOpSignature {
+  int inputs = 0;
+  int outputs = 0;
+};
+std::optional<CustomOpSignature> find_custom_operator(const std::string& domain,
+                                                      const std::string& op_type);
 
 }  // namespace deep500::ops

@@ -116,6 +116,18 @@ std::vector<std::pair<std::string, std::string>> Registry::libraries() const {
   return libraries_;
 }
 
+void Registry::add_plugin(const std::string& path, const std::string& build_type) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& p : plugins_)
+    if (p.first == path) return;
+  plugins_.emplace_back(path, build_type);
+}
+
+std::vector<std::pair<std::string, std::string>> Registry::plugins() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return plugins_;
+}
+
 std::vector<std::pair<std::string, std::string>> Registry::op_types(
     const std::string& backend) const {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -101,6 +101,11 @@ class Registry {
   // "2.6.3"), recorded in every result's context.
   void add_library(const std::string& name, const std::string& version);
   std::vector<std::pair<std::string, std::string>> libraries() const;
+  // A custom-operator library loaded at run time (custom_op_loader.h): its
+  // path and the build type it declares ("unknown" when it declares none),
+  // recorded in every result's context beside deep500's own build type.
+  void add_plugin(const std::string& path, const std::string& build_type);
+  std::vector<std::pair<std::string, std::string>> plugins() const;
 
   bool has(const std::string& domain, const std::string& op_type, int opset,
            const std::string& backend) const;
@@ -117,6 +122,7 @@ class Registry {
   std::vector<std::string> preference_;
   std::vector<BackendSetting> settings_;
   std::vector<std::pair<std::string, std::string>> libraries_;
+  std::vector<std::pair<std::string, std::string>> plugins_;
 };
 
 // Thrown by a kernel's constructor or prepare() to refuse a configuration it

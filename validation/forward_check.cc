@@ -69,39 +69,37 @@ std::vector<Tensor> run_node(const ops::NodeSpec& node, const std::vector<Tensor
   return outputs;
 }
 
-ForwardCheckResult check_forward(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
-                                 const std::string& backend, const ForwardCheckOptions& o,
-                                 const ops::Registry& registry) {
-  ForwardCheckResult r;
-  r.backend = backend;
-  auto ctx = context_for(node, inputs);
+namespace {
 
-  auto ref = registry.create(ctx, {o.reference_backend});
-  if (!ref.ok()) {
-    r.status = CheckStatus::Skipped;
-    r.message = "no reference to compare with: " + ref.refusal().reason;
-    return r;
-  }
-  r.reference_implementation = ref->implementation;
-  std::vector<Tensor> expected(node.outputs.size());
-  ref->op->forward(inputs, expected);  // errors here are input errors: propagate
-
-  auto made = registry.create(ctx, {backend});
+// Runs `node` on `backend` into r.implementation and `actual`; false (with r
+// Skipped or Failed) when it refused or threw.
+bool run_under_test(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
+                    const std::string& backend, const ops::Registry& registry,
+                    ForwardCheckResult& r, std::vector<Tensor>& actual) {
+  auto made = registry.create(context_for(node, inputs), {backend});
   if (!made.ok()) {
     r.status = CheckStatus::Skipped;
     r.message = made.refusal().reason;
-    return r;
+    return false;
   }
   r.implementation = made->implementation;
-  std::vector<Tensor> actual(node.outputs.size());
+  actual.assign(node.outputs.size(), Tensor());
   try {
     made->op->forward(inputs, actual);
   } catch (const std::exception& e) {
     r.status = CheckStatus::Failed;
     r.message = cat(backend, " threw: ", e.what());
-    return r;
+    return false;
   }
+  return true;
+}
 
+// Compares every used output of `actual` with `expected` into r.
+void compare_outputs(const ops::NodeSpec& node, const std::vector<Tensor>& actual,
+                     const std::vector<Tensor>& expected, const ForwardCheckOptions& o,
+                     ForwardCheckResult& r) {
+  DEEP500_CHECK(expected.size() >= node.outputs.size(), node.describe(), ": the reference gave ",
+                expected.size(), " outputs, expected ", node.outputs.size());
   r.status = CheckStatus::Passed;
   double worst_excess = -1;
   for (size_t k = 0; k < node.outputs.size(); ++k) {
@@ -130,6 +128,75 @@ ForwardCheckResult check_forward(const ops::NodeSpec& node, const std::vector<Te
     }
     r.outputs.push_back(std::move(oc));
   }
+}
+
+}  // namespace
+
+ForwardCheckResult check_forward(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
+                                 const std::string& backend, const ForwardCheckOptions& o,
+                                 const ops::Registry& registry) {
+  ForwardCheckResult r;
+  r.backend = backend;
+  auto ref = registry.create(context_for(node, inputs), {o.reference_backend});
+  if (!ref.ok()) {
+    r.status = CheckStatus::Skipped;
+    r.message = "no reference to compare with: " + ref.refusal().reason;
+    return r;
+  }
+  r.reference_implementation = ref->implementation;
+  std::vector<Tensor> expected(node.outputs.size());
+  ref->op->forward(inputs, expected);  // errors here are input errors: propagate
+  std::vector<Tensor> actual;
+  if (run_under_test(node, inputs, backend, registry, r, actual))
+    compare_outputs(node, actual, expected, o, r);
+  return r;
+}
+
+ForwardCheckResult check_forward(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
+                                 const std::string& backend, const ReferenceFunction& reference,
+                                 const ForwardCheckOptions& o, const ops::Registry& registry) {
+  ForwardCheckResult r;
+  r.backend = backend;
+  r.reference_implementation = "reference function";
+  std::vector<Tensor> actual;
+  if (run_under_test(node, inputs, backend, registry, r, actual))
+    compare_outputs(node, actual, reference(inputs), o, r);
+  return r;
+}
+
+ForwardCheckResult check_forward_self_consistent(const ops::NodeSpec& node,
+                                                 const std::vector<Tensor>& inputs,
+                                                 const std::string& backend,
+                                                 const ops::Registry& registry) {
+  ForwardCheckResult r;
+  r.backend = backend;
+  std::vector<Tensor> first, second;
+  if (!run_under_test(node, inputs, backend, registry, r, first) ||
+      !run_under_test(node, inputs, backend, registry, r, second))
+    return r;
+  const Tolerance exact{0, 0};
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    if (node.outputs[k].empty()) continue;
+    std::string problem;
+    if (!first[k].defined()) {
+      problem = "was not produced";
+    } else if (is_floating(first[k].dtype())) {
+      for (int64_t i = 0; i < first[k].numel() && problem.empty(); ++i)
+        if (!std::isfinite(first[k].at_as_double(i)))
+          problem = cat("is not finite at [", i, "] (", first[k].at_as_double(i), ")");
+    }
+    if (problem.empty()) {
+      Comparison c = compare(second[k], first[k], exact);
+      if (!c.ok) problem = "differs between two runs on the same inputs: " + c.message;
+    }
+    if (!problem.empty()) {
+      r.status = CheckStatus::Failed;
+      r.message = cat("output '", node.outputs[k], "' ", problem);
+      return r;
+    }
+  }
+  r.status = CheckStatus::Passed;
+  r.message = "no reference: outputs produced, finite and repeatable (" + r.implementation + ")";
   return r;
 }
 

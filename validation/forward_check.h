@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,24 @@ ForwardCheckResult check_forward(const ops::NodeSpec& node, const std::vector<Te
                                  const std::string& backend,
                                  const ForwardCheckOptions& options = {},
                                  const ops::Registry& registry = ops::Registry::global());
+
+// The same check against a reference the caller computes, e.g. an analytic
+// formula for a custom operator that has no reference kernel. `reference`
+// gets the inputs and returns one tensor per node output; its errors
+// propagate. options.reference_backend is unused.
+using ReferenceFunction = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs)>;
+ForwardCheckResult check_forward(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
+                                 const std::string& backend, const ReferenceFunction& reference,
+                                 const ForwardCheckOptions& options = {},
+                                 const ops::Registry& registry = ops::Registry::global());
+
+// For an operator nothing can be compared with (a custom operator without a
+// reference kernel or function): runs `node` twice on `backend` and passes
+// when every output is produced, floating outputs are finite, and the two
+// runs agree bit for bit. `message` says what was checked.
+ForwardCheckResult check_forward_self_consistent(
+    const ops::NodeSpec& node, const std::vector<Tensor>& inputs, const std::string& backend,
+    const ops::Registry& registry = ops::Registry::global());
 
 // Runs `node` once on `backend` (refusals throw Error); for tools that need
 // the outputs themselves.

@@ -33,7 +33,7 @@ struct OpOptions {
   std::string op_type;
   std::string domain;  // "" = ai.onnx
   int opset = 17;
-  std::vector<std::string> inputs;      // NAME:dtype:shape, e.g. x:float32:1x3x224x224
+  std::vector<std::string> inputs;      // NAME:dtype:shape, e.g. x:float32:Nx3x224x224
   std::vector<std::string> attrs;       // key=value; typed by the ONNX schema
   int outputs = -1;                     // node outputs; -1 = the schema's minimum
   std::vector<std::string> backends;    // empty = reference; "all" = every registered one
@@ -42,9 +42,13 @@ struct OpOptions {
   // check
   bool grad = false;  // also run the gradient check
   // bench
-  std::string shapes_path;        // benchdnn-style problems, one a line
-  std::string dtype = "float32";  // element type of --shapes problems
-  std::string json_path, csv_path;
+  std::string shapes_path;         // benchdnn-style problems, one a line
+  std::string dtype = "float32";   // element type of --shapes problems
+  std::vector<int64_t> batch;      // values of N in shapes (mb of Conv/MatMul, m of Gemm)
+  bool backward = false;           // also time backward() (pass "backward")
+  int threads = 0;                 // OpenMP threads of the kernels (0 = library default)
+  std::string format = "console";  // stdout: console | json | csv | gbench
+  std::string json_path, csv_path, gbench_path;
   int warmup = 3, min_repetitions = 10, max_repetitions = 10000;
   double min_time_seconds = 0.2, max_time_seconds = 10;
   std::vector<std::string> settings;  // NAME=VALUE (recipes/cli/settings.h)

@@ -8,6 +8,7 @@
 
 #include "deep/error.h"
 #include "frameworks/register_all.h"
+#include "operators/custom_op_loader.h"
 #include "recipes/cli/commands.h"
 
 int main(int argc, char** argv) {
@@ -20,10 +21,14 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", cli::version_text,
                        "print version, git revision, build type and backends, and exit");
-  auto add_settings = [](CLI::App* c, std::vector<std::string>& into) {
+  // Options of every command that runs operators or networks.
+  std::vector<std::string> plugins;
+  auto add_settings = [&plugins](CLI::App* c, std::vector<std::string>& into) {
     c->add_option("--setting", into,
                   "NAME=VALUE, e.g. executor.buffer_reuse=false or onednn.direct_loops=false "
                   "(list: deep500 settings)");
+    c->add_option("--plugin", plugins,
+                  "custom-operator library (operators/custom_op_abi.h) to load; repeatable");
   };
 
   cli::OnnxTestOptions ot;
@@ -62,13 +67,23 @@ int main(int argc, char** argv) {
         ->expected(2);
     c->add_option("--shapes", oo.shapes_path, "benchdnn-style problem file");
     c->add_option("--dtype", oo.dtype, "element type of --shapes problems (default float32)");
+    c->add_option("--batch", oo.batch,
+                  "batch sizes, e.g. 1,8,32: N in --input/--shapes shapes, mb of Conv/MatMul and "
+                  "m of Gemm descriptors; one problem each")
+        ->delimiter(',');
     add_settings(c, oo.settings);
     if (std::string(mode) == "check") {
       c->add_flag("--grad", oo.grad, "also check backward() with finite differences");
       continue;
     }
+    c->add_flag("--backward", oo.backward, "also time backward() (rows with pass=backward)");
+    c->add_option("--threads", oo.threads, "OpenMP threads of the kernels (0 = library default)");
+    c->add_option("--format", oo.format, "what stdout gets: console (default), json, csv, gbench")
+        ->check(CLI::IsMember({"console", "json", "csv", "gbench"}));
     c->add_option("--json", oo.json_path, "write results with context to this JSON file");
     c->add_option("--csv", oo.csv_path, "write results to this CSV file");
+    c->add_option("--gbench", oo.gbench_path,
+                  "write Google Benchmark JSON (for its compare.py) to this file");
     c->add_option("--warmup", oo.warmup, "untimed repetitions (default 3)");
     c->add_option("--min-reps", oo.min_repetitions, "minimum repetitions (default 10)");
     c->add_option("--max-reps", oo.max_repetitions, "maximum repetitions (default 10000)");
@@ -191,6 +206,7 @@ int main(int argc, char** argv) {
   }
   try {
     frameworks::register_all();
+    for (const auto& path : plugins) ops::load_custom_operators(path, ops::Registry::global());
     if (*onnx_test) return cli::onnx_test(ot);
     if (*op) return cli::op_command(oo);
     if (*infer) return cli::infer_command(io);

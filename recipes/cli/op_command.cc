@@ -1,9 +1,13 @@
 // deep500 op check|bench OPTYPE: one ONNX operator from the command line.
 //   check: forward check of each backend against the reference (+ gradient
-//          check with --grad); exit 1 on a mismatch or when nothing ran.
-//   bench: every (problem, backend) through metrics::Runner; console table,
-//          optional JSON/CSV. Problems come from --input or a --shapes file
-//          (format in docs/benchmarking.md).
+//          check with --grad); exit 1 on a mismatch or when nothing ran. A
+//          custom operator (--plugin) has no reference: its forward is
+//          checked for repeatable, finite outputs, its backward against
+//          finite differences.
+//   bench: every (problem, backend, pass) through metrics::Runner; console
+//          table, JSON, CSV or Google Benchmark JSON. Problems come from
+//          --input or a --shapes file, once per --batch value (format in
+//          docs/benchmarking.md).
 // Bad input throws deep500::Error naming the option and what was expected
 // (main prints it on one line and exits 2).
 #include <algorithm>
@@ -22,9 +26,11 @@
 
 #include "metrics/reporter.h"
 #include "metrics/runner.h"
+#include "network/node_threads.h"
 #include "network/settings.h"
 #include "operators/attribute_text.h"
 #include "operators/cost_model.h"
+#include "operators/custom_op_loader.h"
 #include "operators/registry.h"
 #include "recipes/cli/commands.h"
 #include "validation/forward_check.h"
@@ -39,17 +45,32 @@ using deep500::split;
 
 using onnx::AttributeProto;
 
-// "1x3x224x224"; "" or "scalar" is rank 0.
-Shape parse_shape(const std::string& text, const std::string& where) {
+constexpr int64_t kNoBatch = -1;
+
+// "1x3x224x224"; "" or "scalar" is rank 0. The dimension "N" takes `batch`
+// (a --batch value); without one it is an error.
+Shape parse_shape(const std::string& text, const std::string& where, int64_t batch = kNoBatch) {
   if (text.empty() || text == "scalar") return {};
   Shape shape;
   for (const auto& d : split(text, 'x')) {
     int64_t v;
-    DEEP500_CHECK(parse_int(d, v) && v >= 0, where, ": shape '", text,
-                  "' must be non-negative integers separated by 'x', e.g. 1x3x224x224");
+    if (d == "N") {
+      DEEP500_CHECK(batch != kNoBatch, where, ": shape '", text,
+                    "' has the batch dimension N but no --batch was given");
+      v = batch;
+    } else {
+      DEEP500_CHECK(parse_int(d, v) && v >= 0, where, ": shape '", text,
+                    "' must be non-negative integers (or N, the --batch) separated by 'x', e.g. "
+                    "1x3x224x224");
+    }
     shape.push_back(v);
   }
   return shape;
+}
+
+bool has_batch_dimension(const std::string& shape_text) {
+  auto dims = split(shape_text, 'x');
+  return std::find(dims.begin(), dims.end(), "N") != dims.end();
 }
 
 struct Input {
@@ -57,20 +78,45 @@ struct Input {
   TensorDesc desc;
 };
 
-Input parse_input(const std::string& spec) {
+Input parse_input(const std::string& spec, int64_t batch) {
   const std::string where = "--input '" + spec + "'";
   auto parts = split(spec, ':');
   DEEP500_CHECK(parts.size() == 3 && !parts[0].empty(), where,
                 ": expected NAME:dtype:shape, e.g. x:float32:1x3x224x224");
-  return {parts[0], {parse_dtype(parts[1], where + " dtype"), parse_shape(parts[2], where)}};
+  return {parts[0], {parse_dtype(parts[1], where + " dtype"), parse_shape(parts[2], where, batch)}};
 }
 
-const onnx::OpSchema& find_schema(const OpOptions& o) {
-  const auto* s = onnx::OpSchemaRegistry::Schema(o.op_type, o.opset, o.domain);
-  DEEP500_CHECK(s, "OPTYPE: unknown operator '", o.op_type, "' in domain '",
+// The operator's definition: an ONNX schema, or a custom operator's signature
+// (loaded with --plugin; it has no schema).
+struct OpDefinition {
+  const onnx::OpSchema* schema = nullptr;
+  std::optional<ops::CustomOpSignature> custom;
+};
+
+OpDefinition find_definition(const OpOptions& o) {
+  OpDefinition d;
+  d.custom = ops::find_custom_operator(o.domain, o.op_type);
+  if (d.custom) return d;
+  d.schema = onnx::OpSchemaRegistry::Schema(o.op_type, o.opset, o.domain);
+  DEEP500_CHECK(d.schema, "OPTYPE: unknown operator '", o.op_type, "' in domain '",
                 o.domain.empty() ? "ai.onnx" : o.domain, "' at opset ", o.opset,
-                " (expected an ONNX op type such as Add, Conv, MatMul)");
-  return *s;
+                " (expected an ONNX op type such as Add, Conv, MatMul, or a custom operator "
+                "of a --plugin library)");
+  return d;
+}
+
+// --attr key=value: typed by the schema; a custom operator gets the text as
+// given (the custom-op ABI passes attributes as text).
+AttributeProto parse_attr(const std::string& spec, const OpDefinition& def) {
+  const std::string where = "--attr '" + spec + "'";
+  if (def.schema) return ops::parse_attribute(spec, *def.schema, where);
+  auto eq = spec.find('=');
+  DEEP500_CHECK(eq != std::string::npos && eq > 0, where, ": expected key=value, e.g. beta=1.5");
+  AttributeProto a;
+  a.set_name(spec.substr(0, eq));
+  a.set_type(AttributeProto::STRING);
+  a.set_s(spec.substr(eq + 1));
+  return a;
 }
 
 // One benchmark/check problem: named inputs plus attributes it implies.
@@ -114,14 +160,16 @@ std::map<std::string, int64_t> parse_descriptor(const std::string& line, const s
   return v;
 }
 
-Problem conv_problem(const std::string& line, const std::string& where, DataType dt) {
+Problem conv_problem(const std::string& line, const std::string& where, DataType dt,
+                     int64_t batch) {
   auto v = parse_descriptor(line, where,
                             {"g", "mb", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw",
                              "ph", "pw", "dh", "dw"});
   auto get = [&](const std::string& k, int64_t fallback) { return v.count(k) ? v[k] : fallback; };
   for (const char* k : {"ic", "oc", "ih", "kh"})
     DEEP500_CHECK(v.count(k), where, ": Conv descriptor needs '", k, "'");
-  const int64_t g = get("g", 1), mb = get("mb", 2), ic = v["ic"], oc = v["oc"];
+  const int64_t g = get("g", 1), mb = batch != kNoBatch ? batch : get("mb", 2);
+  const int64_t ic = v["ic"], oc = v["oc"];
   const int64_t ih = v["ih"], iw = get("iw", ih), kh = v["kh"], kw = get("kw", kh);
   const int64_t sh = get("sh", 1), sw = get("sw", sh), ph = get("ph", 0), pw = get("pw", ph);
   const int64_t dh = get("dh", 0), dw = get("dw", dh);
@@ -147,10 +195,13 @@ Problem conv_problem(const std::string& line, const std::string& where, DataType
   return p;
 }
 
-Problem matmul_problem(const std::string& line, const std::string& where, DataType dt, bool gemm) {
+// --batch sets Gemm's m and MatMul's mb.
+Problem matmul_problem(const std::string& line, const std::string& where, DataType dt, bool gemm,
+                       int64_t batch) {
   auto v = parse_descriptor(
       line, where,
       gemm ? std::set<std::string>{"m", "n", "k"} : std::set<std::string>{"mb", "m", "n", "k"});
+  if (batch != kNoBatch) v[gemm ? "m" : "mb"] = batch;
   for (const char* k : {"m", "n", "k"})
     DEEP500_CHECK(v.count(k), where, ": descriptor needs '", k, "', e.g. m128n256k512");
   Shape a = {v["m"], v["k"]}, b = {v["k"], v["n"]};
@@ -163,18 +214,28 @@ Problem matmul_problem(const std::string& line, const std::string& where, DataTy
 
 // Generic line: one shape per input separated by ':' (benchdnn binary style).
 Problem shapes_problem(const std::string& line, const std::string& where, DataType dt,
-                       const std::vector<Input>& named) {
+                       const std::vector<std::string>& names, int64_t batch) {
   Problem p;
   p.label = line;
   auto shapes = split(line, ':');
   for (size_t i = 0; i < shapes.size(); ++i) {
-    std::string name = shapes.size() == named.size() ? named[i].name : cat("x", i);
-    p.inputs.push_back({name, {dt, parse_shape(shapes[i], where)}});
+    std::string name = shapes.size() == names.size() ? names[i] : cat("x", i);
+    p.inputs.push_back({name, {dt, parse_shape(shapes[i], where, batch)}});
   }
   return p;
 }
 
-std::vector<Problem> read_shapes(const OpOptions& o, const std::vector<Input>& named) {
+// The --batch values, or one "no batch" pass.
+std::vector<int64_t> batches(const OpOptions& o) {
+  for (auto b : o.batch) DEEP500_CHECK(b >= 1, "--batch: expected sizes >= 1, got ", b);
+  return o.batch.empty() ? std::vector<int64_t>{kNoBatch} : o.batch;
+}
+
+std::string with_batch(const std::string& label, int64_t batch) {
+  return batch == kNoBatch ? label : cat(label, " batch ", batch);
+}
+
+std::vector<Problem> read_shapes(const OpOptions& o, const std::vector<std::string>& names) {
   std::ifstream in(o.shapes_path);
   DEEP500_CHECK(in, "--shapes '", o.shapes_path, "': cannot open the file");
   const DataType dt = parse_dtype(o.dtype, "--dtype");
@@ -185,30 +246,40 @@ std::vector<Problem> read_shapes(const OpOptions& o, const std::vector<Input>& n
     line.erase(std::remove_if(line.begin(), line.end(), ::isspace), line.end());
     if (line.empty()) continue;
     const std::string where = cat(o.shapes_path, ":", n);
-    const bool descriptor = std::isalpha(static_cast<unsigned char>(line[0]));
-    if (!descriptor)
-      out.push_back(shapes_problem(line, where, dt, named));
-    else if (o.op_type == "Conv")
-      out.push_back(conv_problem(line, where, dt));
-    else if (o.op_type == "Gemm" || o.op_type == "MatMul")
-      out.push_back(matmul_problem(line, where, dt, o.op_type == "Gemm"));
-    else
-      throw Error(cat(where, ": '", line, "': descriptors are for Conv, Gemm and MatMul; for ",
-                      o.op_type, " give one shape per input, e.g. 1x64x56x56:1x64x56x56"));
+    const bool descriptor = std::islower(static_cast<unsigned char>(line[0]));
+    DEEP500_CHECK(descriptor || o.batch.empty() || has_batch_dimension(line), where, ": '", line,
+                  "' has no batch dimension N for --batch (e.g. Nx64x56x56:Nx64x56x56)");
+    for (int64_t b : batches(o)) {
+      Problem p;
+      if (!descriptor)
+        p = shapes_problem(line, where, dt, names, b);
+      else if (o.op_type == "Conv")
+        p = conv_problem(line, where, dt, b);
+      else if (o.op_type == "Gemm" || o.op_type == "MatMul")
+        p = matmul_problem(line, where, dt, o.op_type == "Gemm", b);
+      else
+        throw Error(cat(where, ": '", line, "': descriptors are for Conv, Gemm and MatMul; for ",
+                        o.op_type, " give one shape per input, e.g. 1x64x56x56:1x64x56x56"));
+      p.label = with_batch(p.label, b);
+      out.push_back(std::move(p));
+    }
   }
   DEEP500_CHECK(!out.empty(), "--shapes '", o.shapes_path, "': no problems in the file");
   return out;
 }
 
-// Builds and validates the node for `p` (schema check: input count, attributes).
-ops::NodeSpec make_node(const OpOptions& o, const onnx::OpSchema& schema, const Problem& p,
+// Builds and validates the node for `p` (schema check: input count,
+// attributes; a custom operator's declared input count).
+ops::NodeSpec make_node(const OpOptions& o, const OpDefinition& def, const Problem& p,
                         const std::vector<AttributeProto>& user_attrs) {
   onnx::NodeProto node;
   node.set_name(o.op_type);
   node.set_op_type(o.op_type);
   node.set_domain(o.domain);
   for (const auto& in : p.inputs) node.add_input(in.name);
-  const int outputs = o.outputs >= 0 ? o.outputs : std::max(1, schema.min_output());
+  const int outputs = o.outputs >= 0 ? o.outputs
+                      : def.custom   ? def.custom->outputs
+                                     : std::max(1, def.schema->min_output());
   for (int i = 0; i < outputs; ++i) node.add_output(outputs == 1 ? "y" : cat("y", i));
   std::set<std::string> set_by_problem;
   for (const auto& a : p.attrs) {
@@ -220,12 +291,19 @@ ops::NodeSpec make_node(const OpOptions& o, const onnx::OpSchema& schema, const 
                   "': already set by the shape file line '", p.label, "'");
     *node.add_attribute() = a;
   }
-  ops::check_against_schema(node, o.opset);
+  if (def.custom) {
+    DEEP500_CHECK(static_cast<int>(p.inputs.size()) == def.custom->inputs, o.domain, ".", o.op_type,
+                  ": the plugin declares ", def.custom->inputs, " inputs, got ", p.inputs.size(),
+                  " (--input)");
+  } else {
+    ops::check_against_schema(node, o.opset);
+  }
   return ops::node_from_onnx(node, o.opset);
 }
 
-std::vector<std::string> backend_list(const OpOptions& o) {
-  if (o.backends.empty()) return {"reference"};
+// Default: the reference backend, or "custom" for a plugin's operator.
+std::vector<std::string> backend_list(const OpOptions& o, const OpDefinition& def) {
+  if (o.backends.empty()) return {def.custom ? "custom" : "reference"};
   if (o.backends.size() == 1 && o.backends[0] == "all") return ops::Registry::global().backends();
   return o.backends;
 }
@@ -242,7 +320,8 @@ std::vector<TensorDesc> descs(const Problem& p) {
   return d;
 }
 
-int run_check(const OpOptions& o, const ops::NodeSpec& node, const Problem& p) {
+int run_check(const OpOptions& o, const OpDefinition& def, const ops::NodeSpec& node,
+              const Problem& p) {
   auto inputs = validation::random_inputs(descs(p), o.seed, o.range[0], o.range[1]);
   std::cout << "op check " << o.op_type << " (opset " << o.opset << ") " << p.label << ", seed "
             << o.seed << "\n";
@@ -258,8 +337,9 @@ int run_check(const OpOptions& o, const ops::NodeSpec& node, const Problem& p) {
               << status << std::setw(12) << abs << std::setw(12) << rel << std::setw(14) << worst
               << tail << "\n";
   };
-  for (const auto& b : backend_list(o)) {
-    auto f = validation::check_forward(node, inputs, b);
+  for (const auto& b : backend_list(o, def)) {
+    auto f = def.custom ? validation::check_forward_self_consistent(node, inputs, b)
+                        : validation::check_forward(node, inputs, b);
     std::string worst =
         f.worst_output >= 0 && f.worst_index >= 0 && f.max_abs_error > 0
             ? cat(node.outputs[static_cast<size_t>(f.worst_output)], "[", f.worst_index, "]")
@@ -286,34 +366,50 @@ int run_check(const OpOptions& o, const ops::NodeSpec& node, const Problem& p) {
   }
   if (failed > 0) {
     std::cout << "FAILED: " << failed << " check(s) failed\n";
-    return 1;
+    return kCheckFailed;
   }
   if (passed == 0) {
     std::cout << "FAILED: nothing was checked (every backend skipped)\n";
-    return 1;
+    return kCheckFailed;
   }
   std::cout << "passed: " << passed << " check(s)\n";
-  return 0;
+  return kSuccess;
 }
 
-// An operator as a metrics::Workload: inputs and outputs are allocated in
-// setup() so that run() times forward() alone. Counters come from the cost
-// model, the same for every backend.
+// An operator as a metrics::Workload: inputs, outputs and (for the backward
+// pass) seeded output gradients are made in setup(), so that run() times
+// forward() or backward() alone. Counters come from the cost model, the same
+// for every backend.
 class OpWorkload final : public metrics::Workload {
  public:
   OpWorkload(const ops::NodeSpec& node, ops::CreatedOp op, std::vector<Tensor> inputs,
-             std::string name)
+             std::string name, bool backward, uint64_t seed)
       : node_(node),
         op_(std::move(op)),
         inputs_(std::move(inputs)),
         outputs_(node.outputs.size()),
-        name_(std::move(name)) {}
-  void setup() override { op_.op->forward(inputs_, outputs_); }
-  void run() override { op_.op->forward(inputs_, outputs_); }
+        name_(std::move(name)),
+        backward_(backward),
+        seed_(seed) {}
+  void setup() override {
+    op_.op->forward(inputs_, outputs_);
+    if (!backward_ || !grad_outputs_.empty()) return;
+    std::vector<TensorDesc> d;
+    for (const auto& y : outputs_) d.push_back(y.defined() ? y.desc() : TensorDesc{});
+    grad_outputs_ = validation::random_inputs(d, seed_ + 1);
+    grad_inputs_.resize(inputs_.size());
+  }
+  void run() override {
+    if (backward_)
+      op_.op->backward(grad_outputs_, inputs_, outputs_, grad_inputs_);
+    else
+      op_.op->forward(inputs_, outputs_);
+  }
   metrics::Counters counters() const override {
     std::vector<TensorDesc> d;
     for (const auto& t : inputs_) d.push_back(t.defined() ? t.desc() : TensorDesc{});
     ops::Cost c = ops::cost(node_, d, *op_.op);
+    if (backward_) c = ops::backward_cost(c);
     return {c.flops, c.bytes, 0};
   }
   std::string name() const override { return name_; }
@@ -321,12 +417,22 @@ class OpWorkload final : public metrics::Workload {
  private:
   const ops::NodeSpec& node_;  // outlives the workload
   ops::CreatedOp op_;
-  std::vector<Tensor> inputs_;
-  std::vector<Tensor> outputs_;
+  std::vector<Tensor> inputs_, outputs_, grad_outputs_, grad_inputs_;
   std::string name_;
+  bool backward_;
+  uint64_t seed_;
 };
 
-int run_bench(const OpOptions& o, const onnx::OpSchema& schema, const std::vector<Problem>& probs,
+std::unique_ptr<metrics::Reporter> make_reporter(const std::string& format, std::ostream& out) {
+  if (format == "console") return metrics::make_console_reporter(out);
+  if (format == "json") return metrics::make_json_reporter(out);
+  if (format == "csv") return metrics::make_csv_reporter(out);
+  if (format == "gbench") return metrics::make_gbench_reporter(out);
+  throw Error(
+      cat("--format: unknown format '", format, "' (expected console, json, csv or gbench)"));
+}
+
+int run_bench(const OpOptions& o, const OpDefinition& def, const std::vector<Problem>& probs,
               const std::vector<AttributeProto>& user_attrs) {
   metrics::RunnerSettings s;
   s.warmup = o.warmup;
@@ -334,54 +440,96 @@ int run_bench(const OpOptions& o, const onnx::OpSchema& schema, const std::vecto
   s.max_repetitions = o.max_repetitions;
   s.min_time_seconds = o.min_time_seconds;
   s.max_time_seconds = o.max_time_seconds;
-  metrics::Runner runner(s);  // validates the settings before any work
+  metrics::Runner runner(s);           // validates the settings before any work
+  make_reporter(o.format, std::cout);  // validates --format before any work
+  DEEP500_CHECK(o.threads >= 0, "--threads: expected >= 0 (0 = the library default), got ",
+                o.threads);
+  // Anything but the table goes to stderr when stdout carries a data format.
+  std::ostream& info = o.format == "console" ? std::cout : std::cerr;
 
   // Validate every problem first: a bad line fails before hours of measuring.
   std::vector<ops::NodeSpec> nodes;
-  for (const auto& p : probs) nodes.push_back(make_node(o, schema, p, user_attrs));
+  for (const auto& p : probs) nodes.push_back(make_node(o, def, p, user_attrs));
 
+  network::ThreadScope threads(o.threads);
+  std::vector<const char*> passes{"forward"};
+  if (o.backward) passes.push_back("backward");
   std::vector<metrics::Result> results;
   int errors = 0;
   for (size_t i = 0; i < probs.size(); ++i) {
     auto inputs = validation::random_inputs(descs(probs[i]), o.seed, o.range[0], o.range[1]);
-    for (const auto& b : backend_list(o)) {
-      ops::OpContext ctx{nodes[i], descs(probs[i])};
-      auto made = ops::Registry::global().create(ctx, {b});
-      if (!made.ok()) {
-        std::cout << "skipped " << b << " " << probs[i].label << ": " << made.refusal().reason
-                  << "\n";
-        continue;
+    for (const auto& b : backend_list(o, def)) {
+      for (const char* pass : passes) {
+        const bool backward = std::string(pass) == "backward";
+        ops::OpContext ctx{nodes[i], descs(probs[i])};
+        auto made = ops::Registry::global().create(ctx, {b});
+        std::string why = !made.ok() ? made.refusal().reason
+                          : backward && !made->op->has_backward()
+                              ? made->implementation + " has no backward"
+                              : "";
+        if (!why.empty()) {
+          info << "skipped " << b << " " << pass << " " << probs[i].label << ": " << why << "\n";
+          continue;
+        }
+        std::string impl = made->implementation;
+        OpWorkload w(nodes[i], std::move(made.value()), inputs, o.op_type, backward, o.seed);
+        try {
+          results.push_back(runner.run(w));
+        } catch (const std::exception& e) {
+          info << "error " << b << " " << pass << " " << probs[i].label << ": " << e.what() << "\n";
+          ++errors;
+          continue;
+        }
+        results.back().labels = {
+            {"problem", probs[i].label}, {"backend", b}, {"pass", pass}, {"implementation", impl}};
       }
-      std::string impl = made->implementation;
-      OpWorkload w(nodes[i], std::move(made.value()), inputs, o.op_type);
-      try {
-        results.push_back(runner.run(w));
-      } catch (const std::exception& e) {
-        std::cout << "error " << b << " " << probs[i].label << ": " << e.what() << "\n";
-        ++errors;
-        continue;
-      }
-      results.back().labels = {
-          {"backend", b}, {"implementation", impl}, {"problem", probs[i].label}};
     }
   }
-  const metrics::Context context = network::result_context(nullptr);
-  metrics::make_console_reporter(std::cout)->report(context, results);
-  auto write = [&](const std::string& path, auto make) {
+  metrics::Context context = network::result_context(nullptr);
+  context.settings.push_back({"op.threads", std::to_string(o.threads)});
+  make_reporter(o.format, std::cout)->report(context, results);
+  auto write = [&](const std::string& path, const std::string& format) {
     if (path.empty()) return;
     std::ofstream f(path);
     DEEP500_CHECK(f, "cannot write '", path, "'");
-    make(f)->report(context, results);
-    std::cout << "wrote " << path << "\n";
+    make_reporter(format, f)->report(context, results);
+    info << "wrote " << path << "\n";
   };
-  write(o.json_path, [](std::ostream& f) { return metrics::make_json_reporter(f); });
-  write(o.csv_path, [](std::ostream& f) { return metrics::make_csv_reporter(f); });
+  write(o.json_path, "json");
+  write(o.csv_path, "csv");
+  write(o.gbench_path, "gbench");
   if (errors > 0 || results.empty()) {
-    std::cout << "FAILED: " << (results.empty() ? "nothing was measured" : "a backend threw")
-              << "\n";
-    return 1;
+    info << "FAILED: " << (results.empty() ? "nothing was measured" : "a backend threw") << "\n";
+    return kCheckFailed;
   }
-  return 0;
+  return kSuccess;
+}
+
+// The problems of --input (once per --batch value) or of the --shapes file.
+std::vector<Problem> make_problems(const OpOptions& o) {
+  std::vector<std::string> names;
+  for (const auto& spec : o.inputs) names.push_back(parse_input(spec, 1).name);
+  if (!o.shapes_path.empty()) return read_shapes(o, names);
+  DEEP500_CHECK(!o.inputs.empty(), "--input: ", o.op_type,
+                " needs inputs, e.g. --input x:float32:1x3x224x224 (or --shapes FILE)");
+  DEEP500_CHECK(
+      o.batch.empty() || std::any_of(o.inputs.begin(), o.inputs.end(),
+                                     [](const std::string& spec) {
+                                       return has_batch_dimension(split(spec, ':').back());
+                                     }),
+      "--batch: mark the batch dimension of an --input shape with N, e.g. "
+      "x:float32:Nx3x224x224");
+  std::vector<Problem> problems;
+  for (int64_t b : batches(o)) {
+    Problem p;
+    for (const auto& spec : o.inputs) {
+      p.inputs.push_back(parse_input(spec, b));
+      p.label += (p.label.empty() ? "" : " ") + p.inputs.back().name + ":" +
+                 to_string(p.inputs.back().desc);
+    }
+    problems.push_back(std::move(p));
+  }
+  return problems;
 }
 
 }  // namespace
@@ -392,28 +540,14 @@ int op_command(const OpOptions& o) {
   DEEP500_CHECK(o.range.size() == 2 && o.range[0] < o.range[1],
                 "--range: expected LOW,HIGH with LOW < HIGH, e.g. -1,1");
   network::apply_settings(o.settings, nullptr);
-  const onnx::OpSchema& schema = find_schema(o);
+  const OpDefinition def = find_definition(o);
   std::vector<AttributeProto> attrs;
-  for (const auto& a : o.attrs)
-    attrs.push_back(ops::parse_attribute(a, schema, "--attr '" + a + "'"));
-  std::vector<Input> named;
-  for (const auto& spec : o.inputs) named.push_back(parse_input(spec));
-
-  std::vector<Problem> problems;
-  if (!o.shapes_path.empty()) {
-    problems = read_shapes(o, named);
-  } else {
-    DEEP500_CHECK(!named.empty(), "--input: ", o.op_type,
-                  " needs inputs, e.g. --input x:float32:1x3x224x224 (or --shapes FILE)");
-    Problem p;
-    for (const auto& in : named)
-      p.label += (p.label.empty() ? "" : " ") + in.name + ":" + to_string(in.desc);
-    p.inputs = named;
-    problems.push_back(p);
-  }
-  if (o.mode == "bench") return run_bench(o, schema, problems, attrs);
-  int rc = 0;
-  for (const auto& p : problems) rc = std::max(rc, run_check(o, make_node(o, schema, p, attrs), p));
+  for (const auto& a : o.attrs) attrs.push_back(parse_attr(a, def));
+  std::vector<Problem> problems = make_problems(o);
+  if (o.mode == "bench") return run_bench(o, def, problems, attrs);
+  int rc = kSuccess;
+  for (const auto& p : problems)
+    rc = std::max(rc, run_check(o, def, make_node(o, def, p, attrs), p));
   return rc;
 }
 

@@ -2,11 +2,21 @@
 // checks it against the analytic Swish and central finite differences.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
+#include <onnx/onnx_pb.h>
+#include <nlohmann/json.hpp>
+
+#include "deep/npy.h"
 #include "operators/cost_model.h"
 #include "operators/custom_op_loader.h"
+#include "tests/validation/cli_runner.h"
+#include "validation/forward_check.h"
 
 using namespace deep500;
 
@@ -123,4 +133,144 @@ TEST(CustomOpPlugin, MissingLibraryIsAClearError) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/libnothing.so"), std::string::npos);
   }
+}
+
+// validation's C++ API for a custom operator: forward against a reference
+// function the author writes (docs/custom-operators.md).
+TEST(CustomOpPlugin, ForwardCheckAgainstAUserReferenceFunction) {
+  ops::load_custom_operators(plugin_path(), ops::Registry::global());
+  auto spec = swish_node(0.5f);
+  spec.inputs = {"X"};
+  spec.outputs = {"Y"};
+  auto inputs = validation::random_inputs({{DataType::Float, {4, 5}}}, 3);
+  auto swish = [](double beta) {
+    return [beta](const std::vector<Tensor>& in) {
+      Tensor y = in[0].clone();
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        float v = in[0].data<float>()[i];
+        y.data<float>()[i] = static_cast<float>(v / (1 + std::exp(-beta * v)));
+      }
+      return std::vector<Tensor>{y};
+    };
+  };
+  auto good = validation::check_forward(spec, inputs, "custom", swish(0.5));
+  EXPECT_EQ(good.status, validation::CheckStatus::Passed) << good.message;
+  EXPECT_EQ(good.implementation, "custom:Swish");
+  auto wrong = validation::check_forward(spec, inputs, "custom", swish(0.6));
+  EXPECT_EQ(wrong.status, validation::CheckStatus::Failed);
+  EXPECT_NE(wrong.message.find("output 'Y'"), std::string::npos) << wrong.message;
+  auto self = validation::check_forward_self_consistent(spec, inputs, "custom");
+  EXPECT_EQ(self.status, validation::CheckStatus::Passed) << self.message;
+}
+
+// The command line (deep500 ... --plugin LIB.so), run as a child process.
+class CustomOpPluginCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ =
+        std::filesystem::temp_directory_path() / ("deep500_plugin_cli_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string swish(const std::string& args) const {
+    return cat("op ", args, " Swish --domain com.example --plugin ", plugin_path());
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CustomOpPluginCli, CheckValidatesForwardAndFiniteDifferenceGradients) {
+  auto r = deep500::testing::run(swish("check") + " --input X:float64:3x5 --attr beta=0.7 --grad");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("no reference: outputs produced, finite and repeatable"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("gradient X"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("15 elements"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("passed: 2 check(s)"), std::string::npos) << r.out;
+}
+
+TEST_F(CustomOpPluginCli, BadUseIsOneLineWithExitTwo) {
+  auto r = deep500::testing::run("op check Swish --domain com.example --input X:float32:3");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("deep500: error: OPTYPE: unknown operator 'Swish'"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("--plugin"), std::string::npos) << r.out;
+  r = deep500::testing::run(swish("check") + " --input X:float32:3 --attr gamma=1");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("unknown attribute 'gamma'"), std::string::npos) << r.out;
+  r = deep500::testing::run(swish("check") + " --input X:float32:3 --input Y:float32:3");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("the plugin declares 1 inputs, got 2"), std::string::npos) << r.out;
+  r = deep500::testing::run("op check Relu --input x:float32:3 --plugin /nonexistent/lib.so");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("/nonexistent/lib.so: cannot load"), std::string::npos) << r.out;
+}
+
+TEST_F(CustomOpPluginCli, BenchRecordsPluginAndTimesBothPasses) {
+  auto json = (dir_ / "bench.json").string();
+  auto r = deep500::testing::run(
+      swish("bench") +
+      " --input X:float32:Nx64 --batch 2,8 --backward --min-reps 3 --max-reps 3 "
+      "--min-time 0 --warmup 0 --threads 1 --json " +
+      json);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::ifstream in(json);
+  auto j = nlohmann::json::parse(in);
+  const auto abs = std::filesystem::absolute(plugin_path()).lexically_normal().string();
+  EXPECT_EQ(j["context"]["plugins"][abs], "Release") << j["context"]["plugins"].dump();
+  EXPECT_EQ(j["context"]["settings"]["op.threads"], "1");
+  ASSERT_EQ(j["results"].size(), 4u);  // 2 batches x forward, backward
+  const auto& f8 = j["results"][2];
+  EXPECT_EQ(f8["labels"]["problem"], "X:float32[8,64]");
+  EXPECT_EQ(f8["labels"]["pass"], "forward");
+  EXPECT_EQ(f8["labels"]["implementation"], "custom:Swish");
+  EXPECT_EQ(f8["counters"]["flops"], 4.0 * 8 * 64);  // the plugin's flops()
+  EXPECT_EQ(j["results"][3]["labels"]["pass"], "backward");
+  EXPECT_EQ(j["results"][3]["counters"]["flops"], 2 * 4.0 * 8 * 64);
+}
+
+TEST_F(CustomOpPluginCli, InferRunsAModelHoldingTheCustomOperator) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  for (auto [domain, version] : {std::pair{"", 17}, std::pair{"com.example", 1}}) {
+    auto* o = m.add_opset_import();
+    o->set_domain(domain);
+    o->set_version(version);
+  }
+  auto* g = m.mutable_graph();
+  g->set_name("swish_relu");
+  auto* swish = g->add_node();
+  swish->set_op_type("Swish");
+  swish->set_domain("com.example");
+  swish->add_input("X");
+  swish->add_output("Y");
+  auto* beta = swish->add_attribute();
+  beta->set_name("beta");
+  beta->set_type(onnx::AttributeProto::FLOAT);
+  beta->set_f(1.5f);
+  auto* relu = g->add_node();
+  relu->set_op_type("Relu");
+  relu->add_input("Y");
+  relu->add_output("Z");
+  for (auto [value, list] :
+       {std::pair{"X", g->mutable_input()}, std::pair{"Z", g->mutable_output()}}) {
+    auto* v = list->Add();
+    v->set_name(value);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int d : {2, 3}) t->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  const auto model = dir_ / "swish.onnx", x = dir_ / "x.npy", out = dir_ / "out";
+  std::ofstream(model, std::ios::binary) << m.SerializeAsString();
+  const std::vector<float> xs{-2.0f, -0.5f, 0.0f, 0.5f, 1.0f, 3.0f};
+  write_npy(x.string(), Tensor::from_vector<float>({2, 3}, xs));
+  auto r = deep500::testing::run(cat("infer ", model.string(), " --plugin ", plugin_path(),
+                                     " --input X=", x.string(), " --output-dir ", out.string()));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  Tensor z = read_npy((out / "Z.npy").string());
+  for (size_t i = 0; i < xs.size(); ++i)
+    EXPECT_NEAR(z.data<float>()[i], std::max(0.0, xs[i] / (1 + std::exp(-1.5 * xs[i]))), 1e-6);
+  r = deep500::testing::run(
+      cat("infer ", model.string(), " --input X=", x.string(), " --output-dir ", out.string()));
+  EXPECT_EQ(r.rc, 2) << r.out;  // without the plugin: no backend has the operator
+  EXPECT_NE(r.out.find("com.example.Swish"), std::string::npos) << r.out;
 }

@@ -138,3 +138,45 @@ TEST_F(OpCli, ConvDescriptorBuildsAValidNode) {
 }
 
 }  // namespace
+
+TEST_F(OpCli, FormatPutsDataAloneOnStdout) {
+  fs::path out = dir_ / "stdout.json";
+  CliRun r =
+      run("op bench Relu --input x:float32:8 --min-reps 6 --max-reps 6 --min-time 0 "
+          "--format json > " +
+          out.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::ifstream in(out);
+  nlohmann::json j = nlohmann::json::parse(in);  // nothing but the JSON on stdout
+  EXPECT_EQ(j["format_version"], 1);
+  EXPECT_EQ(j["results"][0]["labels"]["pass"], "forward");
+  r = run("op bench Relu --input x:float32:8 --format yaml");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("deep500: error: --format"), std::string::npos) << r.out;
+}
+
+TEST_F(OpCli, BatchSetsTheMarkedDimensionOfEveryProblem) {
+  fs::path json = dir_ / "out.json";
+  fs::path conv = write("conv.txt", "mb1ic4ih8oc4kh3ph1\n");
+  CliRun r = run("op bench Conv --shapes " + conv.string() +
+                 " --batch 1,3 --min-reps 6 --max-reps 6 --min-time 0 --json " + json.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::ifstream in(json);
+  nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["results"].size(), 2u);
+  EXPECT_EQ(j["results"][1]["labels"]["problem"], "mb1ic4ih8oc4kh3ph1 batch 3");
+  // Conv FLOPs scale with the batch: 2 * numel(Y) * C * kh * kw + numel(Y) for the bias.
+  const double per_image = 2.0 * (4 * 8 * 8) * 4 * 9 + 4 * 8 * 8;
+  EXPECT_EQ(j["results"][0]["counters"]["flops"], per_image);
+  EXPECT_EQ(j["results"][1]["counters"]["flops"], 3 * per_image);
+  r = run("op check Relu --input x:float32:8 --batch 2");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("mark the batch dimension of an --input shape with N"), std::string::npos)
+      << r.out;
+  r = run("op check Relu --input x:float32:Nx8");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("has the batch dimension N but no --batch"), std::string::npos) << r.out;
+  r = run("op check Relu --input x:float32:Nx8 --batch 0");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("--batch: expected sizes >= 1"), std::string::npos) << r.out;
+}
