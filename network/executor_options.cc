@@ -119,6 +119,7 @@ bool threads_sleep_when_idle() {
 
 ExecutorOptions resolved(ExecutorOptions options) {
   if (options.backends.empty()) options.backends = ops::Registry::global().default_preference();
+  ops::Registry::global().check_backend_names(options.backends, "executor.backends");
   if (options.idle_threads == IdleThreads::from_environment)
     options.idle_threads = threads_sleep_when_idle() ? IdleThreads::sleep : IdleThreads::spin;
   return options;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include "deep/text.h"
 
 namespace deep500::ops {
 
@@ -114,6 +115,14 @@ void Registry::add_library(const std::string& name, const std::string& version) 
 std::vector<std::pair<std::string, std::string>> Registry::libraries() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return libraries_;
+}
+
+void Registry::check_backend_names(const std::vector<std::string>& names,
+                                   const std::string& where) const {
+  const auto known = backends();
+  for (const auto& n : names)
+    DEEP500_CHECK(std::find(known.begin(), known.end(), n) != known.end(), where,
+                  ": unknown backend '", n, "' (expected one of: ", join(known, ", "), ")");
 }
 
 void Registry::add_plugin(const std::string& path, const std::string& build_type) {

@@ -110,6 +110,10 @@ class Registry {
   bool has(const std::string& domain, const std::string& op_type, int opset,
            const std::string& backend) const;
   std::vector<std::string> backends() const;
+  // Throws Error starting with `where` and listing the registered backends
+  // when a name in `names` is not one of them (a typo is bad input, not a
+  // backend that refuses).
+  void check_backend_names(const std::vector<std::string>& names, const std::string& where) const;
   // (domain, op_type) pairs a backend registers, sorted.
   std::vector<std::pair<std::string, std::string>> op_types(const std::string& backend) const;
 

@@ -69,7 +69,9 @@ int onnx_test(const OnnxTestOptions& o) {
     const auto ran = network::settings_of(network::resolved(eo));
     context.settings.insert(context.settings.begin(), ran.begin(), ran.end());
     context.settings.insert(context.settings.begin(), {"executor", "reference"});
-    nlohmann::json j = {{"context", metrics::to_json(context)}, {"rows", nlohmann::json::array()}};
+    nlohmann::json j = {{"format_version", metrics::kResultFormatVersion},
+                        {"context", metrics::to_json(context)},
+                        {"rows", nlohmann::json::array()}};
     for (const auto& r : rows)
       j["rows"].push_back({{"name", r.name},
                            {"path", r.path},

@@ -305,6 +305,7 @@ ops::NodeSpec make_node(const OpOptions& o, const OpDefinition& def, const Probl
 std::vector<std::string> backend_list(const OpOptions& o, const OpDefinition& def) {
   if (o.backends.empty()) return {def.custom ? "custom" : "reference"};
   if (o.backends.size() == 1 && o.backends[0] == "all") return ops::Registry::global().backends();
+  ops::Registry::global().check_backend_names(o.backends, "--backend");
   return o.backends;
 }
 

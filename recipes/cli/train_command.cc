@@ -28,6 +28,7 @@
 #include "training/losses.h"
 #include "training/models.h"
 #include "training/optimizer_registry.h"
+#include "training/run_seeds.h"
 #include "training/schedule_events.h"
 #include "training/schedules.h"
 #include "training/standard_samplers.h"
@@ -247,14 +248,14 @@ int train_command(const TrainOptions& o) {
   auto schedule = parse_schedule(o.lr_schedule, opt->learning_rate(), o.epochs);
   auto transforms = parse_augment(o.augment);
 
-  const uint64_t seed = o.seed;
+  const training::RunSeeds seeds = training::run_seeds(o.seed);
   std::string logits = o.logits, loss = o.loss, input = o.input;
   network::Network net = [&] {
     if (!o.builtin.empty()) {
       DEEP500_CHECK(o.logits.empty() && o.loss.empty(),
                     "--logits/--loss are for ONNX files; --model ", o.builtin,
                     " has its own (logits)");
-      return training::make_builtin_model(o.builtin, training::mix_seed(seed, 1));
+      return training::make_builtin_model(o.builtin, seeds.initialization);
     }
     require_file(o.model, "model");
     return network::Network::load(o.model);
@@ -289,7 +290,7 @@ int train_command(const TrainOptions& o) {
 
   training::SamplerOptions so;
   so.batch_size = o.batch_size;
-  so.seed = training::mix_seed(seed, 2);
+  so.seed = seeds.shuffle;
   training::ShuffledSampler sampler(train->size(), so);
   // What the sampler draws in one epoch, per class (Deep500's DatasetBias).
   const training::DatasetBias bias = training::dataset_bias(*train, sampler);
@@ -304,12 +305,12 @@ int train_command(const TrainOptions& o) {
   cfg.time_limit_seconds = o.time_limit;
   cfg.checkpoint_path = o.checkpoint;
   cfg.checkpoint_every_batches = o.checkpoint_every_batches;
-  cfg.seed = training::mix_seed(seed, 3);
+  cfg.seed = seeds.trainer;
   cfg.progress = o.progress;
   cfg.loader.threads = o.prefetch_threads;
   cfg.loader.prefetch = std::max(2, o.prefetch_threads);
   cfg.loader.transforms = transforms;
-  cfg.loader.seed = training::mix_seed(seed, 4);
+  cfg.loader.seed = seeds.augmentation;
   training::Trainer trainer(net, *exec, *opt, sampler, *train, test, cfg);
 
   std::unique_ptr<training::ScheduleEvents> sched_events;
@@ -323,6 +324,8 @@ int train_command(const TrainOptions& o) {
   if (!o.loss_csv.empty()) trainer.add_events(&loss_log);
   if (!o.resume.empty()) trainer.resume(o.resume);
 
+  // As asked: a schedule changes the optimizer's values while it runs.
+  const auto asked_hyper = opt->hyper_parameters();
   training::TrainingReport r = trainer.run();
 
   int64_t samples = 0;
@@ -335,6 +338,7 @@ int train_command(const TrainOptions& o) {
 
   if (!o.metrics_json.empty()) {
     nlohmann::json j = trainer.metrics().to_json();
+    j["format_version"] = metrics::kResultFormatVersion;
     auto unknown_if_negative = [](double v) {
       return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v);
     };
@@ -343,11 +347,17 @@ int train_command(const TrainOptions& o) {
                    {"train_samples", train->size()},
                    {"test_samples", test ? test->size() : 0},
                    {"optimizer", o.optimizer},
-                   {"hyper_parameters", opt->hyper_parameters()},
+                   {"hyper_parameters", asked_hyper},
+                   {"final_hyper_parameters", opt->hyper_parameters()},
                    {"lr_schedule", o.lr_schedule},
                    {"epochs", o.epochs},
                    {"batch_size", o.batch_size},
                    {"seed", o.seed},
+                   {"seeds",
+                    {{"initialization", seeds.initialization},
+                     {"shuffle", seeds.shuffle},
+                     {"trainer", seeds.trainer},
+                     {"augmentation", seeds.augmentation}}},
                    {"threads", o.threads},
                    {"executor", o.executor},
                    {"prefetch_threads", o.prefetch_threads},

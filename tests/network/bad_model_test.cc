@@ -66,12 +66,25 @@ TEST(BadModel, MisShapedFeedNamesInputAndBothShapes) {
 TEST(BadModel, MissingKernelNamesOpOpsetAndNode) {
   frameworks::register_all();
   auto model = network::parse_model(serialize(R"(<ir_version: 8, opset_import: ["" : 13]>
+agraph (float[3,3] X) => (float Y) { Y = Det(X) })"),
+                                    "det.onnx");
+  // oneDNN has no Det kernel.
+  network::ReferenceExecutor exec(model, {.backends = {"onednn"}});
+  auto msg = error_of([&] { exec.run({{"X", Tensor(DataType::Float, {3, 3})}}); });
+  EXPECT_NE(msg.find("Det"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("opset 13"), std::string::npos) << msg;
+}
+
+TEST(BadModel, UnknownBackendNameListsTheRegisteredOnes) {
+  frameworks::register_all();
+  auto model = network::parse_model(serialize(R"(<ir_version: 8, opset_import: ["" : 13]>
 agraph (float[2,3] X) => (float[2,3] Y) { Y = Relu(X) })"),
                                     "relu.onnx");
-  network::ReferenceExecutor exec(model, {.backends = {"no-such-backend"}});
-  auto msg = error_of([&] { exec.run({{"X", Tensor(DataType::Float, {2, 3})}}); });
-  EXPECT_NE(msg.find("Relu"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("opset 13"), std::string::npos) << msg;
+  auto msg = error_of([&] { network::ReferenceExecutor(model, {.backends = {"onednnn"}}); });
+  EXPECT_NE(msg.find("executor.backends: unknown backend 'onednnn' (expected one of: "),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("reference"), std::string::npos) << msg;
 }
 
 TEST(ReferenceExecutor, RunsAGraphAndRecordsImplementations) {

@@ -170,6 +170,35 @@ TEST(Trainer, ProgressIsPlainLinesWithoutATerminal) {
       << tty.str();
 }
 
+// tqdm's fields: elapsed<remaining and the rate on the terminal line; with a
+// plain-line interval of 0, a periodic line after every batch (not a
+// terminal: no control characters), each with counts 1..N, rate and ETA.
+TEST(Trainer, ProgressShowsElapsedRateAndEta) {
+  Rig rig(config(1));
+  std::ostringstream plain, tty;
+  ProgressBar bar(plain, false, 0), live(tty, true);
+  rig.trainer.add_events(&bar);
+  rig.trainer.add_events(&live);
+  rig.trainer.run();
+  const int64_t n = rig.trainer.state().batches_per_epoch;
+  ASSERT_GT(n, 1);
+  std::istringstream lines(plain.str());
+  std::string line;
+  std::vector<std::string> periodic;
+  while (std::getline(lines, line))
+    if (line.find(" batches, loss ") != std::string::npos) periodic.push_back(line);
+  // Every batch but the last (the epoch's summary line follows it).
+  ASSERT_EQ(static_cast<int64_t>(periodic.size()), n - 1) << plain.str();
+  EXPECT_EQ(periodic[0].rfind(cat("epoch 1/1: 1/", n, " batches, loss "), 0), 0u) << periodic[0];
+  EXPECT_NE(periodic[0].find(" s elapsed, "), std::string::npos) << periodic[0];
+  EXPECT_NE(periodic[0].find(" batch/s, ETA "), std::string::npos) << periodic[0];
+  EXPECT_EQ(plain.str().find('\r'), std::string::npos);
+  const std::string last = tty.str().substr(tty.str().rfind("\repoch 1/1 ["));
+  EXPECT_NE(last.find(cat("] ", n, "/", n, " loss")), std::string::npos) << last;
+  EXPECT_NE(last.find("<0.0s, "), std::string::npos) << last;  // nothing remains at N/N
+  EXPECT_NE(last.find(" batch/s"), std::string::npos) << last;
+}
+
 TEST(Trainer, EventAndMetricsBookkeepingStaysUnderOnePercentOfAStep) {
   Rig rig(config(2));
   auto r = rig.trainer.run();

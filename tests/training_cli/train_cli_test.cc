@@ -24,6 +24,7 @@
 
 #include "network/executor_options.h"
 #include "training/checkpoint.h"
+#include "training/run_seeds.h"
 
 namespace fs = std::filesystem;
 
@@ -170,6 +171,30 @@ TEST(TrainCli, TargetAccuracyNotReachedIsAFailedCriterion) {
   EXPECT_TRUE(fs::exists(dir / "m.json"));
   Result reached = run(small("--epochs 1 --target-accuracy 0.05", 256));
   EXPECT_EQ(reached.status, 0) << reached.output;
+}
+
+// The metrics JSON records what was asked for: the learning rate before the
+// schedule moved it, and the seed of every random stream, equal to the
+// library's derivation (training/run_seeds.h) that a C++ program would use.
+TEST(TrainCli, MetricsRecordTheAskedLearningRateAndEverySeed) {
+  REQUIRE_DATA();
+  TempDir dir;
+  Result r = run(small("--epochs 2 --seed 5 --lr-schedule step:1:0.5 --metrics-json " +
+                           (dir / "m.json"),
+                       128));
+  ASSERT_EQ(r.status, 0) << r.output;
+  auto j = read_json(dir / "m.json");
+  EXPECT_EQ(j["format_version"], 1);
+  const auto& config = j["config"];
+  EXPECT_DOUBLE_EQ(config["hyper_parameters"]["lr"].get<double>(), 0.05);
+  EXPECT_DOUBLE_EQ(config["final_hyper_parameters"]["lr"].get<double>(), 0.025);
+  const deep500::training::RunSeeds seeds = deep500::training::run_seeds(5);
+  EXPECT_EQ(config["seed"], 5u);
+  EXPECT_EQ(config["seeds"]["initialization"], seeds.initialization);
+  EXPECT_EQ(config["seeds"]["shuffle"], seeds.shuffle);
+  EXPECT_EQ(config["seeds"]["trainer"], seeds.trainer);
+  EXPECT_EQ(config["seeds"]["augmentation"], seeds.augmentation);
+  EXPECT_NE(seeds.shuffle, seeds.trainer);
 }
 
 // Every executor setting, changed from its default with --setting, and the

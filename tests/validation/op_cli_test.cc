@@ -49,9 +49,20 @@ TEST_F(OpCli, CheckPassesForwardAndGradient) {
 }
 
 TEST_F(OpCli, CheckFailsWhenNothingRuns) {
-  CliRun r = run("op check Add --input a:float32:2 --input b:float32:2 --backend no-such-backend");
+  // oneDNN has no Det kernel: it refuses, nothing is checked, the check fails.
+  CliRun r = run("op check Det --input x:float32:2x3x3 --backend onednn");
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_NE(r.out.find("skipped"), std::string::npos) << r.out;
+}
+
+TEST_F(OpCli, UnknownBackendIsBadInputListingTheKnownOnes) {
+  CliRun r = run("op check Add --input a:float32:2 --input b:float32:2 --backend no-such-backend");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("deep500: error: --backend: unknown backend 'no-such-backend' (expected "
+                       "one of: "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("reference"), std::string::npos) << r.out;
 }
 
 TEST_F(OpCli, BadInputExitsTwoNamingTheField) {
