@@ -21,6 +21,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", cli::version_text,
                        "print version, git revision, build type and backends, and exit");
+  // Test hook of tests/docs/check_docs.py: parse the command line (option
+  // names, value types, required arguments) and exit 0 without running it.
+  bool parse_only = false;
+  app.add_flag("--parse-only", parse_only)->group("");
   // Options of every command that runs operators or networks.
   std::vector<std::string> plugins;
   auto add_settings = [&plugins](CLI::App* c, std::vector<std::string>& into) {
@@ -204,6 +208,7 @@ int main(int argc, char** argv) {
     std::cerr << "deep500: error: " << e.what() << " (see --help)\n";
     return cli::kBadInput;
   }
+  if (parse_only) return cli::kSuccess;
   try {
     frameworks::register_all();
     for (const auto& path : plugins) ops::load_custom_operators(path, ops::Registry::global());
