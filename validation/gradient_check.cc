@@ -203,14 +203,23 @@ GradientCheckResult check_gradient(const ops::NodeSpec& node, const std::vector<
     std::vector<Tensor> wide;
     for (const auto& t : inputs)
       wide.push_back(t.defined() && is_floating(t.dtype()) ? t.cast(DataType::Double) : t);
-    auto made = create(wide);
-    if (made.ok()) {
-      auto r = check_gradient(*made->op, wide, node.outputs.size(), o, node.inputs);
-      r.backend = backend;
-      r.implementation = made->implementation;
-      return r;
+    // float64 is this check's choice, not the caller's input: an operator
+    // that rejects it as bad input (a plugin's create() error) is checked in
+    // its own type like one that refuses.
+    std::string refused;
+    try {
+      auto made = create(wide);
+      if (made.ok()) {
+        auto r = check_gradient(*made->op, wide, node.outputs.size(), o, node.inputs);
+        r.backend = backend;
+        r.implementation = made->implementation;
+        return r;
+      }
+      refused = made.refusal().reason;
+    } catch (const Error& e) {
+      refused = e.what();
     }
-    note = cat(" (float64 refused: ", made.refusal().reason, ")");
+    note = cat(" (float64 refused: ", refused, ")");
   }
   GradientCheckResult r;
   auto made = create(inputs);

@@ -179,9 +179,8 @@ TEST(TrainCli, TargetAccuracyNotReachedIsAFailedCriterion) {
 TEST(TrainCli, MetricsRecordTheAskedLearningRateAndEverySeed) {
   REQUIRE_DATA();
   TempDir dir;
-  Result r = run(small("--epochs 2 --seed 5 --lr-schedule step:1:0.5 --metrics-json " +
-                           (dir / "m.json"),
-                       128));
+  Result r = run(small(
+      "--epochs 2 --seed 5 --lr-schedule step:1:0.5 --metrics-json " + (dir / "m.json"), 128));
   ASSERT_EQ(r.status, 0) << r.output;
   auto j = read_json(dir / "m.json");
   EXPECT_EQ(j["format_version"], 1);

@@ -53,6 +53,30 @@ class NoBackward final : public ops::Operator {
   }
 };
 
+// y = x * x, float32 only: other types are bad input (as a custom
+// operator's create() reports them), not a refusal.
+class Float32Square final : public ops::Operator {
+ public:
+  explicit Float32Square(const ops::OpContext& ctx) {
+    DEEP500_CHECK(ctx.inputs[0].dtype == DataType::Float, "Float32Square: expected float32");
+  }
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    Tensor& y = ops::ensure_output(out, 0, DataType::Float, in[0].shape());
+    for (int64_t i = 0; i < y.numel(); ++i)
+      y.data<float>()[i] = in[0].data<float>()[i] * in[0].data<float>()[i];
+  }
+  bool has_backward() const override { return true; }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    return std::vector<bool>(n, true);
+  }
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
+    gx[0] = Tensor(DataType::Float, in[0].shape());
+    for (int64_t i = 0; i < in[0].numel(); ++i)
+      gx[0].data<float>()[i] = 2 * gy[0].data<float>()[i] * in[0].data<float>()[i];
+  }
+};
+
 std::vector<Tensor> floats(std::vector<Shape> shapes, uint64_t seed = 3) {
   std::vector<TensorDesc> d;
   for (auto& s : shapes) d.push_back({DataType::Float, s});
@@ -105,6 +129,17 @@ TEST(ValidationGradientCheck, DetectsAWrongBackwardInFloat32Too) {
   auto r = check_gradient(node("TestSquare", {"x"}), floats({{10}}), "test", o, reg);
   EXPECT_EQ(r.computed_in, DataType::Float);
   EXPECT_EQ(r.status, CheckStatus::Failed);
+}
+
+TEST(ValidationGradientCheck, AnOperatorRejectingFloat64IsCheckedInItsOwnType) {
+  ops::Registry reg;
+  reg.add({"", "TestSquare", 1, INT_MAX, "test", "test:float32_square",
+           ops::make_factory<Float32Square>()});
+  auto r = check_gradient(node("TestSquare", {"x"}), floats({{10}}), "test", {}, reg);
+  EXPECT_EQ(r.status, CheckStatus::Passed) << r.message;
+  EXPECT_EQ(r.computed_in, DataType::Float);
+  EXPECT_NE(r.message.find("float64 refused: Float32Square: expected float32"), std::string::npos)
+      << r.message;
 }
 
 TEST(ValidationGradientCheck, NoBackwardIsSkippedNotPassed) {
