@@ -1,7 +1,8 @@
 // ProgressBar: a TrainingEvents listener printing training progress, as
 // users of tqdm expect it. On a terminal it redraws one line with '\r' (at
 // most 10 times a second):
-//   epoch 1/5 [#########.....................] 120/375 loss 0.5321 acc 0.8123 | 3.2s<6.8s, 17.6 batch/s
+//   epoch 1/5 [#########.....................] 120/375 loss 0.5321 acc 0.8123 | 3.2s<6.8s, 17.6
+//   batch/s
 // (elapsed < estimated remaining time of the epoch, rate). When the stream is
 // not a terminal (a log file, a pipe) it prints plain lines without control
 // characters: one every `plain_interval_seconds` during an epoch

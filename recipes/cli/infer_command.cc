@@ -38,7 +38,7 @@ int infer_command(const InferOptions& o) {
   if (!o.trace_path.empty()) {
     trace.name_process(1, "deep500 infer " + o.model + " (" + exec->name() + ")");
     trace.set_other_data({{"format_version", metrics::kResultFormatVersion},
-                           {"context", metrics::to_json(network::result_context(exec.get()))}});
+                          {"context", metrics::to_json(network::result_context(exec.get()))}});
     exec->add_events(&recorder);
   }
   auto outputs = exec->inference(feeds);

@@ -296,8 +296,12 @@ class Checker:
                         queue.append(words + [m.group(1)])
         for program in sorted((self.build / "benchmarks").glob("bench_*")):
             texts.append(self.run([str(program), "--help"], None, os.environ.copy(), 60)[1])
+        scratch = pathlib.Path(self.args.work) / "help"
+        scratch.mkdir(parents=True, exist_ok=True)
         for script in sorted(self.repo.glob("benchmarks/**/*.py")) + sorted(self.repo.glob("scripts/*.py")):
-            texts.append(self.run([sys.executable, str(script), "--help"], None, os.environ.copy(), 120)[1])
+            if "argparse" in script.read_text():  # others may take --help as an argument
+                texts.append(self.run([sys.executable, str(script), "--help"], str(scratch),
+                                      os.environ.copy(), 120)[1])
         self._known = "\n".join(texts)
         return self._known
 
