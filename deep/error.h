@@ -32,6 +32,14 @@ std::string cat(const Parts&... parts) {
     if (!(cond)) throw ::deep500::Error(::deep500::cat(__VA_ARGS__)); \
   } while (0)
 
+// `e` with `context` (e.g. a node's description) in front, unless its message
+// already names it: errors raised below a node (an allocation, a shared
+// helper) reach the user naming the node.
+inline Error in_context(const Error& e, const std::string& context) {
+  const std::string m = e.what();
+  return m.find(context) != std::string::npos ? e : Error(context + ": " + m);
+}
+
 // A reason why something declined to do the work (not an error).
 struct Refusal {
   std::string reason;

@@ -8,7 +8,9 @@ namespace deep500 {
 
 int64_t numel(const Shape& s) {
   int64_t n = 1;
-  for (auto d : s) n *= d;
+  for (auto d : s)
+    DEEP500_CHECK(!__builtin_mul_overflow(n, d, &n), "shape ", to_string(s),
+                  " has more than 2^63 - 1 elements");
   return n;
 }
 

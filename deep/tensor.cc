@@ -7,6 +7,8 @@
 #include <cstring>
 #include <new>
 
+#include "deep/sizes.h"
+
 namespace deep500 {
 
 std::string to_string(const TensorDesc& d) {
@@ -35,9 +37,19 @@ unsigned char* allocate(std::size_t size, std::size_t* alloc) {
 
 }  // namespace
 
-Tensor::Storage::Storage(DataType t, int64_t n) : dtype(t), count(n) {
+Tensor::Storage::Storage(DataType t, int64_t n, const Shape& shape) : dtype(t), count(n) {
+  const std::string what = cat("tensor ", name_of(t), to_string(shape));
+  const auto size =
+      static_cast<std::size_t>(checked_mul(n, static_cast<int64_t>(size_of(t)), what));
+  reserve_memory(size, what);
   std::size_t alloc = 0;
-  bytes = allocate(static_cast<std::size_t>(n) * size_of(t), &alloc);
+  try {
+    bytes = allocate(size, &alloc);
+  } catch (const std::bad_alloc&) {
+    release_memory(size);
+    throw Error(cat(what, ": the system refused ", format_bytes(size), " of memory"));
+  }
+  reserved = size;
   if (t == DataType::String) {
     for (int64_t i = 0; i < n; ++i) new (bytes + i * sizeof(std::string)) std::string();
   } else {
@@ -50,6 +62,7 @@ Tensor::Storage::Storage(DataType t, int64_t n, unsigned char* external)
 
 Tensor::Storage::~Storage() {
   if (!owned) return;
+  release_memory(reserved);
   if (dtype == DataType::String) {
     auto* s = reinterpret_cast<std::string*>(bytes);
     for (int64_t i = 0; i < count; ++i) s[i].~basic_string();
@@ -62,7 +75,7 @@ Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(sh
   for (auto d : shape_)
     DEEP500_CHECK(d >= 0, "negative dimension in tensor shape ", deep500::to_string(shape_));
   numel_ = deep500::numel(shape_);
-  storage_ = std::make_shared<Storage>(dtype_, numel_);
+  storage_ = std::make_shared<Storage>(dtype_, numel_, shape_);
 }
 
 Tensor Tensor::borrow(DataType dtype, Shape shape, const void* data) {

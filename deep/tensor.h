@@ -78,7 +78,9 @@ class Tensor {
 
  private:
   struct Storage {
-    Storage(DataType t, int64_t n);
+    // Counts its bytes against the memory budget (deep/sizes.h); the error
+    // when they do not fit names the tensor's type and shape.
+    Storage(DataType t, int64_t n, const Shape& shape);
     Storage(DataType t, int64_t n, unsigned char* external);  // not owned
     ~Storage();
     Storage(const Storage&) = delete;
@@ -87,6 +89,7 @@ class Tensor {
     DataType dtype;
     int64_t count;
     bool owned = true;
+    std::size_t reserved = 0;  // bytes counted against the memory budget
   };
   void check_type(DataType want) const;
 

@@ -3,6 +3,7 @@
 
 #include <mutex>
 
+#include "deep/sizes.h"
 #include "frameworks/reference/register.h"
 #include "frameworks/settings.h"
 #include "operators/registry.h"
@@ -101,6 +102,18 @@ void register_all() {
         return std::unique_ptr<training::Optimizer>(make(kind));
       });
 #endif
+    r.add_setting({"memory.budget",
+                   "most bytes of tensor storage held at once, e.g. 8G or 512M (0: 90% of the "
+                   "physical memory)",
+                   [] { return std::to_string(memory_budget()); },
+                   [](const std::string& v) {
+                     uint64_t bytes = 0;
+                     DEEP500_CHECK(parse_byte_size(v, bytes),
+                                   "memory.budget: expected a size such as 8G, 512M or 1048576, "
+                                   "got '",
+                                   v, "'");
+                     set_memory_budget(bytes);
+                   }});
     apply_environment_settings(r);
   });
 }

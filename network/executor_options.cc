@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "deep/error.h"
+#include "deep/sizes.h"
 #include "deep/text.h"
 #include "operators/registry.h"
 
@@ -42,10 +43,11 @@ std::string text(IdleThreads v) {
 void parse(const std::string& name, const std::string& v, bool& out) {
   DEEP500_CHECK(parse_bool(v, out), "setting ", name, ": expected true or false, got '", v, "'");
 }
+// The int settings are thread counts (executor.threads).
 void parse(const std::string& name, const std::string& v, int& out) {
   int64_t i = 0;
-  DEEP500_CHECK(parse_int(v, i) && i >= 0 && i <= 4096, "setting ", name,
-                ": expected an integer from 0 to 4096, got '", v, "'");
+  DEEP500_CHECK(parse_int(v, i), "setting ", name, ": expected a thread count, got '", v, "'");
+  check_thread_count(i, "setting " + name);
   out = static_cast<int>(i);
 }
 void parse(const std::string& name, const std::string& v, double& out) {
@@ -120,6 +122,7 @@ bool threads_sleep_when_idle() {
 ExecutorOptions resolved(ExecutorOptions options) {
   if (options.backends.empty()) options.backends = ops::Registry::global().default_preference();
   ops::Registry::global().check_backend_names(options.backends, "executor.backends");
+  check_thread_count(options.threads, "executor.threads");
   if (options.idle_threads == IdleThreads::from_environment)
     options.idle_threads = threads_sleep_when_idle() ? IdleThreads::sleep : IdleThreads::spin;
   return options;

@@ -142,16 +142,20 @@ void OptimizedExecutor::run_plan(Plan& p, const std::map<std::string, Tensor>& f
       notify_before({s.spec.name, s.spec.op_type, ""});
       t0 = std::chrono::steady_clock::now();
     }
-    if (s.op) {
-      ThreadScope node_team(s.threads);
-      s.op->forward(s.inputs, s.outputs);
-    } else {
-      std::map<std::string, Tensor> sub_feeds;
-      for (size_t i = 0; i < s.in.size(); ++i)
-        if (s.in[i] >= 0) sub_feeds[s.spec.inputs[i]] = s.inputs[i];
-      auto res = s.sub->run(sub_feeds);
-      for (size_t j = 0; j < s.out.size(); ++j)
-        if (s.out[j] >= 0) s.outputs[j] = res.at(s.spec.outputs[j]);
+    try {
+      if (s.op) {
+        ThreadScope node_team(s.threads);
+        s.op->forward(s.inputs, s.outputs);
+      } else {
+        std::map<std::string, Tensor> sub_feeds;
+        for (size_t i = 0; i < s.in.size(); ++i)
+          if (s.in[i] >= 0) sub_feeds[s.spec.inputs[i]] = s.inputs[i];
+        auto res = s.sub->run(sub_feeds);
+        for (size_t j = 0; j < s.out.size(); ++j)
+          if (s.out[j] >= 0) s.outputs[j] = res.at(s.spec.outputs[j]);
+      }
+    } catch (const Error& e) {
+      throw in_context(e, s.spec.describe());
     }
     if (events) {
       double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

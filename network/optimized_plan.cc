@@ -284,7 +284,11 @@ class PlanBuilder {
         any_const = any_const || c.back();
       }
       if (any_const) s.op->set_constant_inputs(c);
-      s.op->forward(s.inputs, s.outputs);
+      try {
+        s.op->forward(s.inputs, s.outputs);
+      } catch (const Error& e) {
+        throw in_context(e, spec.describe());
+      }
     } else {
       DEEP500_CHECK(has_function_body(node, spec.opset), made.refusal().reason,
                     " [backends: ", join(options_.backends), "; no ONNX function body to expand]");

@@ -182,6 +182,9 @@ void ReferenceExecutor::run_node(const onnx::NodeProto& node,
       }
       results.assign(outputs.begin(), outputs.end());
     }
+  } catch (const Error& e) {
+    current_ = saved;
+    throw in_context(e, spec.describe());
   } catch (...) {
     current_ = saved;
     throw;

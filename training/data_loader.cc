@@ -1,27 +1,41 @@
 #include "training/data_loader.h"
 
+#include <system_error>
+
 #include "deep/error.h"
+#include "deep/sizes.h"
 #include "training/standard_samplers.h"
 
 namespace deep500::training {
 
 DataLoader::DataLoader(const Dataset& dataset, Sampler& sampler, DataLoaderOptions options)
     : dataset_(dataset), sampler_(sampler), opt_(std::move(options)) {
-  DEEP500_CHECK(opt_.threads >= 0, "DataLoader: threads must be >= 0 (got ", opt_.threads, ")");
+  check_thread_count(opt_.threads, "DataLoader threads");
   DEEP500_CHECK(opt_.threads == 0 || opt_.prefetch >= 1,
                 "DataLoader: prefetch depth must be >= 1 with threads (got ", opt_.prefetch, ")");
   for (const auto& t : opt_.transforms) DEEP500_CHECK(t != nullptr, "DataLoader: null transform");
   consumed_ = sampler_.state();
-  for (int i = 0; i < opt_.threads; ++i) workers_.emplace_back([this] { worker(); });
+  try {
+    for (int i = 0; i < opt_.threads; ++i) workers_.emplace_back([this] { worker(); });
+  } catch (const std::system_error& e) {
+    stop_workers();  // the started ones: a joinable thread must not be destroyed
+    throw Error(cat("DataLoader: could not start ", opt_.threads, " prefetch threads (started ",
+                    workers_.size(), "): ", e.what()));
+  }
 }
 
 DataLoader::~DataLoader() {
+  stop_workers();
+}
+
+void DataLoader::stop_workers() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
   work_cv_.notify_all();
   for (auto& t : workers_) t.join();
+  workers_.clear();
 }
 
 Batch DataLoader::build(const Job& job) const {

@@ -67,6 +67,7 @@ class DataLoader {
   Batch build(const Job& job) const;
   std::shared_ptr<Job> draw();
   void worker();
+  void stop_workers();  // stops and joins every started worker
   void discard_pending();
 
   const Dataset& dataset_;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "deep/sizes.h"
 #include "network/model.h"
 #include "network/settings.h"
 #include "recipes/cli/commands.h"
@@ -30,7 +31,7 @@ std::string sci(double v) {
 int compare_command(const CompareOptions& o) {
   DEEP500_CHECK(!o.a.empty() && !o.b.empty(), "--a/--b: both executors are required, e.g. --a ",
                 "backend:reference --b backend:onednn,reference");
-  DEEP500_CHECK(o.threads >= 0, "--threads: expected a count >= 0, got ", o.threads);
+  check_thread_count(o.threads, "--threads");
   network::Model model = network::load_model(o.model);
   auto feeds = load_feeds(model, o.inputs, /*random_missing=*/true, o.seed);
   std::optional<validation::Tolerance> tol;

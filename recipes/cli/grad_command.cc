@@ -4,6 +4,7 @@
 // in names becomes '_') and prints the loss.
 #include <iostream>
 
+#include "deep/sizes.h"
 #include "network/model.h"
 #include "network/settings.h"
 #include "recipes/cli/commands.h"
@@ -15,7 +16,7 @@ namespace deep500::cli {
 int grad_command(const GradOptions& o) {
   DEEP500_CHECK(!o.output_dir.empty(), "--output-dir: required");
   DEEP500_CHECK(!o.loss.empty(), "--loss: required (the name of a scalar value of the graph)");
-  DEEP500_CHECK(o.threads >= 0, "--threads: expected a count >= 0, got ", o.threads);
+  check_thread_count(o.threads, "--threads");
   network::Model model = network::load_model(o.model);
   DEEP500_CHECK(!network::parameter_names(model).empty(), o.model,
                 ": the model has no floating-point parameters (initializers) to differentiate");

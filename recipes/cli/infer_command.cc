@@ -5,6 +5,7 @@
 // implementation, input shapes) that opens in ui.perfetto.dev.
 #include <iostream>
 
+#include "deep/sizes.h"
 #include "metrics/chrome_trace.h"
 #include "metrics/json_reporter.h"
 #include "network/model.h"
@@ -20,7 +21,7 @@ namespace deep500::cli {
 
 int infer_command(const InferOptions& o) {
   DEEP500_CHECK(!o.output_dir.empty(), "--output-dir: required");
-  DEEP500_CHECK(o.threads >= 0, "--threads: expected a count >= 0, got ", o.threads);
+  check_thread_count(o.threads, "--threads");
   network::Model model = network::load_model(o.model);
   if (!o.passes.empty())
     for (const auto& r : network::apply_passes(model, o.passes))

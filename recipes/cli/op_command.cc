@@ -18,12 +18,12 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 
 #include <onnx/defs/schema.h>
 
+#include "deep/sizes.h"
 #include "metrics/reporter.h"
 #include "metrics/runner.h"
 #include "network/node_threads.h"
@@ -83,7 +83,11 @@ Input parse_input(const std::string& spec, int64_t batch) {
   auto parts = split(spec, ':');
   DEEP500_CHECK(parts.size() == 3 && !parts[0].empty(), where,
                 ": expected NAME:dtype:shape, e.g. x:float32:1x3x224x224");
-  return {parts[0], {parse_dtype(parts[1], where + " dtype"), parse_shape(parts[2], where, batch)}};
+  Input in{parts[0],
+           {parse_dtype(parts[1], where + " dtype"), parse_shape(parts[2], where, batch)}};
+  checked_mul(checked_numel(in.desc.shape, where), static_cast<int64_t>(size_of(in.desc.dtype)),
+              where);  // a size that overflows is an error here, naming the option
+  return in;
 }
 
 // The operator's definition: an ONNX schema, or a custom operator's signature
@@ -135,28 +139,29 @@ AttributeProto ints_attr(const std::string& name, std::vector<int64_t> v) {
 }
 
 // benchdnn descriptors: letters followed by a number, e.g. mb1ic64ih56oc64oh56kh3ph1.
+// A hand-written scanner: linear in the line, whatever its length.
 std::map<std::string, int64_t> parse_descriptor(const std::string& line, const std::string& where,
                                                 const std::set<std::string>& keys) {
-  static const std::regex token("([a-z]+)([0-9]+)");
+  auto is_lower = [](char c) { return c >= 'a' && c <= 'z'; };
+  auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
   std::map<std::string, int64_t> v;
   size_t pos = 0;
-  for (std::sregex_iterator it(line.begin(), line.end(), token), end; it != end; ++it) {
-    DEEP500_CHECK(static_cast<size_t>(it->position()) == pos, where, ": unexpected text at '",
-                  line.substr(pos), "' (expected key/number pairs such as mb1ic64ih56)");
-    const std::string key = (*it)[1];
-    DEEP500_CHECK(
-        keys.count(key), where, ": unknown key '", key, "' (expected one of: ",
-        [&] {
-          std::string k;
-          for (const auto& s : keys) k += (k.empty() ? "" : " ") + s;
-          return k;
-        }(),
-        ")");
-    v[key] = std::stoll((*it)[2]);
-    pos += static_cast<size_t>(it->length());
+  while (pos < line.size()) {
+    size_t key_end = pos, num_end;
+    while (key_end < line.size() && is_lower(line[key_end])) ++key_end;
+    for (num_end = key_end; num_end < line.size() && is_digit(line[num_end]);) ++num_end;
+    DEEP500_CHECK(key_end > pos && num_end > key_end, where, ": unexpected text at '",
+                  line.substr(pos, 40), "' (expected key/number pairs such as mb1ic64ih56)");
+    const std::string key = line.substr(pos, key_end - pos);
+    DEEP500_CHECK(keys.count(key), where, ": unknown key '", key, "' (expected one of: ",
+                  join(std::vector<std::string>(keys.begin(), keys.end()), " "), ")");
+    int64_t number;
+    DEEP500_CHECK(parse_int(line.substr(key_end, num_end - key_end), number), where, ": '", key,
+                  "' is followed by a number too large for 64 bits");
+    v[key] = number;
+    pos = num_end;
   }
-  DEEP500_CHECK(pos == line.size() && !v.empty(), where, ": unexpected text at '", line.substr(pos),
-                "' (expected key/number pairs such as mb1ic64ih56)");
+  DEEP500_CHECK(!v.empty(), where, ": expected key/number pairs such as mb1ic64ih56");
   return v;
 }
 
@@ -443,8 +448,7 @@ int run_bench(const OpOptions& o, const OpDefinition& def, const std::vector<Pro
   s.max_time_seconds = o.max_time_seconds;
   metrics::Runner runner(s);           // validates the settings before any work
   make_reporter(o.format, std::cout);  // validates --format before any work
-  DEEP500_CHECK(o.threads >= 0, "--threads: expected >= 0 (0 = the library default), got ",
-                o.threads);
+  check_thread_count(o.threads, "--threads");
   // Anything but the table goes to stderr when stdout carries a data format.
   std::ostream& info = o.format == "console" ? std::cout : std::cerr;
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "deep/error.h"
+#include "deep/sizes.h"
 #include "deep/text.h"
 #include "metrics/json_reporter.h"
 #include "network/settings.h"
@@ -231,9 +232,8 @@ int train_command(const TrainOptions& o) {
                 "expected either an ONNX model file or --model NAME (built in: lenet5)");
   DEEP500_CHECK(o.epochs >= 0, "--epochs: expected >= 0, got ", o.epochs);
   DEEP500_CHECK(o.batch_size > 0, "--batch-size: expected > 0, got ", o.batch_size);
-  DEEP500_CHECK(o.threads >= 0, "--threads: expected >= 0, got ", o.threads);
-  DEEP500_CHECK(o.prefetch_threads >= 0, "--prefetch-threads: expected >= 0, got ",
-                o.prefetch_threads);
+  check_thread_count(o.threads, "--threads");
+  check_thread_count(o.prefetch_threads, "--prefetch-threads");
   DEEP500_CHECK(o.subset >= 0 && o.test_subset >= 0, "--subset/--test-subset: expected >= 0");
   DEEP500_CHECK(o.target_accuracy >= 0 && o.target_accuracy <= 1,
                 "--target-accuracy: expected a fraction in [0, 1], got ", o.target_accuracy);

@@ -1,0 +1,126 @@
+// Issue 11 regressions, run through the real `deep500` command: sizes from
+// models, options and shape files that overflow 64 bits or exceed the memory
+// budget, and thread counts beyond the machine, each end in one
+// `deep500: error:` line naming the node or option with exit 2 — they used
+// to crash (SIGSEGV, terminate), exit 3 with a bare std::bad_alloc, or write
+// a 128-byte .npy claiming 2^62 x 4 elements.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include "tests/validation/cli_runner.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using deep500::testing::CliRun;
+using deep500::testing::run;
+
+class HugeSizes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("deep500_huge_" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A model whose one node, ConstantOfShape, makes a tensor of `dims`.
+  std::string constant_of_shape(const std::string& name, std::vector<int64_t> dims) {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(17);
+    auto* g = m.mutable_graph();
+    g->set_name("huge");
+    auto* shape = g->add_initializer();
+    shape->set_name("shape");
+    shape->set_data_type(onnx::TensorProto::INT64);
+    shape->add_dims(static_cast<int64_t>(dims.size()));
+    for (auto d : dims) shape->add_int64_data(d);
+    auto* node = g->add_node();
+    node->set_name("make_huge");
+    node->set_op_type("ConstantOfShape");
+    node->add_input("shape");
+    node->add_output("Y");
+    auto* y = g->add_output();
+    y->set_name("Y");
+    auto* t = y->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    for (size_t i = 0; i < dims.size(); ++i) t->mutable_shape()->add_dim()->set_dim_param("d");
+    const fs::path path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+    return path.string();
+  }
+
+  void expect_error(const CliRun& r, const std::string& names, const std::string& says) {
+    EXPECT_EQ(r.rc, 2) << r.out;
+    EXPECT_EQ(r.out.rfind("deep500: error: ", 0), 0u) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;  // one line
+    EXPECT_NE(r.out.find(names), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(says), std::string::npos) << r.out;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(HugeSizes, ShapesOverflowingSixtyFourBitsAreErrorsNamingTheNode) {
+  const auto out = (dir_ / "out").string();
+  for (const char* executor : {"reference", "optimized"}) {
+    SCOPED_TRACE(executor);
+    // 2^31 x 2^31 floats: the byte count overflows (was SIGSEGV).
+    expect_error(run(std::string("infer ") + constant_of_shape("a.onnx", {1ll << 31, 1ll << 31}) +
+                     " --output-dir " + out + " --executor " + executor),
+                 "node 'make_huge' (ConstantOfShape", "overflows a 64-bit size");
+    // 2^62 x 4 elements: the count overflows (was exit 0 with a 128-byte .npy).
+    expect_error(run(std::string("infer ") + constant_of_shape("b.onnx", {1ll << 62, 4}) +
+                     " --output-dir " + out + " --executor " + executor),
+                 "node 'make_huge' (ConstantOfShape", "has more than 2^63 - 1 elements");
+    EXPECT_FALSE(fs::exists(dir_ / "out" / "Y.npy"));
+  }
+}
+
+TEST_F(HugeSizes, AllocationsOverTheMemoryBudgetAreErrorsNotBadAlloc) {
+  const auto model = constant_of_shape("c.onnx", {1 << 20, 1 << 20});  // 4 TiB of floats
+  const auto out = (dir_ / "out").string();
+  expect_error(run("infer " + model + " --output-dir " + out), "node 'make_huge' (ConstantOfShape",
+               "needs 4.0 TiB, more than the memory budget");
+  // A budget the user sets: 1 MiB refuses 4 MiB, names the setting.
+  const auto small = constant_of_shape("d.onnx", {1024, 1024});
+  expect_error(run("infer " + small + " --output-dir " + out + " --setting memory.budget=1M"),
+               "tensor float32[1024,1024] needs 4.0 MiB", "setting memory.budget");
+  EXPECT_EQ(run("infer " + small + " --output-dir " + out + " --setting memory.budget=64M").rc, 0);
+  expect_error(run("infer " + small + " --output-dir " + out + " --setting memory.budget=lots"),
+               "memory.budget", "expected a size such as 8G");
+}
+
+TEST_F(HugeSizes, OptionSizesAreCheckedBeforeAnything) {
+  expect_error(run("op check Relu --input x:float32:4294967296x4294967296"),
+               "--input 'x:float32:4294967296x4294967296'", "more than 2^63 - 1 elements");
+  expect_error(run("op check Relu --input x:float32:9223372036854775807"),
+               "--input 'x:float32:9223372036854775807'", "overflows a 64-bit size");
+  expect_error(run("op check Relu --input x:float32:1048576x1048576"),
+               "tensor float32[1048576,1048576]", "memory budget");
+  // A 200,000-digit number in a benchdnn line (a recursive std::regex used
+  // to overflow the stack on it).
+  const fs::path shapes = dir_ / "conv.txt";
+  std::ofstream(shapes) << "mb1ic" << std::string(200000, '9') << "ih8oc4kh3\n";
+  expect_error(run("op bench Conv --shapes " + shapes.string()), "conv.txt:1",
+               "'ic' is followed by a number too large for 64 bits");
+}
+
+TEST_F(HugeSizes, ThreadCountsBeyondTheMachineAreErrors) {
+  const std::string train =
+      "train --model lenet5 --dataset fashion-mnist --subset 64 --test-subset 64 --no-progress";
+  expect_error(run(train + " --prefetch-threads 100000"), "--prefetch-threads", "expected 0..");
+  expect_error(run(train + " --threads 100000"), "--threads", "expected 0..");
+  expect_error(run("op bench Relu --input x:float32:4 --threads 100000"), "--threads",
+               "expected 0..");
+  expect_error(run("infer " + constant_of_shape("e.onnx", {2}) + " --output-dir " +
+                   (dir_ / "o").string() + " --setting executor.threads=100000"),
+               "executor.threads", "expected 0..");
+}
+
+}  // namespace
