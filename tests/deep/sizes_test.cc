@@ -23,8 +23,9 @@ struct BudgetScope {
 
 TEST(Sizes, CheckedArithmeticRefusesOverflow) {
   EXPECT_EQ(checked_mul(1 << 20, 1 << 20, "x"), int64_t{1} << 40);
-  EXPECT_NE(error_of([] { checked_mul(INT64_MAX / 2, 3, "attribute 'blocksize'"); })
-                .find("attribute 'blocksize': "),
+  EXPECT_NE(error_of([] {
+              checked_mul(INT64_MAX / 2, 3, "attribute 'blocksize'");
+            }).find("attribute 'blocksize': "),
             std::string::npos);
   EXPECT_EQ(checked_numel({2, 3, 4}, "x"), 24);
   EXPECT_EQ(checked_numel({}, "x"), 1);
@@ -33,10 +34,14 @@ TEST(Sizes, CheckedArithmeticRefusesOverflow) {
   EXPECT_NE(msg.find("input 'x': shape [2147483648,2147483648,4] has more than 2^63 - 1 elements"),
             std::string::npos)
       << msg;
-  EXPECT_NE(error_of([] { checked_numel({3, -1}, "y"); }).find("negative dimension"),
+  EXPECT_NE(error_of([] {
+              checked_numel({3, -1}, "y");
+            }).find("negative dimension"),
             std::string::npos);
   // numel() itself no longer wraps around.
-  EXPECT_NE(error_of([] { numel({int64_t{1} << 62, 4}); }).find("more than 2^63 - 1"),
+  EXPECT_NE(error_of([] {
+              numel({int64_t{1} << 62, 4});
+            }).find("more than 2^63 - 1"),
             std::string::npos);
 }
 
