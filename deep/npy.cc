@@ -1,8 +1,5 @@
 #include "deep/npy.h"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <bit>
 #include <cctype>
 #include <cstdio>
@@ -12,6 +9,8 @@
 #include <limits>
 #include <map>
 #include <variant>
+
+#include "deep/output_file.h"
 
 namespace deep500 {
 namespace {
@@ -353,26 +352,10 @@ void write_npy(const std::string& path, const Tensor& t) {
   for (std::size_t i = 0; i < preamble - 8; ++i) out += static_cast<char>((hl >> (8 * i)) & 0xff);
   out += header;
 
-  static std::atomic<uint64_t> counter{0};
-  const std::string tmp = cat(path, ".tmp-", ::getpid(), "-", counter++);
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  DEEP500_CHECK(f != nullptr, "write_npy: cannot create ", tmp, ": ", std::strerror(errno));
-  bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
-  if (ok && t.nbytes() > 0) ok = std::fwrite(t.raw(), 1, t.nbytes(), f) == t.nbytes();
-  ok = std::fflush(f) == 0 && ok;
-  ok = ::fsync(::fileno(f)) == 0 && ok;
-  const int saved_errno = errno;
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) {
-    std::remove(tmp.c_str());
-    throw Error(cat("write_npy: writing ", tmp, " failed: ", std::strerror(saved_errno)));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw Error(cat("write_npy: cannot rename ", tmp, " to ", path, ": ", ec.message()));
-  }
+  write_output_file(
+      path,
+      {out, std::string_view(static_cast<const char*>(t.raw()), t.numel() > 0 ? t.nbytes() : 0)},
+      "write_npy");
 }
 
 }  // namespace deep500

@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "deep/error.h"
+#include "deep/output_file.h"
 
 namespace deep500::metrics {
 
@@ -47,10 +48,7 @@ void ChromeTrace::write(std::ostream& out) const {
 }
 
 void ChromeTrace::write(const std::string& path) const {
-  std::ofstream out(path, std::ios::trunc);
-  DEEP500_CHECK(out, path, ": cannot open the trace file for writing");
-  write(out);
-  DEEP500_CHECK(out.good(), path, ": writing the trace failed");
+  write_output_file(path, {to_json().dump(1) + "\n"}, "writing the trace");
 }
 
 }  // namespace deep500::metrics

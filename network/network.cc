@@ -11,6 +11,7 @@
 
 #include "deep/error.h"
 #include "deep/onnx_tensor.h"
+#include "deep/output_file.h"
 #include "network/executor.h"
 #include "operators/attribute_text.h"
 #include "operators/node.h"
@@ -239,21 +240,9 @@ std::vector<std::pair<std::string, std::string>> Network::gradient(const std::st
 }
 
 void Network::save(const std::string& path) const {
-  const std::string tmp = cat(path, ".tmp.", getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    DEEP500_CHECK(out, path, ": cannot write the model (opening '", tmp, "' failed)");
-    DEEP500_CHECK(model_.proto.SerializeToOstream(&out), path, ": serializing the model failed");
-    out.flush();
-    if (!out.good()) {
-      std::remove(tmp.c_str());
-      throw Error(cat(path, ": writing the model failed (disk full?)"));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error(cat(path, ": cannot move the written model into place"));
-  }
+  std::string bytes;
+  DEEP500_CHECK(model_.proto.SerializeToString(&bytes), path, ": serializing the model failed");
+  write_output_file(path, {bytes}, "saving the model");
 }
 
 }  // namespace deep500::network

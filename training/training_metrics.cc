@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "deep/error.h"
+#include "deep/output_file.h"
 
 namespace deep500::training {
 
@@ -86,11 +87,7 @@ std::vector<std::pair<const char*, double>> columns(const EpochMetrics& r) {
 }
 
 void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  DEEP500_CHECK(out, path, ": cannot open for writing the training metrics");
-  out << text;
-  out.flush();
-  DEEP500_CHECK(out.good(), path, ": writing the training metrics failed");
+  write_output_file(path, {text}, "writing the training metrics");
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 namespace deep500::cli {
 
 int grad_command(const GradOptions& o) {
-  DEEP500_CHECK(!o.output_dir.empty(), "--output-dir: required");
+  prepare_output_dir(o.output_dir, "--output-dir");
   DEEP500_CHECK(!o.loss.empty(), "--loss: required (the name of a scalar value of the graph)");
   check_thread_count(o.threads, "--threads");
   network::Model model = network::load_model(o.model);

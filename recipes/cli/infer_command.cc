@@ -5,6 +5,7 @@
 // implementation, input shapes) that opens in ui.perfetto.dev.
 #include <iostream>
 
+#include "deep/output_file.h"
 #include "deep/sizes.h"
 #include "metrics/chrome_trace.h"
 #include "metrics/json_reporter.h"
@@ -20,8 +21,9 @@
 namespace deep500::cli {
 
 int infer_command(const InferOptions& o) {
-  DEEP500_CHECK(!o.output_dir.empty(), "--output-dir: required");
   check_thread_count(o.threads, "--threads");
+  prepare_output_dir(o.output_dir, "--output-dir");
+  if (!o.trace_path.empty()) check_output_path(o.trace_path, "--trace");
   network::Model model = network::load_model(o.model);
   if (!o.passes.empty())
     for (const auto& r : network::apply_passes(model, o.passes))

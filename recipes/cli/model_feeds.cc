@@ -4,6 +4,7 @@
 #include <set>
 
 #include "deep/npy.h"
+#include "deep/output_file.h"
 #include "validation/forward_check.h"
 
 namespace deep500::cli {
@@ -92,6 +93,14 @@ std::string file_name_for(const std::string& value_name) {
     if (c == '/' || c == '\\') c = '_';
   if (s == "." || s == "..") s = "_" + s;
   return s;
+}
+
+void prepare_output_dir(const std::string& dir, const std::string& option) {
+  DEEP500_CHECK(!dir.empty(), option, ": required");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  DEEP500_CHECK(!ec, option, " '", dir, "': cannot create the directory (", ec.message(), ")");
+  check_output_path((std::filesystem::path(dir) / "output.npy").string(), option);
 }
 
 std::string write_output(const std::string& dir, const std::string& name, const Tensor& t) {

@@ -29,6 +29,9 @@ std::map<std::string, Tensor> load_feeds(const network::Model& model,
 
 // "a/b:0" -> "a_b:0": a value name as one file name.
 std::string file_name_for(const std::string& value_name);
+// Creates DIR and checks that files can be written in it: called before the
+// work, so that a bad folder fails first, not after the work is done.
+void prepare_output_dir(const std::string& dir, const std::string& option);
 // Writes DIR/<file_name_for(name)>.npy (creating DIR); returns the path.
 std::string write_output(const std::string& dir, const std::string& name, const Tensor& t);
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "deep/output_file.h"
 #include "metrics/json_reporter.h"
 #include "network/settings.h"
 #include "recipes/cli/commands.h"
@@ -14,6 +15,7 @@
 namespace deep500::cli {
 
 int onnx_test(const OnnxTestOptions& o) {
+  if (!o.json_path.empty()) check_output_path(o.json_path, "--json");
   network::ExecutorOptions eo{.backends = o.backends, .strict_feed_shapes = false};
   network::apply_settings(o.settings, &eo);
   validation::ConformanceOptions opt;
@@ -80,7 +82,7 @@ int onnx_test(const OnnxTestOptions& o) {
                            {"message", r.message},
                            {"implementations", r.implementations},
                            {"seconds", r.seconds}});
-    std::ofstream(o.json_path) << j.dump(1) << "\n";
+    write_output_file(o.json_path, {j.dump(1) + "\n"}, "--json");
   }
   std::cout << "\nconformance: " << total.passed << " passed, " << total.failed << " failed, "
             << total.skipped << " skipped\n";

@@ -23,6 +23,7 @@
 
 #include <onnx/defs/schema.h>
 
+#include "deep/output_file.h"
 #include "deep/sizes.h"
 #include "metrics/reporter.h"
 #include "metrics/runner.h"
@@ -449,6 +450,10 @@ int run_bench(const OpOptions& o, const OpDefinition& def, const std::vector<Pro
   metrics::Runner runner(s);           // validates the settings before any work
   make_reporter(o.format, std::cout);  // validates --format before any work
   check_thread_count(o.threads, "--threads");
+  for (const auto& [path, option] :
+       {std::pair{o.json_path, "--json"}, std::pair{o.csv_path, "--csv"},
+        std::pair{o.gbench_path, "--gbench"}})
+    if (!path.empty()) check_output_path(path, option);
   // Anything but the table goes to stderr when stdout carries a data format.
   std::ostream& info = o.format == "console" ? std::cout : std::cerr;
 
@@ -495,9 +500,9 @@ int run_bench(const OpOptions& o, const OpDefinition& def, const std::vector<Pro
   make_reporter(o.format, std::cout)->report(context, results);
   auto write = [&](const std::string& path, const std::string& format) {
     if (path.empty()) return;
-    std::ofstream f(path);
-    DEEP500_CHECK(f, "cannot write '", path, "'");
-    make_reporter(format, f)->report(context, results);
+    std::ostringstream text;
+    make_reporter(format, text)->report(context, results);
+    write_output_file(path, {text.str()}, "--" + format);
     info << "wrote " << path << "\n";
   };
   write(o.json_path, "json");

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "deep/error.h"
+#include "deep/output_file.h"
 #include "deep/sizes.h"
 #include "deep/text.h"
 #include "metrics/json_reporter.h"
@@ -212,11 +213,7 @@ struct LossLog : training::TrainingEvents {
 };
 
 void write_text(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  DEEP500_CHECK(f.good(), "cannot write ", path);
-  f << text;
-  f.close();
-  DEEP500_CHECK(f.good(), "writing ", path, " failed");
+  write_output_file(path, {text}, "writing " + path);
 }
 
 std::string fixed(double v, int digits) {
@@ -240,6 +237,13 @@ int train_command(const TrainOptions& o) {
   DEEP500_CHECK(o.checkpoint_every_batches >= 0, "--checkpoint-every-batches: expected >= 0");
   DEEP500_CHECK(o.checkpoint_every_batches == 0 || !o.checkpoint.empty(),
                 "--checkpoint-every-batches needs --checkpoint FILE");
+  // Every output can be written before training starts, not after it ends.
+  for (const auto& [path, option] :
+       {std::pair{o.metrics_json, "--metrics-json"}, std::pair{o.metrics_csv, "--metrics-csv"},
+        std::pair{o.loss_csv, "--loss-csv"}, std::pair{o.checkpoint, "--checkpoint"},
+        std::pair{o.save_model, "--save-model"}})
+    if (!path.empty()) check_output_path(path, option);
+  if (!o.save_params.empty()) prepare_output_dir(o.save_params, "--save-params");
   if (!o.resume.empty()) require_file(o.resume, "--resume");
 
   // Optimizer first: an unknown name or hyper-parameter fails before any loading.

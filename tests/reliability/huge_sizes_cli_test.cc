@@ -4,6 +4,7 @@
 // `deep500: error:` line naming the node or option with exit 2 — they used
 // to crash (SIGSEGV, terminate), exit 3 with a bare std::bad_alloc, or write
 // a 128-byte .npy claiming 2^62 x 4 elements.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -124,3 +125,46 @@ TEST_F(HugeSizes, ThreadCountsBeyondTheMachineAreErrors) {
 }
 
 }  // namespace
+
+// Output paths: checked before the work starts, devices written in place
+// and never replaced, a full disk is an error (they used to print "wrote"
+// and exit 0, or replace /dev/full with a regular file).
+class OutputPaths : public HugeSizes {};
+
+TEST_F(OutputPaths, FullDisksAndBadFoldersAreErrorsAndDevicesSurvive) {
+  const std::string missing = (dir_ / "no" / "such" / "folder").string();
+  const std::string train =
+      "train --model lenet5 --dataset fashion-mnist --subset 64 --test-subset 64 --no-progress "
+      "--batch-size 32";
+  // A bad folder fails before training (no summary line is printed).
+  CliRun r = run(train + " --metrics-csv " + missing + "/m.csv");
+  expect_error(r, "--metrics-csv: the folder", "does not exist");
+  r = run(train + " --metrics-json /dev/full");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("writing '/dev/full' failed: No space left on device"), std::string::npos)
+      << r.out;
+  r = run(train + " --checkpoint /dev/full");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("No space left on device"), std::string::npos) << r.out;
+  EXPECT_EQ(run(train + " --metrics-json /dev/null --checkpoint /dev/null").rc, 0);
+  for (const char* device : {"/dev/full", "/dev/null"}) {
+    struct stat st {};
+    ASSERT_EQ(::stat(device, &st), 0);
+    EXPECT_TRUE(S_ISCHR(st.st_mode)) << device << " was replaced";
+  }
+  r = run("op bench Relu --input x:float32:4 --min-time 0 --json /dev/full");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("--json: writing '/dev/full' failed"), std::string::npos) << r.out;
+  expect_error(run("op bench Relu --input x:float32:4 --csv " + missing + "/b.csv"),
+               "--csv: the folder", "does not exist");
+  const std::string model = constant_of_shape("small.onnx", {2});
+  r = run("infer " + model + " --output-dir " + (dir_ / "o").string() + " --trace /dev/full");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("writing '/dev/full' failed"), std::string::npos) << r.out;
+  expect_error(run("infer " + model + " --output-dir " + (dir_ / "o").string() + " --trace " +
+                   missing + "/t.json"),
+               "--trace: the folder", "does not exist");
+  expect_error(run("onnx-test /usr/share/libonnx-testdata/data/node/test_relu --json " + missing +
+                   "/rows.json"),
+               "--json: the folder", "does not exist");
+}

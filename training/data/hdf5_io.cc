@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "deep/error.h"
+#include "deep/output_file.h"
 
 namespace deep500::training {
 namespace {
@@ -171,8 +172,7 @@ void write_dataset(H5::H5File& file, const std::string& path, const std::string&
 void write_hdf5(const std::string& path, const std::map<std::string, Tensor>& tensors,
                 const std::map<std::string, std::string>& attributes,
                 const Hdf5WriteOptions& options) {
-  static std::atomic<uint64_t> counter{0};
-  const std::string tmp = cat(path, ".tmp-", ::getpid(), "-", counter++);
+  const std::string tmp = output_temp_path(path);
   try {
     guarded(cat("write_hdf5: ", path), [&] {
       H5::H5File file(tmp, H5F_ACC_TRUNC);
@@ -190,12 +190,7 @@ void write_hdf5(const std::string& path, const std::map<std::string, Tensor>& te
     std::filesystem::remove(tmp, ec);
     throw;
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw Error(cat("write_hdf5: cannot rename ", tmp, " to ", path, ": ", ec.message()));
-  }
+  install_output_file(tmp, path, "write_hdf5");
 }
 
 std::map<std::string, Tensor> read_hdf5(const std::string& path) {
