@@ -25,6 +25,9 @@ bool equals_ignoring_case(const char* a, const char* b) {
 std::string text(bool v) {
   return v ? "true" : "false";
 }
+std::string text(int64_t v) {
+  return std::to_string(v);
+}
 std::string text(int v) {
   return std::to_string(v);
 }
@@ -49,6 +52,10 @@ void parse(const std::string& name, const std::string& v, int& out) {
   DEEP500_CHECK(parse_int(v, i), "setting ", name, ": expected a thread count, got '", v, "'");
   check_thread_count(i, "setting " + name);
   out = static_cast<int>(i);
+}
+void parse(const std::string& name, const std::string& v, int64_t& out) {
+  DEEP500_CHECK(parse_int(v, out) && out > 0, "setting ", name,
+                ": expected a positive integer, got '", v, "'");
 }
 void parse(const std::string& name, const std::string& v, double& out) {
   DEEP500_CHECK(parse_float(v, out) && out > 0 && out < 1e30, "setting ", name,
@@ -107,6 +114,7 @@ const std::vector<Field>& fields() {
       model_field("executor.thread_model.break_even", &NodeThreadModel::break_even),
       field("executor.idle_threads", &ExecutorOptions::idle_threads),
       field("executor.backward_hints", &ExecutorOptions::backward_hints),
+      field("executor.max_loop_iterations", &ExecutorOptions::max_loop_iterations),
   };
   return all;
 }

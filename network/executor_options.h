@@ -45,6 +45,9 @@ struct ExecutorOptions {
   // set_backward_follows_forward); false computes every input gradient and
   // reuses nothing from the forward (A/B measurements).
   bool backward_hints = true;
+  // The most iterations one Loop node may run: a trip count or condition
+  // that would run longer is an error naming the node, not a hang.
+  int64_t max_loop_iterations = 10'000'000;
 };
 
 // A copy with everything left to defaults made explicit: backends from the

@@ -63,6 +63,7 @@ class ReferenceExecutor final : public GraphExecutor, public ValueGraphRunner {
 
   std::vector<Value> run_graph(const onnx::GraphProto& graph,
                                const std::vector<Value>& inputs) override;
+  int64_t max_loop_iterations() const override { return options_.max_loop_iterations; }
 
  private:
   using Nodes = google::protobuf::RepeatedPtrField<onnx::NodeProto>;

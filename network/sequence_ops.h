@@ -21,6 +21,8 @@ class ValueGraphRunner {
   virtual ~ValueGraphRunner() = default;
   virtual std::vector<Value> run_graph(const onnx::GraphProto& graph,
                                        const std::vector<Value>& inputs) = 0;
+  // ExecutorOptions::max_loop_iterations of the executor running the graph.
+  virtual int64_t max_loop_iterations() const = 0;
 };
 
 // Whether the executor runs `node` itself (given its input values) rather

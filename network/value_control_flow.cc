@@ -78,7 +78,12 @@ std::vector<Value> run_loop(const NodeSpec& node, const std::vector<Value>& in,
   bool cond = absent(in[1]) ? true : truth(in[1], node.describe() + " cond");
   std::vector<Value> state(in.begin() + 2, in.end());
   std::vector<std::vector<Tensor>> scanned(scans);
+  const int64_t limit = runner.max_loop_iterations();
   for (int64_t i = 0; i < max_trip && cond; ++i) {
+    DEEP500_CHECK(i < limit, node.describe(), ": the loop is still running after ", limit,
+                  " iterations (trip count ",
+                  max_trip == INT64_MAX ? std::string("none") : std::to_string(max_trip),
+                  "); raise the setting executor.max_loop_iterations if that is intended");
     std::vector<Value> args = {Tensor::scalar<int64_t>(i), Tensor::scalar<bool>(cond)};
     args.insert(args.end(), state.begin(), state.end());
     auto res = runner.run_graph(*body, args);

@@ -24,6 +24,7 @@ class NoGraphs : public network::ValueGraphRunner {
   std::vector<Value> run_graph(const onnx::GraphProto&, const std::vector<Value>&) override {
     throw Error("no subgraphs here");
   }
+  int64_t max_loop_iterations() const override { return 1; }
 };
 
 ops::NodeSpec node(const std::string& op, size_t n_in, std::map<std::string, int64_t> ints = {}) {

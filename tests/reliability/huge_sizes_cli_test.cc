@@ -168,3 +168,82 @@ TEST_F(OutputPaths, FullDisksAndBadFoldersAreErrorsAndDevicesSurvive) {
                    "/rows.json"),
                "--json: the folder", "does not exist");
 }
+
+// A Loop whose trip count or condition would run (nearly) forever ends with
+// an error naming the node and the setting, not a hang.
+class Hangs : public HugeSizes {
+ protected:
+  // Loop over an identity body; trip < 0: no trip count (the condition stays true).
+  std::string endless_loop(const std::string& name, int64_t trip) {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(17);
+    auto* g = m.mutable_graph();
+    g->set_name("endless");
+    auto scalar = [](onnx::TensorProto* t, const char* n, int type) {
+      t->set_name(n);
+      t->set_data_type(type);
+    };
+    scalar(g->add_initializer(), "M", onnx::TensorProto::INT64);
+    g->mutable_initializer(0)->add_int64_data(trip);
+    scalar(g->add_initializer(), "cond", onnx::TensorProto::BOOL);
+    g->mutable_initializer(1)->add_int32_data(1);
+    scalar(g->add_initializer(), "v", onnx::TensorProto::FLOAT);
+    g->mutable_initializer(2)->add_float_data(1.0f);
+    auto* loop = g->add_node();
+    loop->set_name("forever");
+    loop->set_op_type("Loop");
+    loop->add_input(trip >= 0 ? "M" : "");
+    loop->add_input("cond");
+    loop->add_input("v");
+    loop->add_output("v_final");
+    auto* attr = loop->add_attribute();
+    attr->set_name("body");
+    attr->set_type(onnx::AttributeProto::GRAPH);
+    auto* body = attr->mutable_g();
+    body->set_name("body");
+    auto value = [](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const char* n,
+                    int type) {
+      auto* v = list->Add();
+      v->set_name(n);
+      v->mutable_type()->mutable_tensor_type()->set_elem_type(type);
+      v->mutable_type()->mutable_tensor_type()->mutable_shape();
+    };
+    value(body->mutable_input(), "i", onnx::TensorProto::INT64);
+    value(body->mutable_input(), "c_in", onnx::TensorProto::BOOL);
+    value(body->mutable_input(), "v_in", onnx::TensorProto::FLOAT);
+    value(body->mutable_output(), "c_out", onnx::TensorProto::BOOL);
+    value(body->mutable_output(), "v_out", onnx::TensorProto::FLOAT);
+    for (auto [from, to] : {std::pair{"c_in", "c_out"}, std::pair{"v_in", "v_out"}}) {
+      auto* n = body->add_node();
+      n->set_op_type("Identity");
+      n->add_input(from);
+      n->add_output(to);
+    }
+    value(g->mutable_output(), "v_final", onnx::TensorProto::FLOAT);
+    const fs::path path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+    return path.string();
+  }
+};
+
+TEST_F(Hangs, LoopsEndAtTheIterationLimitNamingTheNode) {
+  const std::string out = " --output-dir " + (dir_ / "o").string();
+  for (const char* executor : {"reference", "optimized"}) {
+    SCOPED_TRACE(executor);
+    expect_error(run("infer " + endless_loop("trip.onnx", 1000000000000) + out + " --executor " +
+                     executor + " --setting executor.max_loop_iterations=1000"),
+                 "node 'forever' (Loop",
+                 "still running after 1000 iterations (trip count 1000000000000)");
+    expect_error(run("infer " + endless_loop("cond.onnx", -1) + out + " --executor " + executor +
+                     " --setting executor.max_loop_iterations=500"),
+                 "node 'forever' (Loop", "after 500 iterations (trip count none)");
+    // Up to the limit, the loop runs to its end.
+    CliRun r = run("infer " + endless_loop("ten.onnx", 10) + out + " --executor " + executor +
+                   " --setting executor.max_loop_iterations=10");
+    EXPECT_EQ(r.rc, 0) << r.out;
+  }
+  expect_error(run("infer " + endless_loop("ten.onnx", 10) + out +
+                   " --setting executor.max_loop_iterations=0"),
+               "executor.max_loop_iterations", "expected a positive integer");
+}

@@ -213,7 +213,9 @@ TEST(TrainCli, EveryChangedSettingIsRecordedInTheMetrics) {
     else if (name == "executor.idle_threads")
       changed = "sleep";
     else if (std::istringstream(value) >> number)
-      changed = name == "executor.threads" ? "1" : std::to_string(number * 2);
+      changed = name == "executor.threads"             ? "1"
+                : value.find('.') == std::string::npos ? std::to_string(2 * std::stoll(value))
+                                                       : std::to_string(number * 2);
     ASSERT_FALSE(changed.empty()) << "no changed value for " << name << " = " << value;
     want[name] = changed;
   }
