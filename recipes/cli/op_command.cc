@@ -47,6 +47,7 @@ using deep500::split;
 using onnx::AttributeProto;
 
 constexpr int64_t kNoBatch = -1;
+constexpr int kMaxNodeOutputs = 4096;  // --outputs beyond what any schema bounds
 
 // "1x3x224x224"; "" or "scalar" is rank 0. The dimension "N" takes `batch`
 // (a --batch value); without one it is an error.
@@ -99,6 +100,8 @@ struct OpDefinition {
 };
 
 OpDefinition find_definition(const OpOptions& o) {
+  DEEP500_CHECK(o.opset >= 1 && o.opset <= 1000, "--opset: expected a version from 1, got ",
+                o.opset);
   OpDefinition d;
   d.custom = ops::find_custom_operator(o.domain, o.op_type);
   if (d.custom) return d;
@@ -286,6 +289,13 @@ ops::NodeSpec make_node(const OpOptions& o, const OpDefinition& def, const Probl
   const int outputs = o.outputs >= 0 ? o.outputs
                       : def.custom   ? def.custom->outputs
                                      : std::max(1, def.schema->min_output());
+  // Checked before the node is built: a count from the command line must not
+  // make the tool build (or run) billions of outputs.
+  const int most =
+      def.schema ? std::min(def.schema->max_output(), kMaxNodeOutputs) : kMaxNodeOutputs;
+  const int least = def.schema ? def.schema->min_output() : 1;
+  DEEP500_CHECK(outputs >= least && outputs <= most, "--outputs: ", o.op_type, " takes ", least,
+                "..", most, " outputs, got ", outputs);
   for (int i = 0; i < outputs; ++i) node.add_output(outputs == 1 ? "y" : cat("y", i));
   std::set<std::string> set_by_problem;
   for (const auto& a : p.attrs) {

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "deep/sizes.h"
 #include "frameworks/reference/kernels/common.h"
 #include "frameworks/reference/kernels/families.h"
 
@@ -192,13 +193,14 @@ class DepthSpaceOp final : public MoveBase {
     const Tensor& x = in[0];
     DEEP500_CHECK(x.rank() == 4, node_, ": input must be 4-D NCHW, got ", to_string(x.shape()));
     const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), b = block_;
+    // blocksize comes from the model: its square and the grown sizes must not wrap around.
+    const int64_t bb = checked_mul(b, b, node_ + ": blocksize^2");
     std::vector<int64_t> src(static_cast<size_t>(x.numel()));
     size_t i = 0;
     if (to_space_) {
-      DEEP500_CHECK(c % (b * b) == 0, node_, ": channels ", c, " must be divisible by blocksize^2 ",
-                    b * b);
-      const int64_t oc = c / (b * b);
-      shape = {n, oc, h * b, w * b};
+      DEEP500_CHECK(c % bb == 0, node_, ": channels ", c, " must be divisible by blocksize^2 ", bb);
+      const int64_t oc = c / bb;
+      shape = {n, oc, checked_mul(h, b, node_), checked_mul(w, b, node_)};
       for (int64_t in_ = 0; in_ < n; ++in_)
         for (int64_t co = 0; co < oc; ++co)
           for (int64_t y = 0; y < h * b; ++y)
@@ -212,7 +214,7 @@ class DepthSpaceOp final : public MoveBase {
       DEEP500_CHECK(h % b == 0 && w % b == 0, node_, ": height ", h, " and width ", w,
                     " must be divisible by blocksize ", b);
       const int64_t oh = h / b, ow = w / b;
-      shape = {n, c * b * b, oh, ow};
+      shape = {n, checked_mul(c, bb, node_), oh, ow};
       for (int64_t in_ = 0; in_ < n; ++in_)
         for (int64_t oc = 0; oc < c * b * b; ++oc)
           for (int64_t y = 0; y < oh; ++y)
