@@ -1,5 +1,7 @@
 #include "training/trainer.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <optional>
 #include <tuple>
@@ -140,6 +142,41 @@ int64_t Trainer::correct(const Tensor& logits, const Batch& b) const {
   return hits;
 }
 
+namespace {
+
+// Whether no element has an all-ones exponent (NaN or Inf): integer work the
+// compiler vectorizes, a few microseconds per step for LeNet's gradients.
+template <class Bits>
+bool all_finite(const void* data, int64_t n, Bits exponent) {
+  const Bits* p = static_cast<const Bits*>(data);
+  Bits bad = 0;
+  for (int64_t i = 0; i < n; ++i) bad |= static_cast<Bits>((p[i] & exponent) == exponent);
+  return bad == 0;
+}
+
+// "... is NaN at [17] of float32[...]" for the first non-finite element of
+// `t`, or "".
+std::string first_non_finite(const Tensor& t, const std::string& what) {
+  if (!t.defined() || !is_floating(t.dtype())) return "";
+  if (t.dtype() == DataType::Float && all_finite<uint32_t>(t.raw(), t.numel(), 0x7f800000u))
+    return "";
+  if (t.dtype() == DataType::Double &&
+      all_finite<uint64_t>(t.raw(), t.numel(), 0x7ff0000000000000ull))
+    return "";
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double v = t.at_as_double(i);
+    if (!std::isfinite(v))
+      return cat(what, " is ",
+                 std::isnan(v) ? "NaN"
+                 : v > 0       ? "+Inf"
+                               : "-Inf",
+                 " at [", i, "] of ", to_string(t.desc()));
+  }
+  return "";
+}
+
+}  // namespace
+
 void Trainer::train_batch(const Batch& b) {
   for (const auto& [field, input] : cfg_.feeds) feeds_[input] = b.at(field);
   for (auto& [slot, param] : param_feeds_) *slot = *param;
@@ -151,6 +188,17 @@ void Trainer::train_batch(const Batch& b) {
   for (const auto& u : state_updates_) {
     r.gradients.erase(u.initializer);  // statistics are not trained
     params_.at(u.initializer).copy_from(r.outputs.at(u.output));
+  }
+  if (cfg_.stop_on_non_finite) {
+    std::string where = first_non_finite(r.outputs.at(cfg_.loss), "the loss '" + cfg_.loss + "'");
+    for (auto it = r.gradients.begin(); where.empty() && it != r.gradients.end(); ++it)
+      where = first_non_finite(it->second, "the gradient of '" + it->first + "'");
+    if (!where.empty()) {
+      non_finite_ = true;
+      state_.request_stop(cat("step ", state_.step + 1, " (epoch ", state_.epoch + 1, ", batch ",
+                              state_.batch + 1, "): ", where, "; the parameters were not updated"));
+      return;
+    }
   }
   events_.call(&TrainingEvents::before_optimizer_step, state_, params_, r.gradients);
   opt_.step(params_, r.gradients);
@@ -216,6 +264,7 @@ TrainingReport Trainer::run() {
   start_ = std::chrono::steady_clock::now();
   base_seconds_ = state_.seconds;
   running_ = true;
+  non_finite_ = false;
   state_.stop = false;
   state_.stop_reason.clear();
   metrics_.clear();
@@ -266,6 +315,7 @@ TrainingReport Trainer::run() {
   r.steps = state_.step;
   r.stopped_early = state_.stop;
   r.stop_reason = state_.stop_reason;
+  r.non_finite = non_finite_;
   r.final_train_loss = state_.epoch_loss();
   r.final_train_accuracy = state_.epoch_accuracy();
   r.final_test_accuracy = state_.test_accuracy;

@@ -70,6 +70,10 @@ struct TrainerConfig {
   DataLoaderOptions loader{};
   // Write BatchNormalization running statistics back after each step.
   bool update_state = true;
+  // A NaN or Inf loss or gradient stops training before that step updates
+  // the parameters, naming the step and the tensor (TrainingReport::
+  // non_finite); false applies such steps like any other.
+  bool stop_on_non_finite = true;
 };
 
 struct TrainingReport {
@@ -77,7 +81,8 @@ struct TrainingReport {
   int64_t steps = 0;
   bool stopped_early = false;
   std::string stop_reason;
-  double final_train_loss = 0;       // of the last (partial) epoch
+  bool non_finite = false;      // stopped by a NaN/Inf loss or gradient (stop_reason says where)
+  double final_train_loss = 0;  // of the last (partial) epoch
   double final_train_accuracy = -1;  // -1: unknown
   double final_test_accuracy = -1;   // -1: no test pass
   double time_to_accuracy = -1;      // -1: target not reached / none
@@ -147,6 +152,7 @@ class Trainer {
   std::chrono::steady_clock::time_point start_;
   double base_seconds_ = 0;  // training time before this run() (resumed runs)
   bool running_ = false;
+  bool non_finite_ = false;  // run() stopped on a NaN/Inf (TrainingReport::non_finite)
 };
 
 }  // namespace deep500::training

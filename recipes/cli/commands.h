@@ -131,7 +131,8 @@ struct TrainOptions {
   int prefetch_threads = 1;
   std::vector<std::string> augment;  // flip[:P], crop:SIZE:PAD, cutout:SIZE
   bool progress = true;
-  std::vector<std::string> settings;  // NAME=VALUE (recipes/cli/settings.h)
+  bool continue_on_non_finite = false;  // apply NaN/Inf steps instead of stopping (exit 1)
+  std::vector<std::string> settings;    // NAME=VALUE (recipes/cli/settings.h)
 };
 int train_command(const TrainOptions& o);
 

@@ -16,7 +16,8 @@ int main(int argc, char** argv) {
   CLI::App app{"deep500: measure, validate and reproduce deep learning"};
   app.footer(
       "Exit codes: 0 success; 1 a check, comparison or criterion failed (op check, compare, "
-      "onnx-test --min-pass, train --target-accuracy not reached); 2 bad input (one line "
+      "onnx-test --min-pass, train --target-accuracy not reached or a NaN/Inf loss); 2 bad input "
+      "(one line "
       "'deep500: error: ...'); 3 internal error.");
   app.require_subcommand(1);
   app.set_version_flag("--version", cli::version_text,
@@ -192,6 +193,9 @@ int main(int argc, char** argv) {
                    "training augmentations: flip[:P],crop:SIZE:PAD,cutout:SIZE")
       ->delimiter(',');
   train->add_flag("!--no-progress", tr.progress, "no progress output on stderr");
+  train->add_flag("--continue-on-non-finite", tr.continue_on_non_finite,
+                  "apply steps whose loss or gradients hold NaN/Inf instead of stopping there "
+                  "(a stopped run exits 1)");
   add_settings(train, tr.settings);
 
   auto* settings = app.add_subcommand("settings", "list every --setting with its value");

@@ -311,6 +311,7 @@ int train_command(const TrainOptions& o) {
   cfg.checkpoint_every_batches = o.checkpoint_every_batches;
   cfg.seed = seeds.trainer;
   cfg.progress = o.progress;
+  cfg.stop_on_non_finite = !o.continue_on_non_finite;
   cfg.loader.threads = o.prefetch_threads;
   cfg.loader.prefetch = std::max(2, o.prefetch_threads);
   cfg.loader.transforms = transforms;
@@ -408,7 +409,9 @@ int train_command(const TrainOptions& o) {
   line += cat(", ", fixed(samples_per_second, 0), " samples/s, ", fixed(r.seconds, 1), " s");
   if (r.stopped_early) line += cat(" (stopped: ", r.stop_reason, ")");
   std::cout << line << std::endl;
-  // A target accuracy is a criterion: not reaching it is a failed run.
+  // A target accuracy is a criterion: not reaching it is a failed run; so is
+  // a run stopped by a NaN/Inf loss or gradient.
+  if (r.non_finite) return kCheckFailed;
   return o.target_accuracy > 0 && r.time_to_accuracy < 0 ? kCheckFailed : kSuccess;
 }
 

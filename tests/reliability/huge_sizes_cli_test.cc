@@ -263,3 +263,18 @@ TEST_F(HugeSizes, AttributeAndCountValuesAreCheckedNotTrusted) {
                "Relu takes 1..1 outputs");
   expect_error(run("op check Relu --input x:float32:4 --opset 0"), "--opset", "expected a version");
 }
+
+// A diverging run (lr 1e30) stops at the first NaN/Inf with exit 1, the step
+// and tensor named and the metrics written; --continue-on-non-finite runs on.
+TEST_F(HugeSizes, DivergingTrainingStopsAtTheFirstNonFiniteStep) {
+  const std::string train =
+      "train --model lenet5 --dataset fashion-mnist --subset 256 --test-subset 64 --no-progress "
+      "--optimizer sgd --hyper lr=1e30";
+  const std::string metrics = (dir_ / "m.json").string();
+  CliRun r = run(train + " --metrics-json " + metrics);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("(stopped: step "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the parameters were not updated"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(metrics));
+  EXPECT_EQ(run(train + " --continue-on-non-finite").rc, 0);
+}

@@ -292,3 +292,29 @@ TEST(Trainer, PrefetchThreadsGiveTheSameParametersAsInlineLoading) {
   for (const auto& [name, p] : a.trainer.parameters())
     EXPECT_EQ(p.to_double_vector(), b.trainer.parameters().at(name).to_double_vector()) << name;
 }
+
+// A learning rate of 1e38 overflows the parameters within a few steps: the
+// first NaN/Inf loss or gradient stops training before its step is applied,
+// naming the step and the tensor; with the check off, every step runs.
+TEST(Trainer, NonFiniteLossOrGradientStopsNamingStepAndTensor) {
+  Rig rig(config(3), 8, 1e38);
+  TrainingReport r = rig.trainer.run();
+  ASSERT_TRUE(r.non_finite) << r.stop_reason;
+  EXPECT_TRUE(r.stopped_early);
+  EXPECT_NE(r.stop_reason.find(cat("step ", r.steps + 1, " (epoch ")), std::string::npos)
+      << r.stop_reason;
+  EXPECT_TRUE(r.stop_reason.find("the loss 'loss' is") != std::string::npos ||
+              r.stop_reason.find("the gradient of '") != std::string::npos)
+      << r.stop_reason;
+  EXPECT_NE(r.stop_reason.find("the parameters were not updated"), std::string::npos);
+  for (const auto& [name, t] : rig.trainer.parameters())
+    for (int64_t i = 0; i < t.numel(); ++i)
+      ASSERT_TRUE(std::isfinite(t.at_as_double(i))) << name << " was updated with a NaN step";
+
+  auto c = config(3);
+  c.stop_on_non_finite = false;
+  Rig on(c, 8, 1e38);
+  TrainingReport all = on.trainer.run();
+  EXPECT_FALSE(all.non_finite);
+  EXPECT_EQ(all.epochs_completed, 3);
+}
