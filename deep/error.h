@@ -14,9 +14,14 @@
 
 namespace deep500 {
 
+// The message is one line: control characters from names in files (a NUL,
+// a newline in a tensor name or .npy header) are written as \n, \0, \x1b...
+// so that nothing truncates or splits it.
+std::string one_line(const std::string& text);
+
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& what) : std::runtime_error(what) {}
+  explicit Error(const std::string& what) : std::runtime_error(one_line(what)) {}
 };
 
 // Builds a message from streamable parts: throw Error(cat("node '", n, "': ..."))
