@@ -1,5 +1,6 @@
 #include "training/checkpoint.h"
 
+#include <cstdio>
 #include <map>
 #include <string>
 
@@ -11,7 +12,40 @@ namespace deep500::training {
 namespace {
 
 constexpr const char* kFormat = "deep500-checkpoint";
-constexpr const char* kVersion = "1";
+constexpr const char* kVersion = "2";  // "1": no checksum, no run attributes
+
+// 64-bit FNV-1a over everything a checkpoint holds, in name order.
+class Checksum {
+ public:
+  void add(const void* data, size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n; ++i) h_ = (h_ ^ p[i]) * 0x100000001b3ull;
+  }
+  void add(const std::string& s) {
+    add(s.data(), s.size());
+    add("\0", 1);
+  }
+  std::string hex() const {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h_));
+    return buf;
+  }
+
+ private:
+  uint64_t h_ = 0xcbf29ce484222325ull;
+};
+
+std::string checksum(const std::map<std::string, Tensor>& entries,
+                     const std::map<std::string, std::string>& run) {
+  Checksum c;
+  for (const auto& [name, t] : entries) {
+    c.add(name);
+    c.add(to_string(t.desc()));
+    if (t.dtype() != DataType::String && t.numel() > 0) c.add(t.raw(), t.nbytes());
+  }
+  for (const auto& [key, value] : run) c.add(key), c.add(value);
+  return c.hex();
+}
 
 // Names may contain '/' (optimizer slots "m/W1"), which HDF5 reads as a group
 // path: escaped so every entry is one dataset under its section.
@@ -51,8 +85,11 @@ void save_checkpoint(const std::string& path, const Checkpoint& c) {
   entries["counters/sampler_epoch"] = Tensor::scalar(c.sampler.epoch);
   entries["counters/sampler_batch"] = Tensor::scalar(c.sampler.batch);
   entries["counters/rng_state"] = Tensor::scalar(c.rng_state);
+  std::map<std::string, std::string> attributes = {
+      {"format", kFormat}, {"version", kVersion}, {"checksum", checksum(entries, c.run)}};
+  for (const auto& [key, value] : c.run) attributes["run." + key] = value;
   try {
-    write_hdf5(path, entries, {{"format", kFormat}, {"version", kVersion}});
+    write_hdf5(path, entries, attributes);
   } catch (const Error& e) {
     throw Error(cat(path, ": writing the checkpoint failed (", e.what(), ")"));
   }
@@ -65,8 +102,8 @@ Checkpoint load_checkpoint(const std::string& path) {
     attrs = read_hdf5_attributes(path);
     DEEP500_CHECK(attrs["format"] == kFormat, path,
                   ": not a deep500 checkpoint (attribute format != '", kFormat, "')");
-    DEEP500_CHECK(attrs["version"] == kVersion, path, ": checkpoint version ", attrs["version"],
-                  ", expected ", kVersion);
+    DEEP500_CHECK(attrs["version"] == kVersion || attrs["version"] == "1", path,
+                  ": checkpoint version ", attrs["version"], ", expected ", kVersion, " or 1");
     entries = read_hdf5(path);
   } catch (const Error& e) {
     const std::string what = e.what();
@@ -74,6 +111,12 @@ Checkpoint load_checkpoint(const std::string& path) {
     throw Error(cat(path, ": reading the checkpoint failed (", what, ")"));
   }
   Checkpoint c;
+  for (const auto& [key, value] : attrs)
+    if (key.rfind("run.", 0) == 0) c.run[key.substr(4)] = value;
+  if (attrs["version"] != "1")
+    DEEP500_CHECK(attrs["checksum"] == checksum(entries, c.run), path,
+                  ": the checkpoint's checksum does not match its contents (the file was changed "
+                  "or damaged after it was written); refusing to resume from it");
   auto counter = [&](const std::string& name) -> const Tensor& {
     auto it = entries.find("counters/" + name);
     DEEP500_CHECK(it != entries.end() && it->second.numel() == 1, path,
@@ -84,6 +127,9 @@ Checkpoint load_checkpoint(const std::string& path) {
   c.sampler.epoch = counter("sampler_epoch").data<int64_t>()[0];
   c.sampler.batch = counter("sampler_batch").data<int64_t>()[0];
   c.rng_state = counter("rng_state").data<uint64_t>()[0];
+  DEEP500_CHECK(c.step >= 0 && c.sampler.epoch >= 0 && c.sampler.batch >= 0, path,
+                ": checkpoint counters out of range (step ", c.step, ", epoch ", c.sampler.epoch,
+                ", batch ", c.sampler.batch, ")");
   for (auto& [key, t] : entries) {
     const auto slash = key.find('/');
     const std::string section = key.substr(0, slash), name = unescape(key.substr(slash + 1));
@@ -115,6 +161,17 @@ void check_checkpoint_matches(const Checkpoint& c, const network::Network& net,
     for (const auto& p : params) known |= p == name;
     DEEP500_CHECK(known, path, ": checkpoint of a different network: parameter '", name,
                   "' is not a parameter of ", model);
+  }
+}
+
+void check_checkpoint_run(const Checkpoint& c, const std::map<std::string, std::string>& run,
+                          const std::string& path) {
+  for (const auto& [key, value] : run) {
+    auto it = c.run.find(key);
+    if (it == c.run.end()) continue;  // a version 1 checkpoint records none
+    DEEP500_CHECK(it->second == value, path, ": the checkpoint was written by a run with ", key,
+                  " ", it->second, "; this run has ", value,
+                  " (resume with the same model, data, batch size and optimizer)");
   }
 }
 

@@ -325,6 +325,15 @@ TrainingReport Trainer::run() {
   return r;
 }
 
+std::map<std::string, std::string> Trainer::run_description() const {
+  int64_t elements = 0;
+  for (const auto& [name, t] : params_) elements += t.numel();
+  return {{"batches_per_epoch", std::to_string(loader_->batches_per_epoch())},
+          {"train_samples", std::to_string(train_.size())},
+          {"optimizer", opt_.name()},
+          {"parameters", cat(params_.size(), " tensors, ", elements, " elements")}};
+}
+
 void Trainer::save_checkpoint(const std::string& path) {
   Checkpoint c;
   c.params = params_;
@@ -332,6 +341,7 @@ void Trainer::save_checkpoint(const std::string& path) {
   c.sampler = {state_.epoch, state_.batch};
   c.step = state_.step;
   c.rng_state = rng_.state();
+  c.run = run_description();
   c.values = {{"epoch_loss_sum", state_.epoch_loss_sum},
               {"epoch_correct", double(state_.epoch_correct)},
               {"epoch_samples", double(state_.epoch_samples)},
@@ -345,6 +355,7 @@ void Trainer::save_checkpoint(const std::string& path) {
 void Trainer::resume(const std::string& path) {
   Checkpoint c = load_checkpoint(path);
   check_checkpoint_matches(c, net_, path);
+  check_checkpoint_run(c, run_description(), path);
   opt_.load_state(c.optimizer);
   for (auto& [name, t] : params_) t.copy_from(c.params.at(name));
   loader_->restore(c.sampler);

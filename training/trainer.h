@@ -151,6 +151,8 @@ class Trainer {
   EventList events_;
   std::chrono::steady_clock::time_point start_;
   double base_seconds_ = 0;  // training time before this run() (resumed runs)
+  // What a checkpoint records of this run, and a resume must match.
+  std::map<std::string, std::string> run_description() const;
   bool running_ = false;
   bool non_finite_ = false;  // run() stopped on a NaN/Inf (TrainingReport::non_finite)
 };

@@ -98,6 +98,65 @@ TEST(Checkpoint, ReadErrorsNameTheFile) {
   EXPECT_THROW(save_checkpoint("/nonexistent-dir/x.h5", sample()), Error);
 }
 
+// Every single-bit flip in the bytes of a stored tensor, and every
+// truncation, is refused naming the file; none resumes silently.
+TEST(Checkpoint, FlippedBitsAndTruncationAreRefused) {
+  auto path = (temp_dir() / "flip.h5").string();
+  Checkpoint c = sample();
+  c.params["W"] = Tensor::from_vector<float>({4}, {1.25f, 2.5f, 3.75f, 5.125f});
+  c.run = {{"batches_per_epoch", "8"}};
+  save_checkpoint(path, c);
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string pattern(static_cast<const char*>(c.params["W"].raw()), 16);
+  const size_t at = bytes.find(pattern);
+  ASSERT_NE(at, std::string::npos) << "W's bytes are not stored contiguously";
+  int refused = 0, tried = 0;
+  for (size_t bit = 0; bit < 16 * 8; bit += 7) {
+    std::string flipped = bytes;
+    flipped[at + bit / 8] = static_cast<char>(flipped[at + bit / 8] ^ (1 << (bit % 8)));
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << flipped;
+    ++tried;
+    try {
+      load_checkpoint(path);
+    } catch (const Error& e) {
+      ++refused;
+      EXPECT_NE(std::string(e.what()).find("checksum does not match"), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(refused, tried);
+  for (size_t keep : {bytes.size() / 2, bytes.size() - 1, size_t{100}}) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes.substr(0, keep);
+    EXPECT_THROW(load_checkpoint(path), Error) << "truncated to " << keep << " bytes";
+  }
+  // Intact, it loads with its run description.
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  EXPECT_EQ(load_checkpoint(path).run, c.run);
+}
+
+TEST(Checkpoint, ResumingADifferentlyConfiguredRunIsRefused) {
+  auto path = (temp_dir() / "config.h5").string();
+  Rig a(config(1), 8, 0.1, 128, 16);
+  a.trainer.run();
+  a.trainer.save_checkpoint(path);
+  Rig other_batch(config(1), 8, 0.1, 128, 32);  // 4 batches per epoch instead of 8
+  try {
+    other_batch.trainer.resume(path);
+    FAIL() << "a checkpoint of 16-sample batches resumed with 32-sample batches";
+  } catch (const Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("written by a run with batches_per_epoch 8; this run has 4"),
+        std::string::npos)
+        << e.what();
+  }
+  Rig same(config(2), 8, 0.1, 128, 16);
+  same.trainer.resume(path);  // the same configuration resumes
+}
+
 TEST(Checkpoint, CheckpointOfAnotherNetworkIsRefusedNamingTheParameter) {
   auto dir = temp_dir();
   auto path = (dir / "other.h5").string();
