@@ -265,6 +265,7 @@ TrainingReport Trainer::run() {
   base_seconds_ = state_.seconds;
   running_ = true;
   non_finite_ = false;
+  interrupted_ = false;
   state_.stop = false;
   state_.stop_reason.clear();
   metrics_.clear();
@@ -291,6 +292,10 @@ TrainingReport Trainer::run() {
       events_.call(&TrainingEvents::after_sampling, state_, loader_->last_indices());
       train_batch(*b);
       events_.call(&TrainingEvents::after_training_batch, state_);
+      if (cfg_.interrupt && cfg_.interrupt->load()) {
+        interrupted_ = true;
+        state_.request_stop("interrupted by a signal");
+      }
       if (cfg_.time_limit_seconds > 0 && elapsed() >= cfg_.time_limit_seconds)
         state_.request_stop(cat("time limit of ", cfg_.time_limit_seconds, " s reached"));
       if (!cfg_.checkpoint_path.empty() && cfg_.checkpoint_every_batches > 0 &&
@@ -316,6 +321,7 @@ TrainingReport Trainer::run() {
   r.stopped_early = state_.stop;
   r.stop_reason = state_.stop_reason;
   r.non_finite = non_finite_;
+  r.interrupted = interrupted_;
   r.final_train_loss = state_.epoch_loss();
   r.final_train_accuracy = state_.epoch_accuracy();
   r.final_test_accuracy = state_.test_accuracy;

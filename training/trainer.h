@@ -21,6 +21,7 @@
 // next step, the test pass and the saved network see the new statistics.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -74,6 +75,10 @@ struct TrainerConfig {
   // the parameters, naming the step and the tensor (TrainingReport::
   // non_finite); false applies such steps like any other.
   bool stop_on_non_finite = true;
+  // Set from elsewhere (a signal handler) to end the run after the current
+  // batch, with the checkpoint and results written (TrainingReport::
+  // interrupted). Not owned; nullptr = never.
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 struct TrainingReport {
@@ -82,6 +87,7 @@ struct TrainingReport {
   bool stopped_early = false;
   std::string stop_reason;
   bool non_finite = false;      // stopped by a NaN/Inf loss or gradient (stop_reason says where)
+  bool interrupted = false;     // stopped by TrainerConfig::interrupt
   double final_train_loss = 0;  // of the last (partial) epoch
   double final_train_accuracy = -1;  // -1: unknown
   double final_test_accuracy = -1;   // -1: no test pass
@@ -154,7 +160,8 @@ class Trainer {
   // What a checkpoint records of this run, and a resume must match.
   std::map<std::string, std::string> run_description() const;
   bool running_ = false;
-  bool non_finite_ = false;  // run() stopped on a NaN/Inf (TrainingReport::non_finite)
+  bool non_finite_ = false;   // run() stopped on a NaN/Inf (TrainingReport::non_finite)
+  bool interrupted_ = false;  // run() stopped by cfg_.interrupt
 };
 
 }  // namespace deep500::training

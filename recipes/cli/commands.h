@@ -12,6 +12,7 @@ inline constexpr int kSuccess = 0;
 inline constexpr int kCheckFailed = 1;  // a check, comparison or criterion failed
 inline constexpr int kBadInput = 2;     // bad option, value, file or model: one line on stderr
 inline constexpr int kInternalError = 3;
+inline constexpr int kInterrupted = 130;  // SIGINT/SIGTERM: stopped early, results written
 
 struct OnnxTestOptions {
   std::vector<std::string> dirs;

@@ -5,7 +5,9 @@
 // Trainer. Everything random derives from --seed, so two runs with the same
 // seed and thread count are bit-identical, and --resume continues exactly.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -212,6 +214,27 @@ struct LossLog : training::TrainingEvents {
   }
 };
 
+// Set by the first SIGINT/SIGTERM (the Trainer stops after the current batch,
+// writing its checkpoint and results); a second one kills as usual.
+std::atomic<bool> interrupt_requested{false};
+
+extern "C" void request_interrupt(int signal) {
+  interrupt_requested.store(true);
+  std::signal(signal, SIG_DFL);
+}
+
+struct InterruptScope {
+  InterruptScope() {
+    interrupt_requested.store(false);
+    std::signal(SIGINT, request_interrupt);
+    std::signal(SIGTERM, request_interrupt);
+  }
+  ~InterruptScope() {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+  }
+};
+
 void write_text(const std::string& path, const std::string& text) {
   write_output_file(path, {text}, "writing " + path);
 }
@@ -312,6 +335,7 @@ int train_command(const TrainOptions& o) {
   cfg.seed = seeds.trainer;
   cfg.progress = o.progress;
   cfg.stop_on_non_finite = !o.continue_on_non_finite;
+  cfg.interrupt = &interrupt_requested;
   cfg.loader.threads = o.prefetch_threads;
   cfg.loader.prefetch = std::max(2, o.prefetch_threads);
   cfg.loader.transforms = transforms;
@@ -331,7 +355,11 @@ int train_command(const TrainOptions& o) {
 
   // As asked: a schedule changes the optimizer's values while it runs.
   const auto asked_hyper = opt->hyper_parameters();
-  training::TrainingReport r = trainer.run();
+  training::TrainingReport r;
+  {
+    InterruptScope interrupt;  // SIGINT/SIGTERM end the run after the current batch
+    r = trainer.run();
+  }
 
   int64_t samples = 0;
   double train_seconds = 0;
@@ -379,6 +407,7 @@ int train_command(const TrainOptions& o) {
     j["summary"] = {{"epochs_completed", r.epochs_completed},
                     {"steps", r.steps},
                     {"stopped_early", r.stopped_early},
+                    {"interrupted", r.interrupted},
                     {"stop_reason", r.stop_reason},
                     {"final_train_loss", r.final_train_loss},
                     {"final_train_accuracy", unknown_if_negative(r.final_train_accuracy)},
@@ -411,6 +440,7 @@ int train_command(const TrainOptions& o) {
   std::cout << line << std::endl;
   // A target accuracy is a criterion: not reaching it is a failed run; so is
   // a run stopped by a NaN/Inf loss or gradient.
+  if (r.interrupted) return kInterrupted;
   if (r.non_finite) return kCheckFailed;
   return o.target_accuracy > 0 && r.time_to_accuracy < 0 ? kCheckFailed : kSuccess;
 }

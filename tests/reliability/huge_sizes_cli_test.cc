@@ -5,7 +5,13 @@
 // to crash (SIGSEGV, terminate), exit 3 with a bare std::bad_alloc, or write
 // a 128-byte .npy claiming 2^62 x 4 elements.
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <thread>
 
 #include <filesystem>
 #include <fstream>
@@ -277,4 +283,45 @@ TEST_F(HugeSizes, DivergingTrainingStopsAtTheFirstNonFiniteStep) {
   EXPECT_NE(r.out.find("the parameters were not updated"), std::string::npos) << r.out;
   EXPECT_TRUE(fs::exists(metrics));
   EXPECT_EQ(run(train + " --continue-on-non-finite").rc, 0);
+}
+
+// SIGINT (Ctrl-C) or SIGTERM ends `train` after the current batch within
+// seconds: exit 130, the metrics marked interrupted, a checkpoint that
+// resumes. (Before, the process died with nothing written.)
+TEST_F(HugeSizes, InterruptedTrainingWritesItsResultsAndCheckpoint) {
+  const std::string metrics = (dir_ / "m.json").string(), ckpt = (dir_ / "c.h5").string();
+  for (int sig : {SIGINT, SIGTERM}) {
+    SCOPED_TRACE(sig);
+    fs::remove(metrics);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      const std::string cli = deep500::testing::cli_path().string();
+      const std::string out = (dir_ / "out.txt").string();
+      freopen(out.c_str(), "w", stdout);
+      execl(cli.c_str(), cli.c_str(), "train", "--model", "lenet5", "--dataset", "fashion-mnist",
+            "--epochs", "5", "--no-progress", "--metrics-json", metrics.c_str(), "--checkpoint",
+            ckpt.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    ASSERT_EQ(kill(pid, sig), 0);
+    int status = 0;
+    const auto start = std::chrono::steady_clock::now();
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+      ASSERT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30))
+          << "train did not end after the signal";
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+    EXPECT_EQ(WEXITSTATUS(status), 130);
+    std::ifstream in(metrics);
+    std::string json((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_NE(json.find("\"interrupted\": true"), std::string::npos) << json.substr(0, 400);
+    EXPECT_NE(json.find("\"stop_reason\": \"interrupted by a signal\""), std::string::npos);
+  }
+  // The checkpoint it left resumes (one more epoch, stopped by --time-limit).
+  CliRun r = run("train --model lenet5 --dataset fashion-mnist --epochs 5 --no-progress --resume " +
+                 ckpt + " --time-limit 1");
+  EXPECT_EQ(r.rc, 0) << r.out;
 }
