@@ -1,9 +1,14 @@
 #include "deep/onnx_tensor.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "deep/sizes.h"
 
 namespace deep500 {
 
@@ -117,12 +122,28 @@ onnx::TensorProto to_onnx(const Tensor& t, const std::string& name) {
   return p;
 }
 
+uint64_t regular_file_size(const std::string& path) {
+  struct stat st {};
+  DEEP500_CHECK(::stat(path.c_str(), &st) == 0, path, ": cannot open file (", std::strerror(errno),
+                ")");
+  DEEP500_CHECK(S_ISREG(st.st_mode), path, ": not a regular file (",
+                S_ISDIR(st.st_mode) ? "a directory" : "a device, pipe or socket", ")");
+  return static_cast<uint64_t>(st.st_size);
+}
+
 std::string read_file(const std::string& path) {
+  // Only regular files, of a size known before anything is allocated.
+  const uint64_t size = regular_file_size(path);
+  DEEP500_CHECK(size <= memory_budget(), path, ": ", format_bytes(size),
+                " is more than the memory budget (", format_bytes(memory_budget()),
+                "; setting memory.budget)");
   std::ifstream f(path, std::ios::binary);
   DEEP500_CHECK(f.good(), path, ": cannot open file");
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
+  std::string bytes(size, '\0');
+  f.read(bytes.data(), static_cast<std::streamsize>(size));
+  DEEP500_CHECK(f.gcount() == static_cast<std::streamsize>(size), path, ": read ", f.gcount(),
+                " of its ", size, " bytes");
+  return bytes;
 }
 
 onnx::TensorProto read_tensor_proto(const std::string& path) {

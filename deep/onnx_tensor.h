@@ -23,5 +23,8 @@ onnx::TensorProto to_onnx(const Tensor& t, const std::string& name);
 onnx::TensorProto read_tensor_proto(const std::string& path);
 // Reads any file into a string; throws Error naming the file.
 std::string read_file(const std::string& path);
+// The size of `path`, which must be a regular file (a device such as
+// /dev/zero or a pipe has no end); throws Error naming it otherwise.
+uint64_t regular_file_size(const std::string& path);
 
 }  // namespace deep500

@@ -23,6 +23,7 @@
 
 #include <onnx/defs/schema.h>
 
+#include "deep/onnx_tensor.h"
 #include "deep/output_file.h"
 #include "deep/sizes.h"
 #include "metrics/reporter.h"
@@ -245,8 +246,13 @@ std::string with_batch(const std::string& label, int64_t batch) {
 }
 
 std::vector<Problem> read_shapes(const OpOptions& o, const std::vector<std::string>& names) {
-  std::ifstream in(o.shapes_path);
-  DEEP500_CHECK(in, "--shapes '", o.shapes_path, "': cannot open the file");
+  std::istringstream in = [&] {
+    try {
+      return std::istringstream(read_file(o.shapes_path));  // a regular file of known size
+    } catch (const Error& e) {
+      throw Error(cat("--shapes '", o.shapes_path, "': ", e.what()));
+    }
+  }();
   const DataType dt = parse_dtype(o.dtype, "--dtype");
   std::vector<Problem> out;
   std::string line;

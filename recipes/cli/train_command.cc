@@ -270,6 +270,10 @@ int train_command(const TrainOptions& o) {
   if (!o.resume.empty()) require_file(o.resume, "--resume");
 
   // Optimizer first: an unknown name or hyper-parameter fails before any loading.
+  // Settings first: they bound what loading may allocate (memory.budget).
+  network::ExecutorOptions eo;
+  eo.threads = o.threads;
+  network::apply_settings(o.settings, &eo);
   auto hyper = parse_hyper(o.hyper);
   auto opt = training::make_optimizer(o.optimizer, hyper);
   auto schedule = parse_schedule(o.lr_schedule, opt->learning_rate(), o.epochs);
@@ -310,9 +314,6 @@ int train_command(const TrainOptions& o) {
   if (o.test_subset > 0 && test)
     test = (test_subset = std::make_unique<Subset>(*test, o.test_subset)).get();
 
-  network::ExecutorOptions eo;
-  eo.threads = o.threads;
-  network::apply_settings(o.settings, &eo);
   auto exec = validation::make_executor(o.executor, net.model(), eo);
 
   training::SamplerOptions so;

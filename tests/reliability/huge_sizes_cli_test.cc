@@ -325,3 +325,30 @@ TEST_F(HugeSizes, InterruptedTrainingWritesItsResultsAndCheckpoint) {
                  ckpt + " --time-limit 1");
   EXPECT_EQ(r.rc, 0) << r.out;
 }
+
+// Inputs without an end or that expand without bound: /dev/zero as a model,
+// a shape file or a dataset, a directory as a model, a gzip bomb (64 MiB of
+// zeros in 64 KB) — each refused before memory grows (they used to end in
+// an out-of-memory kill or a hang).
+TEST_F(HugeSizes, EndlessAndExplodingInputsAreRefused) {
+  const std::string out = " --output-dir " + (dir_ / "o").string();
+  expect_error(run("infer /dev/zero" + out), "/dev/zero", "not a regular file");
+  expect_error(run("infer " + dir_.string() + out), dir_.string(),
+               "not a regular file (a directory)");
+  expect_error(run("op bench Conv --shapes /dev/zero"), "--shapes '/dev/zero'",
+               "not a regular file");
+  const std::string train = "train --model lenet5 --no-progress --dataset ";
+  expect_error(run(train + "idx:/dev/zero,/dev/zero"), "/dev/zero", "not a regular file");
+  const fs::path bomb = dir_ / "bomb.gz";
+  {
+    std::string zeros(64 << 20, '\0');
+    FILE* gz = popen(("gzip -1 > " + bomb.string()).c_str(), "w");
+    ASSERT_NE(gz, nullptr);
+    fwrite(zeros.data(), 1, zeros.size(), gz);
+    ASSERT_EQ(pclose(gz), 0);
+  }
+  ASSERT_LT(fs::file_size(bomb), 1u << 20);
+  expect_error(
+      run(train + "idx:" + bomb.string() + "," + bomb.string() + " --setting memory.budget=16M"),
+      "bomb.gz", "decompresses to more than the memory budget (16.0 MiB");
+}

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <onnx/onnx_pb.h>
+
 #include "frameworks/register_all.h"
 #include "validation/onnx_conformance.h"
 
@@ -67,11 +69,28 @@ TEST(BrokenCases, WrongExpectedOutputFailsWithTheWorstIndex) {
 TEST(BrokenCases, HangBecomesATimeoutRow) {
   ConformanceOptions opt;
   opt.timeout_seconds = 0.5;
-  auto dir = fresh_copy("hang");
-  // A FIFO with no writer blocks the child forever when it opens the file.
-  fs::remove(dir / "test_data_set_0" / "input_0.pb");
-  ASSERT_EQ(mkfifo((dir / "test_data_set_0" / "input_0.pb").c_str(), 0600), 0);
+  deep500::frameworks::register_all();
+  fs::path dir = fs::temp_directory_path() / "deep500_broken_hang";
+  fs::remove_all(dir);
+  fs::copy(fs::path(DEEP500_ONNX_TESTDATA) / "node" / "test_loop11", dir,
+           fs::copy_options::recursive);
+  // A trip count of 10^12 instead of 5: the case runs for minutes.
+  onnx::TensorProto trip;
+  trip.set_data_type(onnx::TensorProto::INT64);
+  trip.add_int64_data(1000000000000);
+  std::ofstream(dir / "test_data_set_0" / "input_0.pb", std::ios::binary | std::ios::trunc)
+      << trip.SerializeAsString();
   auto r = run_case_isolated(dir.string(), opt);
   EXPECT_EQ(r.status, CaseStatus::Failed);
   EXPECT_NE(r.message.find("timed out"), std::string::npos) << r.message;
+}
+
+TEST(BrokenCases, FifoInputIsAFailedRowNamingTheFile) {
+  auto dir = fresh_copy("fifo");
+  // A FIFO with no writer would block a reader forever: it is not read.
+  fs::remove(dir / "test_data_set_0" / "input_0.pb");
+  ASSERT_EQ(mkfifo((dir / "test_data_set_0" / "input_0.pb").c_str(), 0600), 0);
+  auto r = run_case_isolated(dir.string(), {});
+  EXPECT_EQ(r.status, CaseStatus::Failed);
+  EXPECT_NE(r.message.find("input_0.pb: not a regular file"), std::string::npos) << r.message;
 }

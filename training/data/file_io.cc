@@ -6,10 +6,14 @@
 #include <cstring>
 
 #include "deep/error.h"
+#include "deep/onnx_tensor.h"
+#include "deep/sizes.h"
 
 namespace deep500::training {
 
 FileBytes read_maybe_gzip(const std::string& path) {
+  regular_file_size(path);  // not a device or pipe without end
+  const uint64_t budget = memory_budget();
   gzFile f = gzopen(path.c_str(), "rb");
   DEEP500_CHECK(f != nullptr, "cannot open ", path, ": ", std::strerror(errno));
   FileBytes out;
@@ -29,6 +33,11 @@ FileBytes read_maybe_gzip(const std::string& path) {
     }
     out.bytes.resize(at + static_cast<size_t>(n));
     if (n == 0) break;
+    if (out.bytes.size() > budget) {  // a gzip bomb ends here, not in an out-of-memory kill
+      gzclose(f);
+      throw Error(cat(path, ": decompresses to more than the memory budget (", format_bytes(budget),
+                      "; setting memory.budget)"));
+    }
   }
   if (out.gz_problem.empty()) {
     int code = 0;
