@@ -51,13 +51,21 @@ Tensor from_onnx(const onnx::TensorProto& p, const std::string& what) {
                 ": tensor data stored externally is not supported");
   DataType dt = checked_dtype(p.data_type(), what);
   Shape shape(p.dims().begin(), p.dims().end());
-  for (auto d : shape) DEEP500_CHECK(d >= 0, what, ": negative dimension in ", to_string(shape));
-  Tensor t(dt, shape);
-  const int64_t n = t.numel();
+  const int64_t n = checked_numel(shape, what);
+  // The bytes present are checked against the dims before anything is allocated.
   if (p.has_raw_data() && dt != DataType::String) {
-    DEEP500_CHECK(p.raw_data().size() == t.nbytes(), what, ": raw_data holds ", p.raw_data().size(),
-                  " bytes, expected ", t.nbytes(), " for ", to_string(t.desc()));
+    const auto want =
+        static_cast<uint64_t>(checked_mul(n, static_cast<int64_t>(size_of(dt)), what));
+    DEEP500_CHECK(p.raw_data().size() == want, what, ": raw_data holds ", p.raw_data().size(),
+                  " bytes, expected ", want, " for ", name_of(dt), to_string(shape));
+  }
+  Tensor t(dt, shape);
+  if (p.has_raw_data() && dt != DataType::String) {
     std::memcpy(t.raw(), p.raw_data().data(), t.nbytes());  // little-endian host
+    if (dt == DataType::Bool) {  // a byte other than 0/1 is not a valid bool (fuzz finding)
+      auto* bytes = static_cast<unsigned char*>(t.raw());
+      for (int64_t i = 0; i < n; ++i) bytes[i] = bytes[i] != 0;
+    }
     return t;
   }
   switch (dt) {
@@ -95,7 +103,8 @@ Tensor from_onnx(const onnx::TensorProto& p, const std::string& what) {
 
 Tensor view_onnx(const onnx::TensorProto& p, const std::string& what) {
   DataType dt = checked_dtype(p.data_type(), what);
-  if (!p.has_raw_data() || dt == DataType::String ||
+  // Bool bytes are normalised to 0/1 on a copy; the others are viewed in place.
+  if (!p.has_raw_data() || dt == DataType::String || dt == DataType::Bool ||
       p.data_location() == onnx::TensorProto::EXTERNAL)
     return from_onnx(p, what);
   const void* data = p.raw_data().data();
