@@ -28,10 +28,7 @@ int grad_command(const GradOptions& o) {
   auto exec = validation::make_executor(o.executor, model, options);
   auto result = exec->inference_and_backprop(feeds, o.loss);
   std::cout << "loss " << o.loss << " = " << result.outputs.at(o.loss).at_as_double(0) << "\n";
-  for (const auto& [name, g] : result.gradients) {
-    std::string path = write_output(o.output_dir, name, g);
-    std::cout << "wrote " << path << " " << to_string(g.desc()) << "\n";
-  }
+  write_outputs(o.output_dir, result.gradients);
   return 0;
 }
 

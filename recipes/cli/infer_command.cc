@@ -47,10 +47,7 @@ int infer_command(const InferOptions& o) {
   auto outputs = exec->inference(feeds);
   exec->remove_events(&recorder);
 
-  for (const auto& [name, t] : outputs) {
-    std::string path = write_output(o.output_dir, name, t);
-    std::cout << "wrote " << path << " " << to_string(t.desc()) << "\n";
-  }
+  write_outputs(o.output_dir, outputs);
   if (!o.trace_path.empty()) {
     trace.write(o.trace_path);
     std::cout << "wrote " << o.trace_path << " (" << trace.events().size() << " node events)\n";

@@ -1,6 +1,9 @@
 #include "recipes/cli/model_feeds.h"
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <iostream>
 #include <set>
 
 #include "deep/npy.h"
@@ -103,13 +106,32 @@ void prepare_output_dir(const std::string& dir, const std::string& option) {
   check_output_path((std::filesystem::path(dir) / "output.npy").string(), option);
 }
 
-std::string write_output(const std::string& dir, const std::string& name, const Tensor& t) {
+void write_outputs(const std::string& dir, const std::map<std::string, Tensor>& tensors) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  fs::create_directories(dir, ec);
   DEEP500_CHECK(!ec, "--output-dir '", dir, "': cannot create the directory (", ec.message(), ")");
-  const std::string path = (std::filesystem::path(dir) / (file_name_for(name) + ".npy")).string();
-  write_npy(path, t);
-  return path;
+  const fs::path staging = fs::path(dir) / cat(".deep500-staging-", ::getpid());
+  fs::create_directory(staging, ec);
+  DEEP500_CHECK(!ec, "--output-dir '", dir, "': cannot create '", staging.string(), "' (",
+                ec.message(), ")");
+  std::vector<std::pair<fs::path, const Tensor*>> written;
+  try {
+    for (const auto& [name, t] : tensors) {
+      const fs::path file = staging / (file_name_for(name) + ".npy");
+      write_npy(file.string(), t);
+      written.emplace_back(file, &t);
+    }
+    for (const auto& [file, t] : written) {
+      const fs::path target = fs::path(dir) / file.filename();
+      install_output_file(file.string(), target.string(), "--output-dir");
+      std::cout << "wrote " << target.string() << " " << to_string(t->desc()) << "\n";
+    }
+  } catch (...) {
+    fs::remove_all(staging, ec);
+    throw;
+  }
+  fs::remove(staging, ec);
 }
 
 }  // namespace deep500::cli

@@ -32,7 +32,10 @@ std::string file_name_for(const std::string& value_name);
 // Creates DIR and checks that files can be written in it: called before the
 // work, so that a bad folder fails first, not after the work is done.
 void prepare_output_dir(const std::string& dir, const std::string& option);
-// Writes DIR/<file_name_for(name)>.npy (creating DIR); returns the path.
-std::string write_output(const std::string& dir, const std::string& name, const Tensor& t);
+// Writes DIR/<file_name_for(name)>.npy for every tensor, all or none: they
+// are written into a staging folder inside DIR first and moved into place
+// once every one is written, so a failure (a full disk, a tensor .npy cannot
+// hold) leaves DIR as it was. Prints "wrote PATH TYPE" for each.
+void write_outputs(const std::string& dir, const std::map<std::string, Tensor>& tensors);
 
 }  // namespace deep500::cli

@@ -421,8 +421,7 @@ int train_command(const TrainOptions& o) {
   }
   if (!o.metrics_csv.empty()) trainer.metrics().write_csv(o.metrics_csv);
   if (!o.loss_csv.empty()) write_text(o.loss_csv, loss_log.text);
-  if (!o.save_params.empty())
-    for (const auto& [name, t] : trainer.parameters()) write_output(o.save_params, name, t);
+  if (!o.save_params.empty()) write_outputs(o.save_params, trainer.parameters());
   if (!o.save_model.empty()) net.save(o.save_model);
 
   std::string line =

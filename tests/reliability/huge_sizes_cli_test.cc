@@ -352,3 +352,54 @@ TEST_F(HugeSizes, EndlessAndExplodingInputsAreRefused) {
       run(train + "idx:" + bomb.string() + "," + bomb.string() + " --setting memory.budget=16M"),
       "bomb.gz", "decompresses to more than the memory budget (16.0 MiB");
 }
+
+// Outputs are written all or none: a model whose second output cannot be
+// stored as .npy (a string tensor) leaves the output folder as it was (it
+// used to hold the first output and a failed run).
+TEST_F(OutputPaths, MultiFileOutputsAreAllOrNone) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("two_outputs");
+  auto value = [](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const char* n,
+                  int type) {
+    auto* v = list->Add();
+    v->set_name(n);
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(type);
+    v->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(2);
+  };
+  value(g->mutable_input(), "X", onnx::TensorProto::FLOAT);
+  value(g->mutable_output(), "A", onnx::TensorProto::FLOAT);
+  value(g->mutable_output(), "S", onnx::TensorProto::STRING);
+  auto* relu = g->add_node();
+  relu->set_op_type("Relu");
+  relu->add_input("X");
+  relu->add_output("A");
+  auto* cast = g->add_node();
+  cast->set_op_type("Cast");
+  cast->add_input("X");
+  cast->add_output("S");
+  auto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::STRING);
+  const fs::path model = dir_ / "two.onnx", x = dir_ / "x.npy", out = dir_ / "out";
+  std::ofstream(model, std::ios::binary) << m.SerializeAsString();
+  {  // a float32[2] .npy: magic, version 1.0, 118-byte padded header, data
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+    header.append(117 - header.size(), ' ');
+    header += '\n';
+    std::ofstream f(x, std::ios::binary);
+    f << "\x93NUMPY" << '\x01' << '\x00' << static_cast<char>(header.size()) << '\x00' << header;
+    const float values[2] = {1.0f, -2.0f};
+    f.write(reinterpret_cast<const char*>(values), sizeof values);
+  }
+  CliRun r =
+      run("infer " + model.string() + " --input X=" + x.string() + " --output-dir " + out.string());
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("cannot write string tensors"), std::string::npos) << r.out;
+  ASSERT_TRUE(fs::is_directory(out));
+  EXPECT_TRUE(fs::is_empty(out)) << "a partial output was left: "
+                                 << fs::directory_iterator(out)->path();
+}
