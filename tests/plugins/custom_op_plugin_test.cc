@@ -15,6 +15,7 @@
 #include "deep/npy.h"
 #include "operators/cost_model.h"
 #include "operators/custom_op_loader.h"
+#include "tests/onnx_models.h"
 #include "tests/validation/cli_runner.h"
 #include "validation/forward_check.h"
 
@@ -229,15 +230,11 @@ TEST_F(CustomOpPluginCli, BenchRecordsPluginAndTimesBothPasses) {
 }
 
 TEST_F(CustomOpPluginCli, InferRunsAModelHoldingTheCustomOperator) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  for (auto [domain, version] : {std::pair{"", 17}, std::pair{"com.example", 1}}) {
-    auto* o = m.add_opset_import();
-    o->set_domain(domain);
-    o->set_version(version);
-  }
+  onnx::ModelProto m = test::new_model("swish_relu");
+  auto* custom_domain = m.add_opset_import();
+  custom_domain->set_domain("com.example");
+  custom_domain->set_version(1);
   auto* g = m.mutable_graph();
-  g->set_name("swish_relu");
   auto* swish = g->add_node();
   swish->set_op_type("Swish");
   swish->set_domain("com.example");
@@ -251,16 +248,10 @@ TEST_F(CustomOpPluginCli, InferRunsAModelHoldingTheCustomOperator) {
   relu->set_op_type("Relu");
   relu->add_input("Y");
   relu->add_output("Z");
-  for (auto [value, list] :
-       {std::pair{"X", g->mutable_input()}, std::pair{"Z", g->mutable_output()}}) {
-    auto* v = list->Add();
-    v->set_name(value);
-    auto* t = v->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int d : {2, 3}) t->mutable_shape()->add_dim()->set_dim_value(d);
-  }
-  const auto model = dir_ / "swish.onnx", x = dir_ / "x.npy", out = dir_ / "out";
-  std::ofstream(model, std::ios::binary) << m.SerializeAsString();
+  test::add_tensor_value(g->mutable_input(), "X", onnx::TensorProto::FLOAT, {2, 3});
+  test::add_tensor_value(g->mutable_output(), "Z", onnx::TensorProto::FLOAT, {2, 3});
+  const std::filesystem::path model = test::save_model(m, dir_ / "swish.onnx");
+  const auto x = dir_ / "x.npy", out = dir_ / "out";
   const std::vector<float> xs{-2.0f, -0.5f, 0.0f, 0.5f, 1.0f, 3.0f};
   write_npy(x.string(), Tensor::from_vector<float>({2, 3}, xs));
   auto r = deep500::testing::run(cat("infer ", model.string(), " --plugin ", plugin_path(),

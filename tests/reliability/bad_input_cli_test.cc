@@ -19,11 +19,15 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include "tests/onnx_models.h"
 #include "tests/validation/cli_runner.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using deep500::test::add_tensor_value;
+using deep500::test::new_model;
+using deep500::test::save_model;
 using deep500::testing::CliRun;
 using deep500::testing::run;
 
@@ -37,11 +41,8 @@ class HugeSizes : public ::testing::Test {
 
   // A model whose one node, ConstantOfShape, makes a tensor of `dims`.
   std::string constant_of_shape(const std::string& name, std::vector<int64_t> dims) {
-    onnx::ModelProto m;
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(17);
+    onnx::ModelProto m = new_model("huge");
     auto* g = m.mutable_graph();
-    g->set_name("huge");
     auto* shape = g->add_initializer();
     shape->set_name("shape");
     shape->set_data_type(onnx::TensorProto::INT64);
@@ -52,14 +53,9 @@ class HugeSizes : public ::testing::Test {
     node->set_op_type("ConstantOfShape");
     node->add_input("shape");
     node->add_output("Y");
-    auto* y = g->add_output();
-    y->set_name("Y");
-    auto* t = y->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    for (size_t i = 0; i < dims.size(); ++i) t->mutable_shape()->add_dim()->set_dim_param("d");
-    const fs::path path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << m.SerializeAsString();
-    return path.string();
+    add_tensor_value(g->mutable_output(), "Y", onnx::TensorProto::FLOAT,
+                     std::vector<int64_t>(dims.size(), -1));
+    return save_model(m, dir_ / name);
   }
 
   void expect_error(const CliRun& r, const std::string& names, const std::string& says) {
@@ -184,11 +180,8 @@ class Hangs : public HugeSizes {
  protected:
   // Loop over an identity body; trip < 0: no trip count (the condition stays true).
   std::string endless_loop(const std::string& name, int64_t trip) {
-    onnx::ModelProto m;
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(17);
+    onnx::ModelProto m = new_model("endless");
     auto* g = m.mutable_graph();
-    g->set_name("endless");
     auto scalar = [](onnx::TensorProto* t, const char* n, int type) {
       t->set_name(n);
       t->set_data_type(type);
@@ -211,13 +204,7 @@ class Hangs : public HugeSizes {
     attr->set_type(onnx::AttributeProto::GRAPH);
     auto* body = attr->mutable_g();
     body->set_name("body");
-    auto value = [](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const char* n,
-                    int type) {
-      auto* v = list->Add();
-      v->set_name(n);
-      v->mutable_type()->mutable_tensor_type()->set_elem_type(type);
-      v->mutable_type()->mutable_tensor_type()->mutable_shape();
-    };
+    auto value = [](auto* list, const char* n, int type) { add_tensor_value(list, n, type, {}); };
     value(body->mutable_input(), "i", onnx::TensorProto::INT64);
     value(body->mutable_input(), "c_in", onnx::TensorProto::BOOL);
     value(body->mutable_input(), "v_in", onnx::TensorProto::FLOAT);
@@ -230,9 +217,7 @@ class Hangs : public HugeSizes {
       n->add_output(to);
     }
     value(g->mutable_output(), "v_final", onnx::TensorProto::FLOAT);
-    const fs::path path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << m.SerializeAsString();
-    return path.string();
+    return save_model(m, dir_ / name);
   }
 };
 
@@ -357,21 +342,11 @@ TEST_F(HugeSizes, EndlessAndExplodingInputsAreRefused) {
 // stored as .npy (a string tensor) leaves the output folder as it was (it
 // used to hold the first output and a failed run).
 TEST_F(OutputPaths, MultiFileOutputsAreAllOrNone) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
+  onnx::ModelProto m = new_model("two_outputs");
   auto* g = m.mutable_graph();
-  g->set_name("two_outputs");
-  auto value = [](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const char* n,
-                  int type) {
-    auto* v = list->Add();
-    v->set_name(n);
-    v->mutable_type()->mutable_tensor_type()->set_elem_type(type);
-    v->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(2);
-  };
-  value(g->mutable_input(), "X", onnx::TensorProto::FLOAT);
-  value(g->mutable_output(), "A", onnx::TensorProto::FLOAT);
-  value(g->mutable_output(), "S", onnx::TensorProto::STRING);
+  add_tensor_value(g->mutable_input(), "X", onnx::TensorProto::FLOAT, {2});
+  add_tensor_value(g->mutable_output(), "A", onnx::TensorProto::FLOAT, {2});
+  add_tensor_value(g->mutable_output(), "S", onnx::TensorProto::STRING, {2});
   auto* relu = g->add_node();
   relu->set_op_type("Relu");
   relu->add_input("X");
@@ -384,8 +359,7 @@ TEST_F(OutputPaths, MultiFileOutputsAreAllOrNone) {
   to->set_name("to");
   to->set_type(onnx::AttributeProto::INT);
   to->set_i(onnx::TensorProto::STRING);
-  const fs::path model = dir_ / "two.onnx", x = dir_ / "x.npy", out = dir_ / "out";
-  std::ofstream(model, std::ios::binary) << m.SerializeAsString();
+  const fs::path model = save_model(m, dir_ / "two.onnx"), x = dir_ / "x.npy", out = dir_ / "out";
   {  // a float32[2] .npy: magic, version 1.0, 118-byte padded header, data
     std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
     header.append(117 - header.size(), ' ');
