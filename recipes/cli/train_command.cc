@@ -248,6 +248,9 @@ std::string fixed(double v, int digits) {
 }  // namespace
 
 int train_command(const TrainOptions& o) {
+  // From the start, not only while training: a SIGINT/SIGTERM while the data
+  // loads is not lost (the run then stops after its first batch).
+  InterruptScope interrupt;
   DEEP500_CHECK(o.model.empty() != o.builtin.empty(),
                 "expected either an ONNX model file or --model NAME (built in: lenet5)");
   DEEP500_CHECK(o.epochs >= 0, "--epochs: expected >= 0, got ", o.epochs);
@@ -356,11 +359,7 @@ int train_command(const TrainOptions& o) {
 
   // As asked: a schedule changes the optimizer's values while it runs.
   const auto asked_hyper = opt->hyper_parameters();
-  training::TrainingReport r;
-  {
-    InterruptScope interrupt;  // SIGINT/SIGTERM end the run after the current batch
-    r = trainer.run();
-  }
+  training::TrainingReport r = trainer.run();
 
   int64_t samples = 0;
   double train_seconds = 0;
