@@ -9,12 +9,12 @@ function(deep500_library name)
   target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
                                             $<INSTALL_INTERFACE:${DEEP500_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
-  target_compile_options(${name} PRIVATE -Wall -Wextra -Wno-unused-parameter -Wno-restrict
+  target_compile_options(${name} PRIVATE -Wall -Wextra -Wno-unused-parameter $<$<CXX_COMPILER_ID:GNU>:-Wno-restrict>
                          -fno-semantic-interposition)
   string(REPLACE "deep500_" "" export_name ${name})
   set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON EXPORT_NAME ${export_name})
   # Every symbol a layer uses must come from a library it links: a wrong
   # arrow (a call upward, or into a backend it does not depend on) fails here.
-  target_link_options(${name} PRIVATE -Wl,--no-undefined)
+  target_link_options(${name} PRIVATE ${DEEP500_NO_UNDEFINED})
   install(TARGETS ${name} EXPORT deep500Targets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endfunction()

@@ -26,8 +26,6 @@ ExecutorRegistry& ExecutorRegistry::global() {
   return r;
 }
 
-// Checks a feed against the graph input's declared element type and static
-// dimensions; the message names the input and both shapes.
 void check_feed(const onnx::ValueInfoProto& vi, const Tensor& t, const std::string& model,
                 bool check_shape) {
   if (!vi.type().has_tensor_type()) return;
@@ -45,6 +43,14 @@ void check_feed(const onnx::ValueInfoProto& vi, const Tensor& t, const std::stri
   }
   DEEP500_CHECK(!mismatch, model, ": input '", vi.name(), "' expects shape ", to_string(declared),
                 " (-1 = any), got ", to_string(t.shape()));
+}
+
+void check_graph_output(const onnx::ValueInfoProto& vi, const Tensor& t, const std::string& model) {
+  if (!vi.type().has_tensor_type() || !t.defined()) return;
+  const int declared = vi.type().tensor_type().elem_type();
+  DEEP500_CHECK(declared == 0 || declared == static_cast<int>(t.dtype()), model, ": graph output '",
+                vi.name(), "' is declared ", name_of(static_cast<DataType>(declared)),
+                ", computed ", name_of(t.dtype()));
 }
 
 std::vector<std::string> parameter_names(const Model& model) {

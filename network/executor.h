@@ -102,6 +102,12 @@ class ExecutorRegistry : public NamedRegistry<ExecutorFactory> {
 // and both shapes. Inputs not typed as tensors are not checked here.
 void check_feed(const onnx::ValueInfoProto& input, const Tensor& t, const std::string& model,
                 bool check_shape = true);
+// Checks a computed graph output against its declared element type (a model
+// that declares int64 and computes float32 is wrong, whichever is). Declared
+// dims are not checked: they may hold only for some input values (a Loop's
+// scan output, a dynamic batch).
+void check_graph_output(const onnx::ValueInfoProto& output, const Tensor& t,
+                        const std::string& model);
 
 // Floating-point initializers: the parameters gradients are taken for.
 std::vector<std::string> parameter_names(const Model& model);

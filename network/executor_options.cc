@@ -1,6 +1,7 @@
 #include "network/executor_options.h"
 
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <sstream>
@@ -115,6 +116,16 @@ const std::vector<Field>& fields() {
       field("executor.idle_threads", &ExecutorOptions::idle_threads),
       field("executor.backward_hints", &ExecutorOptions::backward_hints),
       field("executor.max_loop_iterations", &ExecutorOptions::max_loop_iterations),
+      field("executor.max_nesting_depth", &ExecutorOptions::max_nesting_depth),
+      {"executor.time_limit_seconds",
+       [](const ExecutorOptions& o) { return text(o.time_limit_seconds); },
+       [](ExecutorOptions& o, const std::string& v) {
+         DEEP500_CHECK(parse_float(v, o.time_limit_seconds) && o.time_limit_seconds >= 0 &&
+                           o.time_limit_seconds < 1e9,
+                       "setting executor.time_limit_seconds: expected seconds >= 0 (0 = no limit), "
+                       "got '",
+                       v, "'");
+       }},
   };
   return all;
 }
@@ -131,6 +142,11 @@ ExecutorOptions resolved(ExecutorOptions options) {
   if (options.backends.empty()) options.backends = ops::Registry::global().default_preference();
   ops::Registry::global().check_backend_names(options.backends, "executor.backends");
   check_thread_count(options.threads, "executor.threads");
+  DEEP500_CHECK(options.max_nesting_depth >= 1 && options.max_nesting_depth <= 10000,
+                "executor.max_nesting_depth: expected 1..10000, got ", options.max_nesting_depth);
+  DEEP500_CHECK(std::isfinite(options.time_limit_seconds) && options.time_limit_seconds >= 0,
+                "executor.time_limit_seconds: expected seconds >= 0 (0 = no limit), got ",
+                options.time_limit_seconds);
   if (options.idle_threads == IdleThreads::from_environment)
     options.idle_threads = threads_sleep_when_idle() ? IdleThreads::sleep : IdleThreads::spin;
   return options;

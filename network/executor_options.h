@@ -4,6 +4,7 @@
 // name (set_option). This file's .cc is the network layer's only getenv.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +49,14 @@ struct ExecutorOptions {
   // The most iterations one Loop node may run: a trip count or condition
   // that would run longer is an error naming the node, not a hang.
   int64_t max_loop_iterations = 10'000'000;
+  // The deepest nesting of subgraphs (If/Loop/Scan bodies) and function
+  // expansions: a deeper model is an error, not a stack overflow.
+  int64_t max_nesting_depth = 64;
+  // Wall-clock seconds one inference (or inference and backprop) may run,
+  // checked before each node; 0 = no limit (the setting takes positive
+  // values). Past it, an error names the node that was next (one node's
+  // kernel is not interrupted; the backward pass of training is not timed).
+  double time_limit_seconds = 0;
 };
 
 // A copy with everything left to defaults made explicit: backends from the

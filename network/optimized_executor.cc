@@ -10,6 +10,7 @@
 #include "deep/onnx_tensor.h"
 #include "network/backprop.h"
 #include "network/backward_plan.h"
+#include "network/deadline.h"
 #include "network/node_threads.h"
 #include "network/optimized_plan.h"
 #include "network/plan_rewrites.h"
@@ -132,7 +133,9 @@ OptimizedExecutor::Plan& OptimizedExecutor::plan_for(const std::map<std::string,
 void OptimizedExecutor::run_plan(Plan& p, const std::map<std::string, Tensor>& feeds) {
   for (const auto& [name, v] : p.feeds) p.values[static_cast<size_t>(v)] = feeds.at(name);
   const bool events = has_events();
+  const Deadline deadline(options_.time_limit_seconds);
   for (auto& s : p.steps) {
+    deadline.check(model_.path, s.spec.describe());
     for (size_t k = 0; k < s.in.size(); ++k)
       if (s.in[k] >= 0) s.inputs[k] = p.values[static_cast<size_t>(s.in[k])];
     for (size_t j = 0; j < s.out.size(); ++j)
@@ -190,6 +193,9 @@ std::map<std::string, Tensor> OptimizedExecutor::collect_outputs(const Plan& p) 
     const Tensor& t = p.values[static_cast<size_t>(p.outputs[i].second)];
     out[p.outputs[i].first] = p.clone_output[i] ? t.clone() : t;
   }
+  for (const auto& o : model_.graph().output())
+    if (auto it = out.find(o.name()); it != out.end())
+      check_graph_output(o, it->second, model_.path);
   return out;
 }
 

@@ -16,6 +16,22 @@ namespace deep500::network {
 
 namespace {
 
+// One level of subgraph or function nesting, released on every exit path.
+class NestingLevel {
+ public:
+  NestingLevel(int& depth, int64_t max_depth, const std::string& what) : depth_(depth) {
+    DEEP500_CHECK(depth < max_depth, what,
+                  " is nested deeper than executor.max_nesting_depth=", max_depth);
+    ++depth_;
+  }
+  ~NestingLevel() { --depth_; }
+  NestingLevel(const NestingLevel&) = delete;
+  NestingLevel& operator=(const NestingLevel&) = delete;
+
+ private:
+  int& depth_;
+};
+
 // A non-tensor feed must match the declared kind (sequence / optional).
 void check_value_feed(const onnx::ValueInfoProto& vi, const Value& v, const std::string& model,
                       bool check_shape) {
@@ -61,6 +77,7 @@ std::map<std::string, Value> ReferenceExecutor::run_values(
 std::map<std::string, Value> ReferenceExecutor::run_scope(const std::map<std::string, Value>& feeds,
                                                           Scope& scope) {
   records_.clear();
+  deadline_ = Deadline(options_.time_limit_seconds);
   const auto& g = model_.graph();
   for (const auto& init : g.initializer())
     scope.values[init.name()] =
@@ -98,6 +115,7 @@ std::map<std::string, Value> ReferenceExecutor::run_scope(const std::map<std::st
   for (const auto& o : g.output()) {
     const Value* v = scope.lookup(o.name());
     DEEP500_CHECK(v, model_.path, ": graph output '", o.name(), "' was never computed");
+    if (v->is_tensor()) check_graph_output(o, v->tensor(""), model_.path);
     // Initializers are borrowed from the model; results may outlive it.
     if (v->is_tensor() && v->tensor("").borrowed())
       out[o.name()] = Value(v->tensor("").clone());
@@ -110,7 +128,10 @@ std::map<std::string, Value> ReferenceExecutor::run_scope(const std::map<std::st
 void ReferenceExecutor::run_nodes(const Nodes& nodes, const std::map<std::string, int>& opsets,
                                   Scope& scope) {
   scope.nodes = &nodes;
-  for (const auto& node : nodes) run_node(node, opsets, scope);
+  for (const auto& node : nodes) {
+    deadline_.check(model_.path, cat("node '", node.name(), "' (", node.op_type(), ")"));
+    run_node(node, opsets, scope);
+  }
 }
 
 void ReferenceExecutor::run_node(const onnx::NodeProto& node,
@@ -252,7 +273,8 @@ bool ReferenceExecutor::expand_function(const onnx::NodeProto& node, int opset,
   } else {
     return false;
   }
-  DEEP500_CHECK(++depth_ < 64, "node '", node.name(), "': function expansion nested too deeply");
+  NestingLevel level(depth_, options_.max_nesting_depth,
+                     cat("node '", node.name(), "': function expansion"));
 
   std::map<std::string, int> opsets = model_.opsets;
   for (const auto& o : fn.opset_import())
@@ -287,7 +309,6 @@ bool ReferenceExecutor::expand_function(const onnx::NodeProto& node, int opset,
     if (body.name().empty()) body.set_name(node.name() + "/" + body.op_type());
     run_node(body, opsets, inner);
   }
-  --depth_;
   for (int i = 0; i < node.output_size() && i < fn.output_size(); ++i) {
     if (node.output(i).empty()) continue;
     const Value* t = inner.lookup(fn.output(i));
@@ -325,7 +346,7 @@ BackpropResult ReferenceExecutor::inference_and_backprop(
 
 std::vector<Value> ReferenceExecutor::run_graph(const onnx::GraphProto& graph,
                                                 const std::vector<Value>& inputs) {
-  DEEP500_CHECK(++depth_ < 64, "subgraph '", graph.name(), "' nested too deeply");
+  NestingLevel level(depth_, options_.max_nesting_depth, cat("subgraph '", graph.name(), "'"));
   Scope inner;
   inner.parent = current_;
   DEEP500_CHECK(static_cast<int>(inputs.size()) <= graph.input_size(), "subgraph '", graph.name(),
@@ -339,11 +360,9 @@ std::vector<Value> ReferenceExecutor::run_graph(const onnx::GraphProto& graph,
     run_nodes(graph.node(), model_.opsets, inner);
   } catch (...) {
     current_ = saved;
-    --depth_;
     throw;
   }
   current_ = saved;
-  --depth_;
   std::vector<Value> out;
   for (const auto& o : graph.output()) {
     const Value* t = inner.lookup(o.name());

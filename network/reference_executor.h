@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "network/deadline.h"
 #include "network/executor.h"
 #include "network/model.h"
 #include "network/sequence_ops.h"
@@ -90,6 +91,7 @@ class ReferenceExecutor final : public GraphExecutor, public ValueGraphRunner {
   std::vector<NodeRecord> records_;
   Scope* current_ = nullptr;
   int depth_ = 0;
+  Deadline deadline_;  // of the current run (ExecutorOptions::time_limit_seconds)
 };
 
 }  // namespace deep500::network

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include "deep/text.h"
+#include "operators/node_checks.h"
 
 namespace deep500::ops {
 
@@ -149,6 +150,7 @@ std::vector<std::pair<std::string, std::string>> Registry::op_types(
 
 Expected<CreatedOp> Registry::create(const OpContext& ctx,
                                      const std::vector<std::string>& backends) const {
+  check_node(ctx);  // bad input is an Error whatever the backend
   std::vector<std::string> order = backends.empty() ? default_preference() : backends;
   std::string reasons;
   for (const auto& b : order) {

@@ -78,7 +78,8 @@ class Registry {
 
   // Creates an operator for `ctx.node`, trying `backends` in order (empty:
   // default_preference()). Returns a Refusal listing each backend's reason
-  // when none accepts.
+  // when none accepts. First validates the node (check_node in
+  // node_checks.h), throwing Error for bad attributes or parameter shapes.
   Expected<CreatedOp> create(const OpContext& ctx, const std::vector<std::string>& backends) const;
 
   // Backend metadata, declared where backends register (frameworks/):

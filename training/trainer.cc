@@ -83,8 +83,9 @@ Trainer::Trainer(network::Network& net, network::GraphExecutor& executor, Optimi
 void Trainer::validate(const Dataset& d) const {
   const auto fields = d.fields();
   for (const auto& [field, input] : cfg_.feeds) {
+    const std::string& wanted = field;  // clang 14 cannot capture a structured binding
     auto f = std::find_if(fields.begin(), fields.end(),
-                          [&](const FieldDesc& x) { return x.name == field; });
+                          [&](const FieldDesc& x) { return x.name == wanted; });
     std::string known;
     for (const auto& x : fields) known += (known.empty() ? "" : ", ") + x.name;
     DEEP500_CHECK(f != fields.end(), d.describe(), ": has no field '", field, "' (fields: ", known,

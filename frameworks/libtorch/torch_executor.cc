@@ -264,6 +264,7 @@ std::map<std::string, Tensor> graph_outputs(const network::Model& model,
     DEEP500_CHECK(it != values.end(), model.path, ": graph output '", o.name(),
                   "' was never computed");
     out[o.name()] = from_aten(it->second, model.path + ": graph output '" + o.name() + "'");
+    network::check_graph_output(o, out[o.name()], model.path);
   }
   return out;
 }

@@ -135,6 +135,28 @@ class EyeLikeOp final : public Operator {
 
 class RangeOp final : public Operator {
  public:
+  // max(ceil((limit - start) / delta), 0): exact for integers over their
+  // full range (128-bit), an Error when a float length is not finite or
+  // beyond any tensor.
+  template <typename T>
+  int64_t range_length(T start, T limit, T delta) const {
+    constexpr double kMaxLength = 9.0e18;  // below INT64_MAX, so the cast is defined
+    if constexpr (std::is_integral_v<T>) {
+      __int128 span = static_cast<__int128>(limit) - static_cast<__int128>(start);
+      __int128 d = static_cast<__int128>(delta);
+      __int128 n = span / d + ((span % d != 0 && ((span < 0) == (d < 0))) ? 1 : 0);
+      DEEP500_CHECK(n <= static_cast<__int128>(kMaxLength), node_,
+                    ": range of more than 9e18 elements");
+      return static_cast<int64_t>(std::max<__int128>(n, 0));
+    } else {
+      double q = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) /
+                           static_cast<double>(delta));
+      DEEP500_CHECK(std::isfinite(q), node_, ": range length is not finite");
+      DEEP500_CHECK(q <= kMaxLength, node_, ": range of ", q, " elements");
+      return static_cast<int64_t>(std::max(q, 0.0));
+    }
+  }
+
   explicit RangeOp(const OpContext& ctx) : node_(ctx.node.describe()) {
     DEEP500_CHECK(ctx.num_inputs() == 3, node_, ": expected 3 inputs (start, limit, delta), got ",
                   ctx.num_inputs());
@@ -155,26 +177,17 @@ class RangeOp final : public Operator {
           const T start = in[0].data<T>()[0], limit = in[1].data<T>()[0],
                   delta = in[2].data<T>()[0];
           DEEP500_CHECK(static_cast<double>(delta) != 0.0, node_, ": delta must not be zero");
-          int64_t n;
-          if constexpr (std::is_integral_v<T>) {
-            // Exact integer ceil((limit - start) / delta).
-            int64_t span = static_cast<int64_t>(limit) - static_cast<int64_t>(start);
-            int64_t d = static_cast<int64_t>(delta);
-            n = span / d + ((span % d != 0 && ((span < 0) == (d < 0))) ? 1 : 0);
-          } else {
-            double q = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) /
-                                 static_cast<double>(delta));
-            DEEP500_CHECK(std::isfinite(q), node_, ": range length is not finite");
-            n = static_cast<int64_t>(q);
-          }
-          n = std::max<int64_t>(n, 0);
+          int64_t n = range_length(start, limit, delta);
           Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), {n});
           T* p = y.data<T>();
-          for (int64_t i = 0; i < n; ++i)
-            p[i] =
-                T(static_cast<double>(start) + static_cast<double>(i) * static_cast<double>(delta));
-          if constexpr (std::is_integral_v<T>)
-            for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(start + i * delta);
+          for (int64_t i = 0; i < n; ++i) {
+            if constexpr (std::is_integral_v<T>)  // exact; every value lies in [start, limit]
+              p[i] =
+                  static_cast<T>(static_cast<__int128>(start) + static_cast<__int128>(i) * delta);
+            else
+              p[i] = T(static_cast<double>(start) +
+                       static_cast<double>(i) * static_cast<double>(delta));
+          }
         },
         node_);
   }

@@ -41,7 +41,8 @@ class GemmOp final : public Operator {
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     const Tensor* c = ops::optional_input(in, 2);
-    const auto [M, K, N] = dims(in[0].shape(), in[1].shape(), c ? &c->shape() : nullptr);
+    const MKN mkn = dims(in[0].shape(), in[1].shape(), c ? &c->shape() : nullptr);
+    const int64_t M = mkn.M, K = mkn.K, N = mkn.N;  // not a binding: lambdas capture them
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), {M, N});
     dispatch_numeric(
         in[0].dtype(),
@@ -73,7 +74,8 @@ class GemmOp final : public Operator {
                 std::span<Tensor> gx) override {
     if (!gy[0].defined()) return;
     const Tensor* c = ops::optional_input(in, 2);
-    const auto [M, K, N] = dims(in[0].shape(), in[1].shape(), c ? &c->shape() : nullptr);
+    const MKN mkn = dims(in[0].shape(), in[1].shape(), c ? &c->shape() : nullptr);
+    const int64_t M = mkn.M, K = mkn.K, N = mkn.N;  // not a binding: lambdas capture them
     dispatch_float(
         in[0].dtype(),
         [&](auto tag) {
