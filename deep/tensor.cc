@@ -3,8 +3,10 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 
 #include "deep/sizes.h"
@@ -191,6 +193,20 @@ std::string to_text(From v) {
     return buf;
   }
 }
+
+// A number converted to T. Floating point to an integer type, where C++
+// leaves NaN and out-of-range values undefined (and ONNX leaves the result
+// unspecified): NaN becomes 0 and values beyond T saturate.
+template <class T, class F>
+T convert(F v) {
+  if constexpr (std::is_integral_v<T> && std::is_floating_point_v<F>) {
+    if (std::isnan(v)) return T(0);
+    if (v <= static_cast<F>(std::numeric_limits<T>::lowest()))
+      return std::numeric_limits<T>::lowest();
+    if (v >= static_cast<F>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  }
+  return static_cast<T>(v);
+}
 }  // namespace
 
 Tensor Tensor::cast(DataType to) const {
@@ -211,11 +227,11 @@ Tensor Tensor::cast(DataType to) const {
         } else if constexpr (std::is_same_v<T, bool>) {
           d[i] = static_cast<double>(s[i]) != 0.0;
         } else if constexpr (std::is_same_v<F, Half> || std::is_same_v<F, BFloat16>) {
-          d[i] = static_cast<T>(static_cast<float>(s[i]));
+          d[i] = convert<T>(static_cast<float>(s[i]));
         } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
           d[i] = T(static_cast<float>(s[i]));
         } else {
-          d[i] = static_cast<T>(s[i]);
+          d[i] = convert<T>(s[i]);
         }
       }
     });

@@ -35,6 +35,7 @@
 #include "operators/custom_op_loader.h"
 #include "operators/registry.h"
 #include "recipes/cli/commands.h"
+#include "recipes/cli/problems.h"
 #include "validation/forward_check.h"
 #include "validation/gradient_check.h"
 
@@ -47,51 +48,7 @@ using deep500::split;
 
 using onnx::AttributeProto;
 
-constexpr int64_t kNoBatch = -1;
 constexpr int kMaxNodeOutputs = 4096;  // --outputs beyond what any schema bounds
-
-// "1x3x224x224"; "" or "scalar" is rank 0. The dimension "N" takes `batch`
-// (a --batch value); without one it is an error.
-Shape parse_shape(const std::string& text, const std::string& where, int64_t batch = kNoBatch) {
-  if (text.empty() || text == "scalar") return {};
-  Shape shape;
-  for (const auto& d : split(text, 'x')) {
-    int64_t v;
-    if (d == "N") {
-      DEEP500_CHECK(batch != kNoBatch, where, ": shape '", text,
-                    "' has the batch dimension N but no --batch was given");
-      v = batch;
-    } else {
-      DEEP500_CHECK(parse_int(d, v) && v >= 0, where, ": shape '", text,
-                    "' must be non-negative integers (or N, the --batch) separated by 'x', e.g. "
-                    "1x3x224x224");
-    }
-    shape.push_back(v);
-  }
-  return shape;
-}
-
-bool has_batch_dimension(const std::string& shape_text) {
-  auto dims = split(shape_text, 'x');
-  return std::find(dims.begin(), dims.end(), "N") != dims.end();
-}
-
-struct Input {
-  std::string name;
-  TensorDesc desc;
-};
-
-Input parse_input(const std::string& spec, int64_t batch) {
-  const std::string where = "--input '" + spec + "'";
-  auto parts = split(spec, ':');
-  DEEP500_CHECK(parts.size() == 3 && !parts[0].empty(), where,
-                ": expected NAME:dtype:shape, e.g. x:float32:1x3x224x224");
-  Input in{parts[0],
-           {parse_dtype(parts[1], where + " dtype"), parse_shape(parts[2], where, batch)}};
-  checked_mul(checked_numel(in.desc.shape, where), static_cast<int64_t>(size_of(in.desc.dtype)),
-              where);  // a size that overflows is an error here, naming the option
-  return in;
-}
 
 // The operator's definition: an ONNX schema, or a custom operator's signature
 // (loaded with --plugin; it has no schema).
@@ -126,161 +83,6 @@ AttributeProto parse_attr(const std::string& spec, const OpDefinition& def) {
   a.set_type(AttributeProto::STRING);
   a.set_s(spec.substr(eq + 1));
   return a;
-}
-
-// One benchmark/check problem: named inputs plus attributes it implies.
-struct Problem {
-  std::string label;  // the shape-file line, or the --input list
-  std::vector<Input> inputs;
-  std::vector<AttributeProto> attrs;
-};
-
-AttributeProto ints_attr(const std::string& name, std::vector<int64_t> v) {
-  AttributeProto a;
-  a.set_name(name);
-  a.set_type(AttributeProto::INTS);
-  for (auto x : v) a.add_ints(x);
-  return a;
-}
-
-// benchdnn descriptors: letters followed by a number, e.g. mb1ic64ih56oc64oh56kh3ph1.
-// A hand-written scanner: linear in the line, whatever its length.
-std::map<std::string, int64_t> parse_descriptor(const std::string& line, const std::string& where,
-                                                const std::set<std::string>& keys) {
-  auto is_lower = [](char c) { return c >= 'a' && c <= 'z'; };
-  auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
-  std::map<std::string, int64_t> v;
-  size_t pos = 0;
-  while (pos < line.size()) {
-    size_t key_end = pos, num_end;
-    while (key_end < line.size() && is_lower(line[key_end])) ++key_end;
-    for (num_end = key_end; num_end < line.size() && is_digit(line[num_end]);) ++num_end;
-    DEEP500_CHECK(key_end > pos && num_end > key_end, where, ": unexpected text at '",
-                  line.substr(pos, 40), "' (expected key/number pairs such as mb1ic64ih56)");
-    const std::string key = line.substr(pos, key_end - pos);
-    DEEP500_CHECK(keys.count(key), where, ": unknown key '", key, "' (expected one of: ",
-                  join(std::vector<std::string>(keys.begin(), keys.end()), " "), ")");
-    int64_t number;
-    DEEP500_CHECK(parse_int(line.substr(key_end, num_end - key_end), number), where, ": '", key,
-                  "' is followed by a number too large for 64 bits");
-    v[key] = number;
-    pos = num_end;
-  }
-  DEEP500_CHECK(!v.empty(), where, ": expected key/number pairs such as mb1ic64ih56");
-  return v;
-}
-
-Problem conv_problem(const std::string& line, const std::string& where, DataType dt,
-                     int64_t batch) {
-  auto v = parse_descriptor(line, where,
-                            {"g", "mb", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw",
-                             "ph", "pw", "dh", "dw"});
-  auto get = [&](const std::string& k, int64_t fallback) { return v.count(k) ? v[k] : fallback; };
-  for (const char* k : {"ic", "oc", "ih", "kh"})
-    DEEP500_CHECK(v.count(k), where, ": Conv descriptor needs '", k, "'");
-  const int64_t g = get("g", 1), mb = batch != kNoBatch ? batch : get("mb", 2);
-  const int64_t ic = v["ic"], oc = v["oc"];
-  const int64_t ih = v["ih"], iw = get("iw", ih), kh = v["kh"], kw = get("kw", kh);
-  const int64_t sh = get("sh", 1), sw = get("sw", sh), ph = get("ph", 0), pw = get("pw", ph);
-  const int64_t dh = get("dh", 0), dw = get("dw", dh);
-  DEEP500_CHECK(g >= 1 && ic % g == 0 && oc % g == 0, where, ": ic (", ic, ") and oc (", oc,
-                ") must be multiples of g (", g, ")");
-  DEEP500_CHECK(sh >= 1 && sw >= 1, where, ": strides sh/sw must be >= 1");
-  // benchdnn dilation 0 means none; ONNX counts it from 1.
-  const int64_t oh = (ih + 2 * ph - ((kh - 1) * (dh + 1) + 1)) / sh + 1;
-  const int64_t ow = (iw + 2 * pw - ((kw - 1) * (dw + 1) + 1)) / sw + 1;
-  DEEP500_CHECK(oh >= 1 && ow >= 1, where, ": the kernel does not fit the padded input");
-  DEEP500_CHECK(get("oh", oh) == oh && get("ow", ow) == ow, where, ": oh/ow given as ",
-                get("oh", oh), "/", get("ow", ow), " but the other sizes give ", oh, "/", ow);
-  Problem p;
-  p.label = line;
-  p.inputs = {{"X", {dt, {mb, ic, ih, iw}}}, {"W", {dt, {oc, ic / g, kh, kw}}}, {"B", {dt, {oc}}}};
-  p.attrs = {ints_attr("kernel_shape", {kh, kw}), ints_attr("strides", {sh, sw}),
-             ints_attr("pads", {ph, pw, ph, pw}), ints_attr("dilations", {dh + 1, dw + 1})};
-  AttributeProto group;
-  group.set_name("group");
-  group.set_type(AttributeProto::INT);
-  group.set_i(g);
-  p.attrs.push_back(group);
-  return p;
-}
-
-// --batch sets Gemm's m and MatMul's mb.
-Problem matmul_problem(const std::string& line, const std::string& where, DataType dt, bool gemm,
-                       int64_t batch) {
-  auto v = parse_descriptor(
-      line, where,
-      gemm ? std::set<std::string>{"m", "n", "k"} : std::set<std::string>{"mb", "m", "n", "k"});
-  if (batch != kNoBatch) v[gemm ? "m" : "mb"] = batch;
-  for (const char* k : {"m", "n", "k"})
-    DEEP500_CHECK(v.count(k), where, ": descriptor needs '", k, "', e.g. m128n256k512");
-  Shape a = {v["m"], v["k"]}, b = {v["k"], v["n"]};
-  if (v.count("mb")) {
-    a.insert(a.begin(), v["mb"]);
-    b.insert(b.begin(), v["mb"]);
-  }
-  return {line, {{"A", {dt, a}}, {"B", {dt, b}}}, {}};
-}
-
-// Generic line: one shape per input separated by ':' (benchdnn binary style).
-Problem shapes_problem(const std::string& line, const std::string& where, DataType dt,
-                       const std::vector<std::string>& names, int64_t batch) {
-  Problem p;
-  p.label = line;
-  auto shapes = split(line, ':');
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    std::string name = shapes.size() == names.size() ? names[i] : cat("x", i);
-    p.inputs.push_back({name, {dt, parse_shape(shapes[i], where, batch)}});
-  }
-  return p;
-}
-
-// The --batch values, or one "no batch" pass.
-std::vector<int64_t> batches(const OpOptions& o) {
-  for (auto b : o.batch) DEEP500_CHECK(b >= 1, "--batch: expected sizes >= 1, got ", b);
-  return o.batch.empty() ? std::vector<int64_t>{kNoBatch} : o.batch;
-}
-
-std::string with_batch(const std::string& label, int64_t batch) {
-  return batch == kNoBatch ? label : cat(label, " batch ", batch);
-}
-
-std::vector<Problem> read_shapes(const OpOptions& o, const std::vector<std::string>& names) {
-  std::istringstream in = [&] {
-    try {
-      return std::istringstream(read_file(o.shapes_path));  // a regular file of known size
-    } catch (const Error& e) {
-      throw Error(cat("--shapes '", o.shapes_path, "': ", e.what()));
-    }
-  }();
-  const DataType dt = parse_dtype(o.dtype, "--dtype");
-  std::vector<Problem> out;
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    line = line.substr(0, line.find('#'));
-    line.erase(std::remove_if(line.begin(), line.end(), ::isspace), line.end());
-    if (line.empty()) continue;
-    const std::string where = cat(o.shapes_path, ":", n);
-    const bool descriptor = std::islower(static_cast<unsigned char>(line[0]));
-    DEEP500_CHECK(descriptor || o.batch.empty() || has_batch_dimension(line), where, ": '", line,
-                  "' has no batch dimension N for --batch (e.g. Nx64x56x56:Nx64x56x56)");
-    for (int64_t b : batches(o)) {
-      Problem p;
-      if (!descriptor)
-        p = shapes_problem(line, where, dt, names, b);
-      else if (o.op_type == "Conv")
-        p = conv_problem(line, where, dt, b);
-      else if (o.op_type == "Gemm" || o.op_type == "MatMul")
-        p = matmul_problem(line, where, dt, o.op_type == "Gemm", b);
-      else
-        throw Error(cat(where, ": '", line, "': descriptors are for Conv, Gemm and MatMul; for ",
-                        o.op_type, " give one shape per input, e.g. 1x64x56x56:1x64x56x56"));
-      p.label = with_batch(p.label, b);
-      out.push_back(std::move(p));
-    }
-  }
-  DEEP500_CHECK(!out.empty(), "--shapes '", o.shapes_path, "': no problems in the file");
-  return out;
 }
 
 // Builds and validates the node for `p` (schema check: input count,
@@ -535,7 +337,16 @@ int run_bench(const OpOptions& o, const OpDefinition& def, const std::vector<Pro
 std::vector<Problem> make_problems(const OpOptions& o) {
   std::vector<std::string> names;
   for (const auto& spec : o.inputs) names.push_back(parse_input(spec, 1).name);
-  if (!o.shapes_path.empty()) return read_shapes(o, names);
+  if (!o.shapes_path.empty()) {
+    std::string text;
+    try {
+      text = read_file(o.shapes_path);  // a regular file of known size
+    } catch (const Error& e) {
+      throw Error(cat("--shapes '", o.shapes_path, "': ", e.what()));
+    }
+    return parse_shape_file(text, o.shapes_path, o.op_type, parse_dtype(o.dtype, "--dtype"),
+                            o.batch, names);
+  }
   DEEP500_CHECK(!o.inputs.empty(), "--input: ", o.op_type,
                 " needs inputs, e.g. --input x:float32:1x3x224x224 (or --shapes FILE)");
   DEEP500_CHECK(
@@ -546,7 +357,7 @@ std::vector<Problem> make_problems(const OpOptions& o) {
       "--batch: mark the batch dimension of an --input shape with N, e.g. "
       "x:float32:Nx3x224x224");
   std::vector<Problem> problems;
-  for (int64_t b : batches(o)) {
+  for (int64_t b : batch_values(o.batch)) {
     Problem p;
     for (const auto& spec : o.inputs) {
       p.inputs.push_back(parse_input(spec, b));

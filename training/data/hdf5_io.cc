@@ -10,6 +10,7 @@
 
 #include "deep/error.h"
 #include "deep/output_file.h"
+#include "deep/sizes.h"
 
 namespace deep500::training {
 namespace {
@@ -103,6 +104,30 @@ H5::H5File open_for_read(const std::string& path) {
   return H5::H5File(path, H5F_ACC_RDONLY);
 }
 
+// The stored bytes of a compact or contiguous dataset agree with its
+// dataspace and lie inside the file. libhdf5 itself trusts a compact
+// dataset's size (a damaged one made H5Dread copy from a null pointer).
+void check_storage(const H5::DataSet& ds, int64_t bytes, const std::string& path,
+                   const std::string& where) {
+  const hid_t plist = H5Dget_create_plist(ds.getId());
+  const H5D_layout_t layout = H5Pget_layout(plist);
+  H5Pclose(plist);
+  const hsize_t stored = H5Dget_storage_size(ds.getId());
+  if (layout == H5D_COMPACT) {
+    DEEP500_CHECK(stored == static_cast<hsize_t>(bytes), where, ": damaged: compact storage of ",
+                  stored, " bytes for ", bytes, " bytes of data");
+  } else if (layout == H5D_CONTIGUOUS) {
+    const haddr_t offset = H5Dget_offset(ds.getId());
+    if (offset == HADDR_UNDEF) return;  // never written: reads as the fill value
+    std::error_code ec;
+    const uintmax_t file_size = std::filesystem::file_size(path, ec);
+    DEEP500_CHECK(!ec && stored == static_cast<hsize_t>(bytes) && offset <= file_size &&
+                      static_cast<uintmax_t>(bytes) <= file_size - offset,
+                  where, ": damaged: ", bytes, " bytes of data stored as ", stored,
+                  " bytes at offset ", offset, " of a ", file_size, "-byte file");
+  }
+}
+
 Tensor read_dataset(const H5::H5File& file, const std::string& path, const std::string& name) {
   const std::string where = cat("HDF5 file ", path, ", dataset '", name, "'");
   try {
@@ -112,7 +137,11 @@ Tensor read_dataset(const H5::H5File& file, const std::string& path, const std::
     const int rank = space.getSimpleExtentNdims();
     std::vector<hsize_t> dims(rank);
     if (rank > 0) space.getSimpleExtentDims(dims.data());
-    Tensor t(dtype, Shape(dims.begin(), dims.end()));
+    const Shape shape(dims.begin(), dims.end());
+    check_storage(
+        ds, checked_mul(checked_numel(shape, where), static_cast<int64_t>(size_of(dtype)), where),
+        path, where);
+    Tensor t(dtype, shape);
     if (t.numel() > 0) ds.read(t.raw(), *h5_type(dtype));
     return t;
   } catch (const H5::Exception& e) {

@@ -12,9 +12,11 @@
 namespace deep500::reference {
 namespace {
 
-// Rounds half to even (the default FE_TONEAREST mode) and clamps to T.
+// Rounds half to even (the default FE_TONEAREST mode) and clamps to T; NaN
+// (which ONNX leaves undefined and a cast would make UB) becomes 0.
 template <class T>
 T saturate(double v) {
+  if (std::isnan(v)) return T(0);
   v = std::nearbyint(v);
   v = std::min<double>(std::max<double>(v, std::numeric_limits<T>::lowest()),
                        std::numeric_limits<T>::max());

@@ -1,0 +1,58 @@
+// What the fuzz harnesses (tests/fuzz) found, each with its input: the
+// input files live in tests/fuzz/regressions, or are ONNX test data.
+//  * fuzz_model: ONNX's own DynamicQuantizeLinear test model on an all-zero
+//    input computes scale 0, so 0/0 = NaN reached a float-to-uint8
+//    conversion (undefined behaviour: UBSan stopped it) in Cast and
+//    QuantizeLinear.
+//  * fuzz_checkpoint: a damaged compact HDF5 dataset with no stored bytes
+//    made libhdf5's H5Dread copy from a null pointer (SIGSEGV).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "frameworks/register_all.h"
+#include "network/model.h"
+#include "network/reference_executor.h"
+#include "tests/error_of.h"
+#include "training/checkpoint.h"
+
+using deep500::test::error_of;
+using namespace deep500;
+
+namespace {
+
+TEST(FuzzFindings, FloatToIntegerCastsOfNaNAndOutOfRangeValuesAreDefined) {
+  const float inf = std::numeric_limits<float>::infinity();
+  Tensor x = Tensor::from_vector<float>({6}, {std::nanf(""), -inf, inf, 1e10f, -1e10f, 7.9f});
+  EXPECT_EQ(x.cast(DataType::UInt8).to_double_vector(),
+            (std::vector<double>{0, 0, 255, 255, 0, 7}));
+  EXPECT_EQ(x.cast(DataType::Int32).to_double_vector(),
+            (std::vector<double>{0, -2147483648.0, 2147483647.0, 2147483647.0, -2147483648.0, 7}));
+  Tensor big = Tensor::from_vector<double>({2}, {1e300, -1e300});
+  auto i64 = big.cast(DataType::Int64);
+  EXPECT_EQ(i64.data<int64_t>()[0], std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(i64.data<int64_t>()[1], std::numeric_limits<int64_t>::min());
+}
+
+TEST(FuzzFindings, DynamicQuantizeLinearOfZerosIsZero) {
+  frameworks::register_all();
+  auto model = network::load_model(std::string(DEEP500_ONNX_TESTDATA) +
+                                   "/node/test_dynamicquantizelinear_expanded/model.onnx");
+  network::ReferenceExecutor ex(model, {.backends = {"reference"}});
+  auto out = ex.run({{"x", Tensor(DataType::Float, {6})}});
+  EXPECT_EQ(out.at("y").to_double_vector(), std::vector<double>(6, 0.0));
+  EXPECT_EQ(out.at("y_zero_point").to_double_vector(), std::vector<double>{0.0});
+}
+
+TEST(FuzzFindings, DamagedCompactDatasetInACheckpointIsRefused) {
+  const std::string path =
+      std::string(DEEP500_FUZZ_REGRESSIONS) + "/checkpoint-compact-dataset-without-data.h5";
+  EXPECT_NE(error_of([&] { (void)training::load_checkpoint(path); })
+                .find("dataset 'counters/step': damaged: compact storage of 0 bytes for 8 bytes "
+                      "of data"),
+            std::string::npos)
+      << error_of([&] { (void)training::load_checkpoint(path); });
+}
+
+}  // namespace
