@@ -156,6 +156,31 @@ void check_layer_norm(const OpContext& ctx) {
   check_broadcasts(ctx, 2, "B", normalized, "X's normalized dims");
 }
 
+// Input ranks the ONNX spec fixes, for ops whose ONNX shape inference
+// (run for costs and plans before any kernel) reads dims without checking
+// the rank. Found by fuzzing (tests/fuzz): STFT on a 1-D signal crashed
+// inside libonnx.
+struct RankRule {
+  const char* op;
+  size_t input;
+  const char* role;
+  size_t rank;
+};
+constexpr RankRule kRankRules[] = {{"STFT", 0, "signal", 3},
+                                   {"STFT", 1, "frame_step", 0},
+                                   {"STFT", 2, "window", 1},
+                                   {"STFT", 3, "frame_length", 0}};
+
+void check_ranks(const OpContext& ctx) {
+  for (const auto& rule : kRankRules) {
+    if (ctx.node.op_type != rule.op || !ctx.has_input(rule.input)) continue;
+    const Shape& s = ctx.inputs[rule.input].shape;
+    DEEP500_CHECK(s.size() == rule.rank, ctx.node.describe(), ": ",
+                  input_name(ctx.node, rule.input, rule.role), " has rank ", s.size(), " (shape ",
+                  to_string(s), "), expected rank ", rule.rank);
+  }
+}
+
 void check_parameter_shapes(const OpContext& ctx) {
   const std::string& op = ctx.node.op_type;
   if (op == "Conv") {
@@ -180,6 +205,7 @@ void check_parameter_shapes(const OpContext& ctx) {
 void check_node(const OpContext& ctx) {
   if (!ctx.node.domain.empty() && ctx.node.domain != "ai.onnx") return;
   check_attributes(ctx.node);
+  check_ranks(ctx);
   check_parameter_shapes(ctx);
 }
 

@@ -10,8 +10,10 @@
 //    epsilon is finite and >= 0;
 //  * sizes are positive (kernel_shape, strides, dilations, group, blocksize,
 //    LRN size) and paddings non-negative (pads, output_padding).
-// Parameter shapes (checked when the input descriptors are known, i.e. an
-// input's dtype is defined and its dims non-negative):
+// Input ranks the spec fixes where ONNX's own shape inference would read
+// past the dims (STFT). Parameter shapes (checked when the input
+// descriptors are known, i.e. an input's dtype is defined and its dims
+// non-negative):
 //  * Conv B is [M] for W [M, C/group, ...]; ConvTranspose B is
 //    [W.dim(1) * group];
 //  * Gemm C broadcasts (unidirectionally) to [M, N];

@@ -1,10 +1,5 @@
 #include "validation/onnx_conformance.h"
 
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -13,6 +8,7 @@
 
 #include <onnx/onnx-data_pb.h>
 
+#include "deep/child_process.h"
 #include "deep/onnx_tensor.h"
 #include "network/model.h"
 #include "network/reference_executor.h"
@@ -227,58 +223,14 @@ CaseResult run_case_isolated(const std::string& dir, const ConformanceOptions& o
   CaseResult r;
   r.path = dir;
   r.name = fs::path(dir).filename().string();
-  int fds[2];
-  DEEP500_CHECK(pipe(fds) == 0, "pipe() failed: ", std::strerror(errno));
   auto t0 = std::chrono::steady_clock::now();
-  pid_t pid = fork();
-  DEEP500_CHECK(pid >= 0, "fork() failed: ", std::strerror(errno));
-  if (pid == 0) {
-    close(fds[0]);
-    std::string msg = encode(run_case(dir, opt));
-    size_t off = 0;
-    while (off < msg.size()) {
-      ssize_t w = write(fds[1], msg.data() + off, msg.size() - off);
-      if (w <= 0) break;
-      off += static_cast<size_t>(w);
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string buf;
-  bool timed_out = false;
-  char chunk[4096];
-  for (;;) {
-    double left = opt.timeout_seconds -
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (left <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    int ready = poll(&p, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;
-    ssize_t n = read(fds[0], chunk, sizeof chunk);
-    if (n <= 0) break;
-    buf.append(chunk, static_cast<size_t>(n));
-  }
-  close(fds[0]);
-  if (timed_out) kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  ChildResult child = run_in_child([&] { return encode(run_case(dir, opt)); }, opt.timeout_seconds);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (timed_out) {
-    r.status = CaseStatus::Failed;
-    r.message = cat("timed out after ", opt.timeout_seconds, " s");
-  } else if (WIFSIGNALED(status)) {
-    r.status = CaseStatus::Failed;
-    r.message =
-        cat("crashed with signal ", WTERMSIG(status), " (", strsignal(WTERMSIG(status)), ")");
-  } else if (buf.empty()) {
-    r.status = CaseStatus::Failed;
-    r.message = cat("child process exited with status ", WEXITSTATUS(status), " and no result");
+  if (child.completed) {
+    decode(child.output, r);
   } else {
-    decode(buf, r);
+    r.status = CaseStatus::Failed;
+    r.message = child.failure;
   }
   return r;
 }

@@ -40,6 +40,7 @@ struct OpOptions {
   std::vector<std::string> backends;    // empty = reference; "all" = every registered one
   unsigned long long seed = 42;         // of the random inputs
   std::vector<double> range = {-1, 1};  // uniform input range
+  bool isolate = true;  // each backend's check / first run in a child process (a crash is a row)
   // check
   bool grad = false;  // also run the gradient check
   // bench

@@ -23,6 +23,7 @@
 
 #include <onnx/defs/schema.h>
 
+#include "deep/child_process.h"
 #include "deep/onnx_tensor.h"
 #include "deep/output_file.h"
 #include "deep/sizes.h"
@@ -145,49 +146,81 @@ std::vector<TensorDesc> descs(const Problem& p) {
   return d;
 }
 
+// One line of the check table.
+std::string check_row(const std::string& b, const std::string& check, const std::string& status,
+                      const std::string& abs, const std::string& rel, const std::string& worst,
+                      const std::string& tail) {
+  std::ostringstream out;
+  out << std::left << std::setw(12) << b << std::setw(16) << check << std::setw(20) << status
+      << std::setw(12) << abs << std::setw(12) << rel << std::setw(14) << worst << tail;
+  return out.str();
+}
+
+// A backend's checks as text: "row\t<table line>" and "tally\t<P|F|S>" lines
+// (one tally per check), so that a child process can send them.
+std::string check_backend(const OpOptions& o, const OpDefinition& def, const ops::NodeSpec& node,
+                          const std::vector<Tensor>& inputs, const std::string& b) {
+  std::string out;
+  auto row = [&](auto&&... cells) { out += "row\t" + check_row(cells...) + "\n"; };
+  auto tally = [&](validation::CheckStatus s) {
+    out += s == validation::CheckStatus::Passed   ? "tally\tP\n"
+           : s == validation::CheckStatus::Failed ? "tally\tF\n"
+                                                  : "tally\tS\n";
+  };
+  auto f = def.custom ? validation::check_forward_self_consistent(node, inputs, b)
+                      : validation::check_forward(node, inputs, b);
+  std::string worst =
+      f.worst_output >= 0 && f.worst_index >= 0 && f.max_abs_error > 0
+          ? cat(node.outputs[static_cast<size_t>(f.worst_output)], "[", f.worst_index, "]")
+          : "-";
+  row(b, "forward", validation::check_status_name(f.status), sci(f.max_abs_error),
+      sci(f.max_rel_error), worst, f.message.empty() ? f.implementation : f.message);
+  tally(f.status);
+  if (!o.grad) return out;
+  auto g = validation::check_gradient(node, inputs, b);
+  if (g.inputs.empty())
+    row(b, "gradient", validation::check_status_name(g.status), "-", "-", "-", g.message);
+  for (const auto& c : g.inputs) {
+    const bool measured = c.checked_elements > 0;
+    row(b, "gradient " + c.name, validation::gradient_status_name(c.status),
+        measured ? sci(c.max_abs_error) : "-", measured ? sci(c.max_rel_error) : "-",
+        c.worst_index >= 0 ? cat(c.name, "[", c.worst_index, "]") : "-",
+        c.message.empty() ? cat(g.implementation, " in ", name_of(g.computed_in), ", ",
+                                c.checked_elements, " elements")
+                          : c.message);
+  }
+  tally(g.status);
+  return out;
+}
+
 int run_check(const OpOptions& o, const OpDefinition& def, const ops::NodeSpec& node,
               const Problem& p) {
   auto inputs = validation::random_inputs(descs(p), o.seed, o.range[0], o.range[1]);
   std::cout << "op check " << o.op_type << " (opset " << o.opset << ") " << p.label << ", seed "
             << o.seed << "\n";
-  std::cout << std::left << std::setw(12) << "backend" << std::setw(16) << "check" << std::setw(20)
-            << "status" << std::setw(12) << "max abs err" << std::setw(12) << "max rel err"
-            << std::setw(14) << "worst"
-            << "implementation / reason\n";
+  std::cout << check_row("backend", "check", "status", "max abs err", "max rel err", "worst",
+                         "implementation / reason")
+            << "\n";
   int passed = 0, failed = 0;
-  auto row = [](const std::string& b, const std::string& check, const std::string& status,
-                const std::string& abs, const std::string& rel, const std::string& worst,
-                const std::string& tail) {
-    std::cout << std::left << std::setw(12) << b << std::setw(16) << check << std::setw(20)
-              << status << std::setw(12) << abs << std::setw(12) << rel << std::setw(14) << worst
-              << tail << "\n";
-  };
   for (const auto& b : backend_list(o, def)) {
-    auto f = def.custom ? validation::check_forward_self_consistent(node, inputs, b)
-                        : validation::check_forward(node, inputs, b);
-    std::string worst =
-        f.worst_output >= 0 && f.worst_index >= 0 && f.max_abs_error > 0
-            ? cat(node.outputs[static_cast<size_t>(f.worst_output)], "[", f.worst_index, "]")
-            : "-";
-    row(b, "forward", validation::check_status_name(f.status), sci(f.max_abs_error),
-        sci(f.max_rel_error), worst, f.message.empty() ? f.implementation : f.message);
-    passed += f.status == validation::CheckStatus::Passed;
-    failed += f.status == validation::CheckStatus::Failed;
-    if (!o.grad) continue;
-    auto g = validation::check_gradient(node, inputs, b);
-    if (g.inputs.empty())
-      row(b, "gradient", validation::check_status_name(g.status), "-", "-", "-", g.message);
-    for (const auto& c : g.inputs) {
-      const bool measured = c.checked_elements > 0;
-      row(b, "gradient " + c.name, validation::gradient_status_name(c.status),
-          measured ? sci(c.max_abs_error) : "-", measured ? sci(c.max_rel_error) : "-",
-          c.worst_index >= 0 ? cat(c.name, "[", c.worst_index, "]") : "-",
-          c.message.empty() ? cat(g.implementation, " in ", name_of(g.computed_in), ", ",
-                                  c.checked_elements, " elements")
-                            : c.message);
+    std::string text;
+    if (o.isolate) {
+      ChildResult child = run_in_child([&] { return check_backend(o, def, node, inputs, b); }, 0);
+      if (child.threw_error) throw Error(child.failure);  // bad input, as without isolation
+      text =
+          child.completed
+              ? child.output
+              : cat("row\t",
+                    check_row(b, "forward", "FAILED", "-", "-", "-", "the kernel " + child.failure),
+                    "\ntally\tF\n");
+    } else {
+      text = check_backend(o, def, node, inputs, b);
     }
-    passed += g.status == validation::CheckStatus::Passed;
-    failed += g.status == validation::CheckStatus::Failed;
+    for (const auto& line : split(text, '\n')) {
+      if (line.rfind("row\t", 0) == 0) std::cout << line.substr(4) << "\n";
+      passed += line == "tally\tP";
+      failed += line == "tally\tF";
+    }
   }
   if (failed > 0) {
     std::cout << "FAILED: " << failed << " check(s) failed\n";
@@ -301,6 +334,21 @@ int run_bench(const OpOptions& o, const OpDefinition& def, const std::vector<Pro
         }
         std::string impl = made->implementation;
         OpWorkload w(nodes[i], std::move(made.value()), inputs, o.op_type, backward, o.seed);
+        if (o.isolate) {  // a kernel that crashes on its first run is an error row
+          ChildResult first = run_in_child(
+              [&] {
+                w.setup();
+                w.run();
+                return std::string();
+              },
+              0);
+          if (!first.completed) {
+            info << "error " << b << " " << pass << " " << probs[i].label << ": "
+                 << (first.threw_error ? "" : "the kernel ") << first.failure << "\n";
+            ++errors;
+            continue;
+          }
+        }
         try {
           results.push_back(runner.run(w));
         } catch (const std::exception& e) {

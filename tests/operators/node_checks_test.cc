@@ -132,6 +132,19 @@ TEST(NodeChecks, AttributeValuesAreRangeChecked) {
   EXPECT_EQ(check(pad, {f32({3, 4})}), "");
 }
 
+// A fuzz finding: ONNX's STFT shape inference indexed dims of a 1-D signal
+// (a crash in libonnx when the optimized executor costed the node).
+TEST(NodeChecks, StftInputRanksAreTheSpecs) {
+  auto stft = node("STFT", 4);
+  const TensorDesc i64_scalar{DataType::Int64, {}};
+  EXPECT_EQ(check(stft, {f32({1, 128, 1}), i64_scalar, TensorDesc{}, i64_scalar}), "");
+  EXPECT_EQ(check(stft, {f32({76}), i64_scalar, TensorDesc{}, i64_scalar}),
+            "node 'n0' (STFT, opset 17): signal 'in0' has rank 1 (shape [76]), expected rank 3");
+  EXPECT_NE(check(stft, {f32({1, 128, 1}), i64_scalar, f32({4, 4}), i64_scalar})
+                .find("window 'in2' has rank 2"),
+            std::string::npos);
+}
+
 // Registry::create runs the checks before any backend sees the node.
 TEST(NodeChecks, EveryBackendGetsTheSameError) {
   frameworks::register_all();

@@ -229,6 +229,29 @@ TEST_F(CustomOpPluginCli, BenchRecordsPluginAndTimesBothPasses) {
   EXPECT_EQ(j["results"][3]["counters"]["flops"], 2 * 4.0 * 8 * 64);
 }
 
+// A kernel that dereferences null: each backend's check and the first run
+// before timing happen in a child process, so the crash is a failed row
+// (exit 1) naming the signal, and the other rows still run.
+TEST_F(CustomOpPluginCli, ACrashingKernelIsAFailedRowNotADeadProcess) {
+  const char* crashing = std::getenv("DEEP500_CRASHING_PLUGIN");
+  ASSERT_NE(crashing, nullptr) << "DEEP500_CRASHING_PLUGIN is not set (ctest sets it)";
+  const std::string op =
+      cat("op check Crash --domain test.crash --plugin ", crashing, " --input x:float32:4");
+  auto r = deep500::testing::run(op);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("FAILED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the kernel crashed with signal 11 (Segmentation fault)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("FAILED: 1 check(s) failed"), std::string::npos) << r.out;
+  r = deep500::testing::run(cat("op bench Crash --domain test.crash --plugin ", crashing,
+                                " --input x:float32:4 --min-reps 2 --max-reps 2 --min-time 0"));
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("error custom forward x:float32[4]: the kernel crashed with signal 11"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("FAILED: nothing was measured"), std::string::npos) << r.out;
+}
+
 TEST_F(CustomOpPluginCli, InferRunsAModelHoldingTheCustomOperator) {
   onnx::ModelProto m = test::new_model("swish_relu");
   auto* custom_domain = m.add_opset_import();

@@ -5,7 +5,11 @@
 //    conversion (undefined behaviour: UBSan stopped it) in Cast and
 //    QuantizeLinear.
 //  * fuzz_checkpoint: a damaged compact HDF5 dataset with no stored bytes
-//    made libhdf5's H5Dread copy from a null pointer (SIGSEGV).
+//    made libhdf5's H5Dread copy from a null pointer (SIGSEGV); another
+//    damaged file crashed libhdf5 in H5A__close (reads of HDF5 files now
+//    run first in a child process).
+//  * fuzz_model: STFT on a 1-D signal crashed inside libonnx's shape
+//    inference when the optimized executor costed the node.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +17,7 @@
 
 #include "frameworks/register_all.h"
 #include "network/model.h"
+#include "network/optimized_executor.h"
 #include "network/reference_executor.h"
 #include "tests/error_of.h"
 #include "training/checkpoint.h"
@@ -53,6 +58,27 @@ TEST(FuzzFindings, DamagedCompactDatasetInACheckpointIsRefused) {
                       "of data"),
             std::string::npos)
       << error_of([&] { (void)training::load_checkpoint(path); });
+}
+
+TEST(FuzzFindings, ACheckpointThatCrashesLibhdf5IsAnError) {
+  const std::string path = std::string(DEEP500_FUZZ_REGRESSIONS) + "/checkpoint-h5a-close-crash.h5";
+  const std::string e = error_of([&] { (void)training::load_checkpoint(path); });
+  EXPECT_NE(e.find(path), std::string::npos) << e;
+  EXPECT_NE(e.find("damaged"), std::string::npos) << e;
+}
+
+TEST(FuzzFindings, StftOnAOneDimensionalSignalIsAnError) {
+  frameworks::register_all();
+  auto model =
+      network::load_model(std::string(DEEP500_FUZZ_REGRESSIONS) + "/model-stft-1d-signal.onnx");
+  network::OptimizedExecutor ex(model, {.backends = {"reference"}, .strict_feed_shapes = false});
+  const std::string e = error_of([&] {
+    ex.inference({{"signal", Tensor(DataType::Float, {76})},
+                  {"frame_step", Tensor::scalar<int64_t>(8)},
+                  {"frame_length", Tensor::scalar<int64_t>(16)}});
+  });
+  EXPECT_NE(e.find("signal 'signal' has rank 1 (shape [76]), expected rank 3"), std::string::npos)
+      << e;
 }
 
 }  // namespace

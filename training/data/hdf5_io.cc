@@ -8,6 +8,7 @@
 #include <functional>
 #include <mutex>
 
+#include "deep/child_process.h"
 #include "deep/error.h"
 #include "deep/output_file.h"
 #include "deep/sizes.h"
@@ -55,6 +56,34 @@ auto guarded(const std::string& what, F&& f) -> decltype(f()) {
   } catch (const H5::Exception& e) {
     throw_h5(what, e);
   }
+}
+
+// A read of a file that may be damaged. libhdf5 (1.10) itself can crash on
+// corrupted files (fuzzing found a null read in H5Dread and a crash in
+// H5A__close), so the read runs first in a child process: a crash there is
+// an Error naming the file, and only a read that succeeded there runs here.
+// The child is forked while this process holds the HDF5 mutex, so no other
+// thread is inside libhdf5 and the child needs no lock.
+template <class F>
+auto guarded_read(const std::string& what, F&& f) -> decltype(f()) {
+  std::lock_guard<std::mutex> lock(hdf5_mutex());
+  H5::Exception::dontPrint();
+  auto attempt = [&] {
+    try {
+      return f();
+    } catch (const H5::Exception& e) {
+      throw_h5(what, e);
+    }
+  };
+  ChildResult probe = run_in_child(
+      [&] {
+        (void)attempt();
+        return std::string();
+      },
+      0);
+  if (probe.threw_error) throw Error(probe.failure);
+  DEEP500_CHECK(probe.completed, what, ": damaged: libhdf5 ", probe.failure, " reading it");
+  return attempt();
 }
 
 const H5::PredType* h5_type(DataType t) {
@@ -223,7 +252,7 @@ void write_hdf5(const std::string& path, const std::map<std::string, Tensor>& te
 }
 
 std::map<std::string, Tensor> read_hdf5(const std::string& path) {
-  return guarded(cat("read_hdf5: HDF5 file ", path), [&] {
+  return guarded_read(cat("read_hdf5: HDF5 file ", path), [&] {
     H5::H5File file = open_for_read(path);
     std::map<std::string, Tensor> out;
     visit_datasets(file.openGroup("/"), "",
@@ -233,7 +262,7 @@ std::map<std::string, Tensor> read_hdf5(const std::string& path) {
 }
 
 Tensor read_hdf5_dataset(const std::string& path, const std::string& name) {
-  return guarded(cat("read_hdf5: HDF5 file ", path, ", dataset '", name, "'"), [&] {
+  return guarded_read(cat("read_hdf5: HDF5 file ", path, ", dataset '", name, "'"), [&] {
     H5::H5File file = open_for_read(path);
     DEEP500_CHECK(file.nameExists(name), "HDF5 file ", path, " has no dataset '", name, "'");
     return read_dataset(file, path, name);
@@ -241,7 +270,7 @@ Tensor read_hdf5_dataset(const std::string& path, const std::string& name) {
 }
 
 std::map<std::string, std::string> read_hdf5_attributes(const std::string& path) {
-  return guarded(cat("read_hdf5: HDF5 file ", path, ", attributes"), [&] {
+  return guarded_read(cat("read_hdf5: HDF5 file ", path, ", attributes"), [&] {
     H5::H5File file = open_for_read(path);
     H5::Group root = file.openGroup("/");
     std::map<std::string, std::string> out;
@@ -257,7 +286,7 @@ std::map<std::string, std::string> read_hdf5_attributes(const std::string& path)
 }
 
 Hdf5Layout hdf5_layout(const std::string& path, const std::string& name) {
-  return guarded(cat("HDF5 file ", path, ", dataset '", name, "'"), [&] {
+  return guarded_read(cat("HDF5 file ", path, ", dataset '", name, "'"), [&] {
     H5::H5File file = open_for_read(path);
     H5::DataSet ds = file.openDataSet(name);
     H5::DSetCreatPropList dcpl = ds.getCreatePlist();

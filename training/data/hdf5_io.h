@@ -31,6 +31,11 @@ void write_hdf5(const std::string& path, const std::map<std::string, Tensor>& te
                 const std::map<std::string, std::string>& attributes = {},
                 const Hdf5WriteOptions& options = {});
 
+// Reading: files may be damaged or crafted. Each read runs first in a child
+// process (libhdf5 itself can crash on a corrupted file: that becomes an
+// Error naming the file, "damaged: libhdf5 crashed with signal 11 ...");
+// only a read that succeeded there runs in this process. Stored sizes are
+// checked against the dataspace before a dataset is read.
 // Every dataset of the file, by its full path without the leading '/'.
 std::map<std::string, Tensor> read_hdf5(const std::string& path);
 // One dataset ("opt/m/w1").
