@@ -78,9 +78,10 @@ int main(int argc, char** argv) {
                   "m of Gemm descriptors; one problem each")
         ->delimiter(',');
     add_settings(c, oo.settings);
-    c->add_flag("!--no-isolate", oo.isolate,
-                "run kernels in this process (default: each backend's check, and a first run before "
-                "timing, in a child process, so that a crashing kernel is a failed row)");
+    c->add_flag(
+        "!--no-isolate", oo.isolate,
+        "run kernels in this process (default: each backend's check, and a first run before "
+        "timing, in a child process, so that a crashing kernel is a failed row)");
     if (std::string(mode) == "check") {
       c->add_flag("--grad", oo.grad, "also check backward() with finite differences");
       continue;

@@ -31,9 +31,8 @@ static void destroy(void* self) {
   free(self);
 }
 
-static const deep500_custom_op_def defs[] = {
-    {DEEP500_CUSTOM_OP_ABI_VERSION, "test.crash", "Crash", 1, 1, create, infer, forward, NULL, NULL,
-     destroy}};
+static const deep500_custom_op_def defs[] = {{DEEP500_CUSTOM_OP_ABI_VERSION, "test.crash", "Crash",
+                                              1, 1, create, infer, forward, NULL, NULL, destroy}};
 
 __attribute__((visibility("default"))) int32_t deep500_custom_ops(
     const deep500_custom_op_def** out) {
