@@ -65,6 +65,10 @@ ChildResult run_in_child(const std::function<std::string()>& work, double timeou
   }
   if (pid == 0) {
     close(fds[0]);
+    // The parent's SIGINT/SIGTERM handlers (stop after this unit of work)
+    // are not the child's: the child ends at once.
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     try {
       send_and_exit(fds[1], 'R', work());
     } catch (const Error& e) {

@@ -10,8 +10,9 @@
 //    epsilon is finite and >= 0;
 //  * sizes are positive (kernel_shape, strides, dilations, group, blocksize,
 //    LRN size) and paddings non-negative (pads, output_padding).
-// Input ranks the spec fixes where ONNX's own shape inference would read
-// past the dims (STFT). Parameter shapes (checked when the input
+// Input ranks the spec requires where ONNX's own shape inference or a
+// kernel would read past the dims (STFT, Split, Concat, Gather, ...).
+// Parameter shapes (checked when the input
 // descriptors are known, i.e. an input's dtype is defined and its dims
 // non-negative):
 //  * Conv B is [M] for W [M, C/group, ...]; ConvTranspose B is

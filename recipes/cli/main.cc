@@ -18,8 +18,9 @@ int main(int argc, char** argv) {
       "Exit codes: 0 success; 1 a check, comparison or criterion failed (op check, compare, "
       "onnx-test --min-pass, train --target-accuracy not reached or a NaN/Inf loss); 2 bad input "
       "(one line "
-      "'deep500: error: ...'); 3 internal error; 130 train interrupted by SIGINT/SIGTERM (results "
-      "and checkpoint written).");
+      "'deep500: error: ...'); 3 internal error; 130 train or onnx-test interrupted by "
+      "SIGINT/SIGTERM (results so far "
+      "written, marked interrupted; train's checkpoint too).");
   app.require_subcommand(1);
   app.set_version_flag("--version", cli::version_text,
                        "print version, git revision, build type and backends, and exit");

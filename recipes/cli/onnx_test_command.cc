@@ -10,6 +10,7 @@
 #include "metrics/json_reporter.h"
 #include "network/settings.h"
 #include "recipes/cli/commands.h"
+#include "recipes/cli/interrupt.h"
 #include "validation/onnx_conformance.h"
 
 namespace deep500::cli {
@@ -23,17 +24,26 @@ int onnx_test(const OnnxTestOptions& o) {
   opt.timeout_seconds = o.timeout_seconds;
   opt.isolate = o.isolate;
 
+  // SIGINT/SIGTERM: stop after the current case; the rows so far are
+  // reported and written, marked interrupted (exit 130).
+  InterruptScope interrupt;
   std::vector<validation::CaseResult> rows;
+  size_t cases = 0;
   for (const auto& dir : o.dirs)
     for (const auto& c : validation::find_cases(dir)) {
       if (!o.filter.empty() && c.find(o.filter) == std::string::npos) continue;
-      rows.push_back(validation::run_case_isolated(c, opt));
+      ++cases;
+      if (InterruptScope::requested()) continue;
+      auto row = validation::run_case_isolated(c, opt);
+      if (InterruptScope::requested()) continue;  // a case cut short is no result
+      rows.push_back(std::move(row));
       const auto& r = rows.back();
       if (o.verbose || r.status == validation::CaseStatus::Failed)
         std::cout << std::left << std::setw(8) << validation::status_name(r.status) << r.name
                   << (r.message.empty() ? "" : ": " + r.message.substr(0, 300)) << "\n";
     }
 
+  const bool interrupted = InterruptScope::requested();
   struct Tally {
     int passed = 0, failed = 0, skipped = 0;
   };
@@ -73,6 +83,8 @@ int onnx_test(const OnnxTestOptions& o) {
     context.settings.insert(context.settings.begin(), {"executor", "reference"});
     nlohmann::json j = {{"format_version", metrics::kResultFormatVersion},
                         {"context", metrics::to_json(context)},
+                        {"interrupted", interrupted},
+                        {"cases", cases},
                         {"rows", nlohmann::json::array()}};
     for (const auto& r : rows)
       j["rows"].push_back({{"name", r.name},
@@ -86,6 +98,10 @@ int onnx_test(const OnnxTestOptions& o) {
   }
   std::cout << "\nconformance: " << total.passed << " passed, " << total.failed << " failed, "
             << total.skipped << " skipped\n";
+  if (interrupted) {
+    std::cout << "interrupted: " << rows.size() << " of " << cases << " cases ran\n";
+    return kInterrupted;
+  }
   if (o.min_pass >= 0 && total.passed < o.min_pass) {
     std::cout << "FAILED: " << total.passed << " passed is below the recorded minimum "
               << o.min_pass << "\n";

@@ -5,9 +5,7 @@
 // Trainer. Everything random derives from --seed, so two runs with the same
 // seed and thread count are bit-identical, and --resume continues exactly.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +21,7 @@
 #include "metrics/json_reporter.h"
 #include "network/settings.h"
 #include "recipes/cli/commands.h"
+#include "recipes/cli/interrupt.h"
 #include "recipes/cli/model_feeds.h"
 #include "training/data/cifar_dataset.h"
 #include "training/data/idx_dataset.h"
@@ -214,27 +213,6 @@ struct LossLog : training::TrainingEvents {
   }
 };
 
-// Set by the first SIGINT/SIGTERM (the Trainer stops after the current batch,
-// writing its checkpoint and results); a second one kills as usual.
-std::atomic<bool> interrupt_requested{false};
-
-extern "C" void request_interrupt(int signal) {
-  interrupt_requested.store(true);
-  std::signal(signal, SIG_DFL);
-}
-
-struct InterruptScope {
-  InterruptScope() {
-    interrupt_requested.store(false);
-    std::signal(SIGINT, request_interrupt);
-    std::signal(SIGTERM, request_interrupt);
-  }
-  ~InterruptScope() {
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
-  }
-};
-
 void write_text(const std::string& path, const std::string& text) {
   write_output_file(path, {text}, "writing " + path);
 }
@@ -339,7 +317,7 @@ int train_command(const TrainOptions& o) {
   cfg.seed = seeds.trainer;
   cfg.progress = o.progress;
   cfg.stop_on_non_finite = !o.continue_on_non_finite;
-  cfg.interrupt = &interrupt_requested;
+  cfg.interrupt = &InterruptScope::requested();
   cfg.loader.threads = o.prefetch_threads;
   cfg.loader.prefetch = std::max(2, o.prefetch_threads);
   cfg.loader.transforms = transforms;

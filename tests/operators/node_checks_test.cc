@@ -145,6 +145,16 @@ TEST(NodeChecks, StftInputRanksAreTheSpecs) {
             std::string::npos);
 }
 
+// A fuzz finding: Split of a scalar read dims it does not have (an internal
+// error, std::out_of_range, instead of bad input).
+TEST(NodeChecks, SplitAndGatherNeedRankOne) {
+  EXPECT_EQ(check(node("Split", 1), {f32({})}),
+            "node 'n0' (Split, opset 17): input 'in0' has rank 0 (shape []), expected rank >= 1");
+  EXPECT_EQ(check(node("Split", 1), {f32({4})}), "");
+  EXPECT_NE(check(node("Gather", 2), {f32({}), TensorDesc{DataType::Int64, {}}}).find("data 'in0'"),
+            std::string::npos);
+}
+
 // Registry::create runs the checks before any backend sees the node.
 TEST(NodeChecks, EveryBackendGetsTheSameError) {
   frameworks::register_all();

@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
+#include <nlohmann/json.hpp>
 
 #include "tests/onnx_models.h"
 #include "tests/validation/cli_runner.h"
@@ -273,35 +274,58 @@ TEST_F(HugeSizes, DivergingTrainingStopsAtTheFirstNonFiniteStep) {
 // SIGINT (Ctrl-C) or SIGTERM ends `train` after the current batch within
 // seconds: exit 130, the metrics marked interrupted, a checkpoint that
 // resumes. (Before, the process died with nothing written.)
+namespace {
+
+// Runs `deep500 ARGS...` (stdout to OUT), sends `sig` after `delay` and
+// returns its wait status; fails the test if it does not end within 60 s.
+int signal_after(const std::vector<std::string>& args, const std::string& out, int sig,
+                 std::chrono::milliseconds delay) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string cli = deep500::testing::cli_path().string();
+    std::vector<char*> argv{const_cast<char*>(cli.c_str())};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    freopen(out.c_str(), "w", stdout);
+    execv(cli.c_str(), argv.data());
+    _exit(127);
+  }
+  EXPECT_GE(pid, 0);
+  std::this_thread::sleep_for(delay);
+  EXPECT_EQ(kill(pid, sig), 0);
+  int status = 0;
+  const auto start = std::chrono::steady_clock::now();
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(60)) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      ADD_FAILURE() << "deep500 did not end within 60 s of the signal";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return status;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+}  // namespace
+
 TEST_F(HugeSizes, InterruptedTrainingWritesItsResultsAndCheckpoint) {
   const std::string metrics = (dir_ / "m.json").string(), ckpt = (dir_ / "c.h5").string();
   for (int sig : {SIGINT, SIGTERM}) {
     SCOPED_TRACE(sig);
     fs::remove(metrics);
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      const std::string cli = deep500::testing::cli_path().string();
-      const std::string out = (dir_ / "out.txt").string();
-      freopen(out.c_str(), "w", stdout);
-      execl(cli.c_str(), cli.c_str(), "train", "--model", "lenet5", "--dataset", "fashion-mnist",
-            "--epochs", "5", "--no-progress", "--metrics-json", metrics.c_str(), "--checkpoint",
-            ckpt.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    std::this_thread::sleep_for(std::chrono::seconds(3));
-    ASSERT_EQ(kill(pid, sig), 0);
-    int status = 0;
-    const auto start = std::chrono::steady_clock::now();
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-      ASSERT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30))
-          << "train did not end after the signal";
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    int status =
+        signal_after({"train", "--model", "lenet5", "--dataset", "fashion-mnist", "--epochs", "5",
+                      "--no-progress", "--metrics-json", metrics, "--checkpoint", ckpt},
+                     (dir_ / "out.txt").string(), sig, std::chrono::seconds(3));
     ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
     EXPECT_EQ(WEXITSTATUS(status), 130);
-    std::ifstream in(metrics);
-    std::string json((std::istreambuf_iterator<char>(in)), {});
+    const std::string json = read_text(metrics);
     EXPECT_NE(json.find("\"interrupted\": true"), std::string::npos) << json.substr(0, 400);
     EXPECT_NE(json.find("\"stop_reason\": \"interrupted by a signal\""), std::string::npos);
   }
@@ -309,6 +333,26 @@ TEST_F(HugeSizes, InterruptedTrainingWritesItsResultsAndCheckpoint) {
   CliRun r = run("train --model lenet5 --dataset fashion-mnist --epochs 5 --no-progress --resume " +
                  ckpt + " --time-limit 1");
   EXPECT_EQ(r.rc, 0) << r.out;
+}
+
+// onnx-test over every ONNX node case, interrupted after a second: it ends
+// after the current case with the rows so far reported and written,
+// marked interrupted; the case the signal cut short is not a row.
+TEST_F(HugeSizes, InterruptedOnnxTestWritesThePartialResults) {
+  const std::string json_path = (dir_ / "conformance.json").string();
+  const std::string out = (dir_ / "out.txt").string();
+  int status =
+      signal_after({"onnx-test", std::string(DEEP500_ONNX_TESTDATA) + "/node", "--json", json_path},
+                   out, SIGINT, std::chrono::milliseconds(1500));
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_NE(read_text(out).find("interrupted: "), std::string::npos) << read_text(out);
+  auto j = nlohmann::json::parse(read_text(json_path));
+  EXPECT_EQ(j["interrupted"], true);
+  EXPECT_GT(j["cases"].get<int>(), 900);
+  EXPECT_LT(j["rows"].size(), j["cases"].get<size_t>());
+  for (const auto& row : j["rows"])
+    EXPECT_EQ(row["message"].get<std::string>().find("signal 2"), std::string::npos) << row;
 }
 
 // Inputs without an end or that expand without bound: /dev/zero as a model,

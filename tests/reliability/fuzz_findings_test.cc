@@ -9,7 +9,8 @@
 //    damaged file crashed libhdf5 in H5A__close (reads of HDF5 files now
 //    run first in a child process).
 //  * fuzz_model: STFT on a 1-D signal crashed inside libonnx's shape
-//    inference when the optimized executor costed the node.
+//    inference when the optimized executor costed the node; Split of a
+//    scalar ended as an internal error (std::out_of_range).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -79,6 +80,24 @@ TEST(FuzzFindings, StftOnAOneDimensionalSignalIsAnError) {
   });
   EXPECT_NE(e.find("signal 'signal' has rank 1 (shape [76]), expected rank 3"), std::string::npos)
       << e;
+}
+
+TEST(FuzzFindings, SplitOfAScalarIsBadInput) {
+  frameworks::register_all();
+  auto model =
+      network::load_model(std::string(DEEP500_FUZZ_REGRESSIONS) + "/model-split-scalar.onnx");
+  for (bool optimized : {false, true}) {
+    network::ExecutorOptions o{.backends = {"reference"}};
+    std::unique_ptr<network::GraphExecutor> ex;
+    if (optimized)
+      ex = std::make_unique<network::OptimizedExecutor>(model, o);
+    else
+      ex = std::make_unique<network::ReferenceExecutor>(model, o);
+    EXPECT_NE(error_of([&] {
+                ex->inference({{"input", Tensor::scalar<float>(1)}});
+              }).find("(Split, opset 13): input 'input' has rank 0 (shape []), expected rank >= 1"),
+              std::string::npos);
+  }
 }
 
 }  // namespace
