@@ -1,6 +1,10 @@
 #include "network/model.h"
 
 #include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <map>
+#include <set>
 
 #include "deep/error.h"
 #include "deep/onnx_tensor.h"
@@ -75,6 +79,39 @@ void check_no_plan_hints(const Model& model) {
       DEEP500_CHECK(!ops::hints::is_hint(a.name()), model.path, ": node '", n.name(), "' (",
                     n.op_type(), "): attribute '", a.name(),
                     "' uses the prefix 'deep500_' reserved for plan hints");
+}
+
+Model with_intermediate_outputs(const Model& model) {
+  onnx::ModelProto inferred = model.proto;
+  try {
+    onnx::shape_inference::InferShapes(inferred);
+  } catch (const std::exception&) {
+    // Keep what inference found before it stopped; untyped values are skipped.
+  }
+  std::map<std::string, const onnx::TypeProto*> types;
+  const auto& ig = inferred.graph();
+  for (const auto* list : {&ig.input(), &ig.output(), &ig.value_info()})
+    for (const auto& vi : *list)
+      if (vi.has_type()) types.emplace(vi.name(), &vi.type());
+
+  Model out = model;
+  out.path = model.path + " (with intermediate outputs)";
+  auto* g = out.proto.mutable_graph();
+  std::set<std::string> outputs;
+  for (const auto& o : g->output()) outputs.insert(o.name());
+  for (const auto& node : model.graph().node())
+    for (const auto& name : node.output()) {
+      if (name.empty() || outputs.count(name)) continue;
+      auto it = types.find(name);
+      if (it == types.end() || !it->second->has_tensor_type() ||
+          it->second->tensor_type().elem_type() == 0)
+        continue;
+      auto* vi = g->add_output();
+      vi->set_name(name);
+      *vi->mutable_type() = *it->second;
+      outputs.insert(name);
+    }
+  return out;
 }
 
 }  // namespace deep500::network

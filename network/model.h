@@ -28,4 +28,9 @@ Model parse_model(const std::string& bytes, const std::string& what);
 // which kernels would otherwise obey. Executors call it at construction.
 void check_no_plan_hints(const Model& model);
 
+// A copy of `model` in which every top-level node output with a tensor type
+// (found by ONNX shape inference) is also a graph output (layer-by-layer
+// comparison, locating the first non-finite value).
+Model with_intermediate_outputs(const Model& model);
+
 }  // namespace deep500::network

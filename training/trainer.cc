@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "deep/error.h"
+#include "network/reference_executor.h"
 #include "training/checkpoint.h"
 
 namespace deep500::training {
@@ -176,6 +177,29 @@ std::string first_non_finite(const Tensor& t, const std::string& what) {
   return "";
 }
 
+// Where the first NaN/Inf of a forward pass on `feeds` comes from: the
+// forward pass again on the reference executor with every node output
+// exposed, scanned in node order. "" when every value is finite (the
+// non-finite value then first appears in the backward pass).
+std::string first_non_finite_node(const network::Model& model,
+                                  const std::map<std::string, Tensor>& feeds) {
+  try {
+    const network::Model all = network::with_intermediate_outputs(model);
+    auto values = network::ReferenceExecutor(all, {}).run(feeds);
+    for (const auto& node : model.graph().node())
+      for (const auto& o : node.output()) {
+        auto it = values.find(o);
+        if (it == values.end()) continue;
+        std::string where = first_non_finite(it->second, cat("its output '", o, "'"));
+        if (!where.empty())
+          return cat("first produced by node '", node.name(), "' (", node.op_type(), "): ", where);
+      }
+  } catch (const Error& e) {
+    return cat("(the forward pass could not be repeated to find the node: ", e.what(), ")");
+  }
+  return "every forward value is finite: it first appears in the backward pass";
+}
+
 }  // namespace
 
 void Trainer::train_batch(const Batch& b) {
@@ -197,7 +221,9 @@ void Trainer::train_batch(const Batch& b) {
     if (!where.empty()) {
       non_finite_ = true;
       state_.request_stop(cat("step ", state_.step + 1, " (epoch ", state_.epoch + 1, ", batch ",
-                              state_.batch + 1, "): ", where, "; the parameters were not updated"));
+                              state_.batch + 1, "): ", where, "; ",
+                              first_non_finite_node(net_.model(), feeds_),
+                              "; the parameters were not updated"));
       return;
     }
   }

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <set>
 
-#include <onnx/shape_inference/implementation.h>
-
 #include "deep/error.h"
 #include "deep/text.h"
 #include "operators/registry.h"
@@ -35,44 +33,11 @@ std::unique_ptr<network::GraphExecutor> make_executor(const std::string& spec,
   return executors.create(spec, model, options);
 }
 
-network::Model with_intermediate_outputs(const network::Model& model) {
-  onnx::ModelProto inferred = model.proto;
-  try {
-    onnx::shape_inference::InferShapes(inferred);
-  } catch (const std::exception&) {
-    // Keep what inference found before it stopped; untyped values are skipped.
-  }
-  std::map<std::string, const onnx::TypeProto*> types;
-  const auto& ig = inferred.graph();
-  for (const auto* list : {&ig.input(), &ig.output(), &ig.value_info()})
-    for (const auto& vi : *list)
-      if (vi.has_type()) types.emplace(vi.name(), &vi.type());
-
-  network::Model out = model;
-  out.path = model.path + " (with intermediate outputs)";
-  auto* g = out.proto.mutable_graph();
-  std::set<std::string> outputs;
-  for (const auto& o : g->output()) outputs.insert(o.name());
-  for (const auto& node : model.graph().node())
-    for (const auto& name : node.output()) {
-      if (name.empty() || outputs.count(name)) continue;
-      auto it = types.find(name);
-      if (it == types.end() || !it->second->has_tensor_type() ||
-          it->second->tensor_type().elem_type() == 0)
-        continue;
-      auto* vi = g->add_output();
-      vi->set_name(name);
-      *vi->mutable_type() = *it->second;
-      outputs.insert(name);
-    }
-  return out;
-}
-
 std::vector<LayerValue> capture_layers(const network::Model& model,
                                        const std::string& executor_spec,
                                        const std::map<std::string, Tensor>& feeds,
                                        const network::ExecutorOptions& options) {
-  const network::Model all = with_intermediate_outputs(model);
+  const network::Model all = network::with_intermediate_outputs(model);
   auto exec = make_executor(executor_spec, all, options);
   auto values = exec->inference(feeds);
   std::vector<LayerValue> layers;

@@ -30,10 +30,6 @@ std::unique_ptr<network::GraphExecutor> make_executor(const std::string& spec,
                                                       const network::Model& model,
                                                       network::ExecutorOptions options = {});
 
-// A copy of `model` in which every top-level node output with a tensor type
-// (found by ONNX shape inference) is also a graph output.
-network::Model with_intermediate_outputs(const network::Model& model);
-
 struct LayerValue {
   std::string node;  // node name ("#index" when the node has none)
   std::string op_type;

@@ -240,13 +240,13 @@ TEST_F(CustomOpPluginCli, ACrashingKernelIsAFailedRowNotADeadProcess) {
   auto r = deep500::testing::run(op);
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_NE(r.out.find("FAILED"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("the kernel crashed with signal 11 (Segmentation fault)"), std::string::npos)
-      << r.out;
+  // SIGSEGV; under AddressSanitizer its report ends the child with SIGABRT.
+  EXPECT_NE(r.out.find("the kernel crashed with signal "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("FAILED: 1 check(s) failed"), std::string::npos) << r.out;
   r = deep500::testing::run(cat("op bench Crash --domain test.crash --plugin ", crashing,
                                 " --input x:float32:4 --min-reps 2 --max-reps 2 --min-time 0"));
   EXPECT_EQ(r.rc, 1) << r.out;
-  EXPECT_NE(r.out.find("error custom forward x:float32[4]: the kernel crashed with signal 11"),
+  EXPECT_NE(r.out.find("error custom forward x:float32[4]: the kernel crashed with signal "),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("FAILED: nothing was measured"), std::string::npos) << r.out;

@@ -77,7 +77,7 @@ std::map<std::string, Tensor> feeds() {
 
 TEST(LayerCompare, IntermediateOutputsAreTypedGraphOutputs) {
   auto model = mlp();
-  auto all = validation::with_intermediate_outputs(model);
+  auto all = network::with_intermediate_outputs(model);
   std::vector<std::string> names;
   for (const auto& o : all.graph().output()) {
     names.push_back(o.name());
