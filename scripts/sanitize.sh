@@ -36,7 +36,7 @@ case $step in
     mkdir -p "$build"
     env -u MAKEFLAGS cmake -S "$src" -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang \
       -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DDEEP500_WITH_TORCH=OFF -DDEEP500_WITH_CUDA=OFF \
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DDEEP500_WITH_TORCH=OFF -DDEEP500_WITH_CUDA=OFF \
       -DDEEP500_BUILD_BENCHMARKS=OFF -DPython3_EXECUTABLE=/usr/bin/python3 "${flags[@]}" \
       > "$build/configure.log" 2>&1 || { tail -30 "$build/configure.log"; exit 1; }
     env -u MAKEFLAGS cmake --build "$build" -j2 --target "${targets[@]}" > "$build/build.log" 2>&1 ||

@@ -281,8 +281,21 @@ TEST_F(HugeSizes, DivergingTrainingStopsAtTheFirstNonFiniteStep) {
 // resumes. (Before, the process died with nothing written.)
 namespace {
 
-// Runs `deep500 ARGS...` (stdout to OUT), sends `sig` after `delay` and
-// returns its wait status; fails the test if it does not end within 60 s.
+// Whether process `pid` has a handler installed for `sig` (the SigCgt mask
+// of /proc/PID/status), i.e. the command has started to listen for it.
+bool catches(pid_t pid, int sig) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("SigCgt:", 0) == 0)
+      return (std::stoull(line.substr(7), nullptr, 16) >> (sig - 1)) & 1;
+  return false;
+}
+
+// Runs `deep500 ARGS...` (stdout to OUT), sends `sig` `delay` after the
+// command installed its handler for it (so a loaded machine cannot make the
+// signal arrive before) and returns its wait status; fails the test if it
+// does not end within 60 s.
 int signal_after(const std::vector<std::string>& args, const std::string& out, int sig,
                  std::chrono::milliseconds delay) {
   const pid_t pid = fork();
@@ -296,6 +309,10 @@ int signal_after(const std::vector<std::string>& args, const std::string& out, i
     _exit(127);
   }
   EXPECT_GE(pid, 0);
+  const auto launched = std::chrono::steady_clock::now();
+  while (!catches(pid, sig) &&
+         std::chrono::steady_clock::now() - launched < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   std::this_thread::sleep_for(delay);
   EXPECT_EQ(kill(pid, sig), 0);
   int status = 0;
