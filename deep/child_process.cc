@@ -65,10 +65,12 @@ ChildResult run_in_child(const std::function<std::string()>& work, double timeou
   }
   if (pid == 0) {
     close(fds[0]);
-    // The parent's SIGINT/SIGTERM handlers (stop after this unit of work)
-    // are not the child's: the child ends at once.
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
+    // The parent's handlers are not the child's: SIGINT/SIGTERM end it at
+    // once, and a crash ends it with its signal, which the parent reports
+    // (rather than running a crash handler the parent installed, e.g. a
+    // sanitizer's or a fuzzer's, in the child).
+    for (int sig : {SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
+      signal(sig, SIG_DFL);
     try {
       send_and_exit(fds[1], 'R', work());
     } catch (const Error& e) {

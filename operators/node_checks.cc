@@ -159,7 +159,8 @@ void check_layer_norm(const OpContext& ctx) {
 // Input ranks the ONNX spec requires, for ops whose ONNX shape inference
 // (run for costs and plans before any kernel) or kernel indexes dims
 // without checking the rank. Found by fuzzing (tests/fuzz): STFT on a 1-D
-// signal crashed inside libonnx; Split of a scalar indexed past its dims.
+// signal crashed inside libonnx; Split and Slice of a scalar indexed past
+// their dims.
 struct RankRule {
   const char* op;
   size_t input;
@@ -167,12 +168,19 @@ struct RankRule {
   size_t min_rank, max_rank;
 };
 constexpr size_t kAnyRank = 1u << 20;
-constexpr RankRule kRankRules[] = {
-    {"STFT", 0, "signal", 3, 3},        {"STFT", 1, "frame_step", 0, 0},
-    {"STFT", 2, "window", 1, 1},        {"STFT", 3, "frame_length", 0, 0},
-    {"Split", 0, "input", 1, kAnyRank}, {"Concat", 0, "input", 1, kAnyRank},
-    {"Gather", 0, "data", 1, kAnyRank}, {"GatherElements", 0, "data", 1, kAnyRank},
-    {"CumSum", 0, "x", 1, kAnyRank}};
+constexpr RankRule kRankRules[] = {{"STFT", 0, "signal", 3, 3},
+                                   {"STFT", 1, "frame_step", 0, 0},
+                                   {"STFT", 2, "window", 1, 1},
+                                   {"STFT", 3, "frame_length", 0, 0},
+                                   {"Split", 0, "input", 1, kAnyRank},
+                                   {"Concat", 0, "input", 1, kAnyRank},
+                                   {"Gather", 0, "data", 1, kAnyRank},
+                                   {"GatherElements", 0, "data", 1, kAnyRank},
+                                   {"CumSum", 0, "x", 1, kAnyRank},
+                                   {"Slice", 0, "data", 1, kAnyRank},
+                                   {"Trilu", 0, "input", 2, kAnyRank},
+                                   {"ScatterElements", 0, "data", 1, kAnyRank},
+                                   {"ReverseSequence", 0, "input", 2, kAnyRank}};
 
 void check_ranks(const OpContext& ctx) {
   for (const auto& rule : kRankRules) {

@@ -50,7 +50,7 @@ case $step in
       export LSAN_OPTIONS="suppressions=$src/tests/fuzz/lsan.supp"
       ctest --test-dir "$build" -L unit -j2 --output-on-failure
     else
-      export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
+      export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ignore_noninstrumented_modules=1"
       export OMP_TOOL_LIBRARIES=/usr/lib/llvm-14/lib/libarcher.so
       "$build/tests/deep500_unit_tests" --gtest_brief=1 \
         --gtest_filter='DataLoaderTest.*:SamplersTest.*:Trainer.*:NodeThreads.*:OptimizedExecutorThreads.*:OptimizedExecutorTest.*:OptimizedTraining.*:EigenBackend.*:SyntheticDataset.*'
