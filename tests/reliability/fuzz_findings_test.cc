@@ -10,7 +10,9 @@
 //    run first in a child process).
 //  * fuzz_model: STFT on a 1-D signal crashed inside libonnx's shape
 //    inference when the optimized executor costed the node; Split and Slice
-//    of a scalar ended as internal errors (std::out_of_range).
+//    of a scalar ended as internal errors (std::out_of_range); QLinearMatMul
+//    read a b_scale of 2 values past its end for 3 columns (ASan:
+//    heap-buffer-overflow).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -110,6 +112,25 @@ TEST(FuzzFindings, SplitAndSliceOfAScalarAreBadInput) {
       EXPECT_NE(e.find("has rank 0 (shape []), expected rank >= 1"), std::string::npos) << e;
     }
   }
+}
+
+TEST(FuzzFindings, QLinearMatMulScalesMustMatchRowsOrColumns) {
+  frameworks::register_all();
+  auto model = network::load_model(std::string(DEEP500_FUZZ_REGRESSIONS) +
+                                   "/model-qlinearmatmul-b-scale-2-for-3-columns.onnx");
+  network::ReferenceExecutor ex(model, {.backends = {"reference"}});
+  auto u8 = [](Shape s) { return Tensor(DataType::UInt8, std::move(s)); };
+  const std::string e = error_of([&] {
+    ex.run({{"a", u8({2, 2, 4})},
+            {"a_scale", Tensor::from_vector<float>({1}, {1})},
+            {"a_zero_point", u8({1})},
+            {"b", u8({2, 4, 3})},
+            {"b_scale", Tensor::from_vector<float>({2}, {1, 1})},
+            {"b_zero_point", u8({1})},
+            {"y_scale", Tensor::from_vector<float>({1}, {1})},
+            {"y_zero_point", u8({1})}});
+  });
+  EXPECT_NE(e.find("b_scale has 2 elements, expected 1 or N = 3"), std::string::npos) << e;
 }
 
 }  // namespace

@@ -186,6 +186,14 @@ class QMatMulOp final : public Operator {
       std::copy(acc.begin(), acc.end(), y.data<int32_t>());
     } else {
       const std::vector<float> as = nn::to_vector<float>(in[1]), bs = nn::to_vector<float>(in[4]);
+      // Per tensor, per row of A, per column of B (a fuzzed b_scale of 2 for
+      // N = 3 was read past its end).
+      DEEP500_CHECK(as.size() == 1 || static_cast<int64_t>(as.size()) == s.M, node_,
+                    ": a_scale has ", as.size(), " elements, expected 1 or M = ", s.M);
+      DEEP500_CHECK(bs.size() == 1 || static_cast<int64_t>(bs.size()) == N, node_, ": b_scale has ",
+                    bs.size(), " elements, expected 1 or N = ", N);
+      DEEP500_CHECK(in[6].numel() == 1 && in[7].numel() == 1, node_,
+                    ": y_scale and y_zero_point must have one element each");
       const float ys = nn::to_vector<float>(in[6]).at(0);
       const double yzp = nn::to_vector<double>(in[7]).at(0);
       Tensor& y = ops::ensure_output(out, 0, in[7].dtype(), s.out);
@@ -248,6 +256,8 @@ class QConvOp final : public Operator {
       Tensor& y = ops::ensure_output(out, 0, DataType::Int32, yshape);
       std::copy(acc.begin(), acc.end(), y.data<int32_t>());
     } else {
+      DEEP500_CHECK(in[1].numel() == 1 && in[6].numel() == 1 && in[7].numel() == 1, node_,
+                    ": x_scale, y_scale and y_zero_point must have one element each");
       const float xs = nn::to_vector<float>(in[1]).at(0);
       const std::vector<float> ws = nn::to_vector<float>(in[4]);
       const float ys = nn::to_vector<float>(in[6]).at(0);
