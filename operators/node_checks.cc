@@ -159,8 +159,8 @@ void check_layer_norm(const OpContext& ctx) {
 // Input ranks the ONNX spec requires, for ops whose ONNX shape inference
 // (run for costs and plans before any kernel) or kernel indexes dims
 // without checking the rank. Found by fuzzing (tests/fuzz): STFT on a 1-D
-// signal crashed inside libonnx; Split and Slice of a scalar indexed past
-// their dims.
+// signal and MaxUnpool with scalar indices crashed inside libonnx; Split
+// and Slice of a scalar indexed past their dims.
 struct RankRule {
   const char* op;
   size_t input;
@@ -180,7 +180,9 @@ constexpr RankRule kRankRules[] = {{"STFT", 0, "signal", 3, 3},
                                    {"Slice", 0, "data", 1, kAnyRank},
                                    {"Trilu", 0, "input", 2, kAnyRank},
                                    {"ScatterElements", 0, "data", 1, kAnyRank},
-                                   {"ReverseSequence", 0, "input", 2, kAnyRank}};
+                                   {"ReverseSequence", 0, "input", 2, kAnyRank},
+                                   {"MaxUnpool", 0, "X", 3, kAnyRank},
+                                   {"MaxUnpool", 1, "I", 3, kAnyRank}};
 
 void check_ranks(const OpContext& ctx) {
   for (const auto& rule : kRankRules) {
@@ -193,6 +195,24 @@ void check_ranks(const OpContext& ctx) {
     DEEP500_CHECK(s.size() >= rule.min_rank && s.size() <= rule.max_rank, ctx.node.describe(), ": ",
                   input_name(ctx.node, rule.input, rule.role), " has rank ", s.size(), " (shape ",
                   to_string(s), "), expected ", expected);
+  }
+}
+
+// Window attributes (Conv, pooling, MaxUnpool, ...) have one entry per
+// spatial dim of X (pads two): ONNX's shape inference reads them per dim.
+void check_window_attributes(const OpContext& ctx) {
+  const Shape* x = known(ctx, 0);
+  if (!x || !ctx.node.attributes.has("kernel_shape") || ctx.node.op_type == "MaxRoiPool") return;
+  const int64_t spatial = static_cast<int64_t>(x->size()) - 2;
+  DEEP500_CHECK(spatial >= 1, ctx.node.describe(), ": ", input_name(ctx.node, 0, "X"),
+                " has shape ", to_string(*x), ", expected [N, C, spatial dims...]");
+  for (const char* name : {"kernel_shape", "strides", "dilations", "pads"}) {
+    if (!ctx.node.attributes.has(name)) continue;
+    const auto values = ctx.node.attributes.get_ints(name);
+    const int64_t expected = std::string(name) == "pads" ? 2 * spatial : spatial;
+    DEEP500_CHECK(static_cast<int64_t>(values.size()) == expected, ctx.node.describe(),
+                  ": attribute '", name, "' has ", values.size(), " values, expected ", expected,
+                  " for X ", to_string(*x));
   }
 }
 
@@ -221,6 +241,7 @@ void check_node(const OpContext& ctx) {
   if (!ctx.node.domain.empty() && ctx.node.domain != "ai.onnx") return;
   check_attributes(ctx.node);
   check_ranks(ctx);
+  check_window_attributes(ctx);
   check_parameter_shapes(ctx);
 }
 

@@ -155,6 +155,28 @@ TEST(NodeChecks, SplitAndGatherNeedRankOne) {
             std::string::npos);
 }
 
+// Fuzz findings: MaxUnpool with scalar indices crashed inside libonnx's
+// shape inference; window attributes of the wrong length are read per dim.
+TEST(NodeChecks, WindowAttributesHaveOneValuePerSpatialDim) {
+  auto unpool = node("MaxUnpool", 2);
+  set_ints(unpool, "kernel_shape", {64, 2});
+  set_ints(unpool, "strides", {2, 2});
+  EXPECT_NE(check(unpool, {f32({1, 1, 2, 18}), TensorDesc{DataType::Int64, {}}})
+                .find("I 'in1' has rank 0 (shape []), expected rank >= 3"),
+            std::string::npos);
+  EXPECT_EQ(check(unpool, {f32({1, 1, 2, 18}), TensorDesc{DataType::Int64, {1, 1, 2, 18}}}), "");
+  auto pool = node("MaxPool", 1);
+  set_ints(pool, "kernel_shape", {3});
+  EXPECT_EQ(
+      check(pool, {f32({1, 2, 8, 8})}),
+      "node 'n0' (MaxPool, opset 17): attribute 'kernel_shape' has 1 values, expected 2 for X "
+      "[1,2,8,8]");
+  set_ints(pool, "kernel_shape", {3, 3});
+  set_ints(pool, "pads", {1, 1});
+  EXPECT_NE(check(pool, {f32({1, 2, 8, 8})}).find("'pads' has 2 values, expected 4"),
+            std::string::npos);
+}
+
 // Registry::create runs the checks before any backend sees the node.
 TEST(NodeChecks, EveryBackendGetsTheSameError) {
   frameworks::register_all();
