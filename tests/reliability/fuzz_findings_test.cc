@@ -12,7 +12,8 @@
 //    inference when the optimized executor costed the node; Split and Slice
 //    of a scalar ended as internal errors (std::out_of_range); QLinearMatMul
 //    read a b_scale of 2 values past its end for 3 columns (ASan:
-//    heap-buffer-overflow).
+//    heap-buffer-overflow); MaxUnpool with scalar indices crashed inside
+//    libonnx's shape inference.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -131,6 +132,18 @@ TEST(FuzzFindings, QLinearMatMulScalesMustMatchRowsOrColumns) {
             {"y_zero_point", u8({1})}});
   });
   EXPECT_NE(e.find("b_scale has 2 elements, expected 1 or N = 3"), std::string::npos) << e;
+}
+
+TEST(FuzzFindings, MaxUnpoolWithScalarIndicesIsBadInput) {
+  frameworks::register_all();
+  auto model = network::load_model(std::string(DEEP500_FUZZ_REGRESSIONS) +
+                                   "/model-maxunpool-scalar-indices.onnx");
+  network::OptimizedExecutor ex(model, {.backends = {"reference"}});
+  const std::string e = error_of([&] {
+    ex.inference(
+        {{"xT", Tensor(DataType::Float, {1, 1, 2, 18})}, {"xI", Tensor::scalar<int64_t>(0)}});
+  });
+  EXPECT_NE(e.find("I 'xI' has rank 0 (shape []), expected rank >= 3"), std::string::npos) << e;
 }
 
 }  // namespace
