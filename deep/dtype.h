@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -29,6 +30,21 @@ enum class DataType : int {
   UInt64 = 13,
   BFloat16 = 16,
 };
+
+// A number converted to T. Floating point to an integer type, where C++
+// leaves NaN and out-of-range values undefined (and ONNX leaves the result
+// unspecified): NaN becomes 0 and values beyond T saturate. Otherwise a
+// static_cast.
+template <class T, class F>
+T saturate_cast(F v) {
+  if constexpr (std::is_integral_v<T> && std::is_floating_point_v<F>) {
+    if (v != v) return T(0);  // NaN
+    if (v <= static_cast<F>(std::numeric_limits<T>::lowest()))
+      return std::numeric_limits<T>::lowest();
+    if (v >= static_cast<F>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  }
+  return static_cast<T>(v);
+}
 
 std::size_t size_of(DataType t);
 std::string_view name_of(DataType t);

@@ -194,19 +194,6 @@ std::string to_text(From v) {
   }
 }
 
-// A number converted to T. Floating point to an integer type, where C++
-// leaves NaN and out-of-range values undefined (and ONNX leaves the result
-// unspecified): NaN becomes 0 and values beyond T saturate.
-template <class T, class F>
-T convert(F v) {
-  if constexpr (std::is_integral_v<T> && std::is_floating_point_v<F>) {
-    if (std::isnan(v)) return T(0);
-    if (v <= static_cast<F>(std::numeric_limits<T>::lowest()))
-      return std::numeric_limits<T>::lowest();
-    if (v >= static_cast<F>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-  }
-  return static_cast<T>(v);
-}
 }  // namespace
 
 Tensor Tensor::cast(DataType to) const {
@@ -227,11 +214,11 @@ Tensor Tensor::cast(DataType to) const {
         } else if constexpr (std::is_same_v<T, bool>) {
           d[i] = static_cast<double>(s[i]) != 0.0;
         } else if constexpr (std::is_same_v<F, Half> || std::is_same_v<F, BFloat16>) {
-          d[i] = convert<T>(static_cast<float>(s[i]));
+          d[i] = saturate_cast<T>(static_cast<float>(s[i]));
         } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
           d[i] = T(static_cast<float>(s[i]));
         } else {
-          d[i] = convert<T>(s[i]);
+          d[i] = saturate_cast<T>(s[i]);
         }
       }
     });

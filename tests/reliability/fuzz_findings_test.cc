@@ -13,7 +13,8 @@
 //    of a scalar ended as internal errors (std::out_of_range); QLinearMatMul
 //    read a b_scale of 2 values past its end for 3 columns (ASan:
 //    heap-buffer-overflow); MaxUnpool with scalar indices crashed inside
-//    libonnx's shape inference.
+//    libonnx's shape inference; an int32 ReduceLogSum of zeros converted
+//    -inf to int (undefined behaviour).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -144,6 +145,26 @@ TEST(FuzzFindings, MaxUnpoolWithScalarIndicesIsBadInput) {
         {{"xT", Tensor(DataType::Float, {1, 1, 2, 18})}, {"xI", Tensor::scalar<int64_t>(0)}});
   });
   EXPECT_NE(e.find("I 'xI' has rank 0 (shape []), expected rank >= 3"), std::string::npos) << e;
+}
+
+// log(0) = -inf converted to int32 was undefined behaviour; it saturates.
+TEST(FuzzFindings, Int32ReduceLogSumOfZerosSaturates) {
+  frameworks::register_all();
+  auto model = network::load_model(std::string(DEEP500_FUZZ_REGRESSIONS) +
+                                   "/model-reducelogsum-int32-zeros.onnx");
+  // The fuzzed file declares its output float32; ReduceLogSum keeps int32.
+  model.proto.mutable_graph()
+      ->mutable_output(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->set_elem_type(onnx::TensorProto::INT32);
+  network::ReferenceExecutor ex(model, {.backends = {"reference"}, .strict_feed_shapes = false});
+  auto out = ex.run({{"data", Tensor(DataType::Int32, {3, 4, 5})}});
+  ASSERT_EQ(out.size(), 1u);
+  const Tensor& y = out.begin()->second;
+  ASSERT_EQ(y.dtype(), DataType::Int32);
+  for (int64_t i = 0; i < y.numel(); ++i)
+    EXPECT_EQ(y.data<int32_t>()[i], std::numeric_limits<int32_t>::min());
 }
 
 }  // namespace

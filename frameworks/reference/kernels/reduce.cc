@@ -236,7 +236,7 @@ class ReduceOp final : public Operator {
   template <class T, class A>
   static T from_acc(A a) {
     if constexpr (std::is_integral_v<T>)
-      return static_cast<T>(a);
+      return saturate_cast<T>(a);  // log(0) = -inf of an int32 ReduceLogSum (a fuzz finding)
     else
       return from_double<T>(static_cast<double>(a));
   }
