@@ -55,6 +55,12 @@ def main(seeds, write_seeds):
     models = sorted(glob.glob(f"{TESTDATA}/*/model.onnx"))
     for path in models[::max(1, len(models) // 300)]:
         write(f"{seeds}/model", open(path, "rb").read())
+    # Every past finding (tests/fuzz/regressions) seeds its harness again.
+    regressions = os.path.join(os.path.dirname(os.path.abspath(__file__)), "regressions")
+    for path in sorted(glob.glob(f"{regressions}/model-*.onnx")):
+        write(f"{seeds}/model", open(path, "rb").read())
+    for path in sorted(glob.glob(f"{regressions}/checkpoint-*.h5")):
+        write(f"{seeds}/checkpoint", open(path, "rb").read())
     for s in ["4096", "512K", "1.5G", "8GiB", "2x3x224x224", "9223372036854775807x2", "-1x5",
               "0x99999999999"]:
         write(f"{seeds}/sizes", s.encode())
