@@ -8,9 +8,20 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+#include <onnx/defs/parser.h>
 #include <onnx/onnx_pb.h>
 
 namespace deep500::test {
+
+// The serialized model of ONNX's textual syntax (onnx/defs/parser.h); a
+// parse error fails the calling test.
+inline std::string serialize_model_text(const char* text) {
+  onnx::ModelProto m;
+  auto status = onnx::OnnxParser::Parse(m, text);
+  EXPECT_TRUE(status.IsOK()) << status.ErrorMessage();
+  return m.SerializeAsString();
+}
 
 // A model with IR version 8, the default domain at opset 17, and an empty
 // graph named `graph_name`.

@@ -8,6 +8,7 @@
 #include "network/optimized_executor.h"
 #include "network/reference_executor.h"
 #include "tests/error_of.h"
+#include "tests/onnx_models.h"
 
 using deep500::test::error_of;
 
@@ -16,10 +17,7 @@ using namespace deep500;
 namespace {
 
 std::string serialize(const char* text) {
-  onnx::ModelProto m;
-  auto status = onnx::OnnxParser::Parse(m, text);
-  EXPECT_TRUE(status.IsOK()) << status.ErrorMessage();
-  return m.SerializeAsString();
+  return test::serialize_model_text(text);
 }
 
 const char* kRelu = R"(<ir_version: 8, opset_import: ["" : 13]>

@@ -3,8 +3,6 @@
 // naming the setting, and a run inside the limit is unaffected.
 #include <gtest/gtest.h>
 
-#include <onnx/defs/parser.h>
-
 #include <chrono>
 
 #include "frameworks/register_all.h"
@@ -12,6 +10,7 @@
 #include "network/optimized_executor.h"
 #include "network/reference_executor.h"
 #include "tests/error_of.h"
+#include "tests/onnx_models.h"
 
 using deep500::test::error_of;
 using namespace deep500;
@@ -19,13 +18,8 @@ using namespace deep500;
 namespace {
 
 network::Model parse(const char* text) {
-  onnx::ModelProto proto;
-  auto status = onnx::OnnxParser::Parse(proto, text);
-  EXPECT_TRUE(status.IsOK()) << status.ErrorMessage();
-  std::string bytes;
-  proto.SerializeToString(&bytes);
   frameworks::register_all();
-  return network::parse_model(bytes, "limits.onnx");
+  return network::parse_model(test::serialize_model_text(text), "limits.onnx");
 }
 
 // y = x through two levels of If (then-branches nested in then-branches).

@@ -4,8 +4,6 @@
 // on. Expected values are analytic.
 #include <gtest/gtest.h>
 
-#include <onnx/defs/parser.h>
-
 #include <limits>
 
 #include "frameworks/register_all.h"
@@ -13,6 +11,7 @@
 #include "network/optimized_executor.h"
 #include "network/reference_executor.h"
 #include "tests/error_of.h"
+#include "tests/onnx_models.h"
 
 using deep500::test::error_of;
 using namespace deep500;
@@ -20,13 +19,8 @@ using namespace deep500;
 namespace {
 
 network::Model parse(const char* text) {
-  onnx::ModelProto proto;
-  auto status = onnx::OnnxParser::Parse(proto, text);
-  EXPECT_TRUE(status.IsOK()) << status.ErrorMessage();
-  std::string bytes;
-  proto.SerializeToString(&bytes);
   frameworks::register_all();
-  return network::parse_model(bytes, "wrong.onnx");
+  return network::parse_model(test::serialize_model_text(text), "wrong.onnx");
 }
 
 std::vector<std::unique_ptr<network::GraphExecutor>> executors(const network::Model& m) {
