@@ -191,7 +191,6 @@ std::string to_text(From v) {
     return buf;
   }
 }
-
 }  // namespace
 
 Tensor Tensor::cast(DataType to) const {

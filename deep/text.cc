@@ -45,10 +45,6 @@ bool parse_bool(const std::string& s, bool& v) {
   return false;
 }
 
-}  // namespace deep500
-
-namespace deep500 {
-
 std::string one_line(const std::string& text) {
   std::string out;
   out.reserve(text.size());

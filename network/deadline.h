@@ -12,10 +12,17 @@ class Deadline {
   Deadline() = default;  // no limit
   explicit Deadline(double seconds);
   // Throws Error "<where>: inference ran past executor.time_limit_seconds=S
-  // (N s elapsed before <next>)" once the limit has passed.
-  void check(const std::string& where, const std::string& next) const;
+  // (N s elapsed before <next>)" once the limit has passed. `next()` names
+  // the node that was next; it is called only then, so that executors build
+  // no text per node (without a limit the check reads no clock either).
+  template <class Next>
+  void check(const std::string& where, Next&& next) const {
+    if (seconds_ > 0 && elapsed() > seconds_) fail(where, next());
+  }
 
  private:
+  double elapsed() const;
+  [[noreturn]] void fail(const std::string& where, const std::string& next) const;
   double seconds_ = 0;
   std::chrono::steady_clock::time_point start_;
 };

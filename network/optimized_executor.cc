@@ -135,7 +135,7 @@ void OptimizedExecutor::run_plan(Plan& p, const std::map<std::string, Tensor>& f
   const bool events = has_events();
   const Deadline deadline(options_.time_limit_seconds);
   for (auto& s : p.steps) {
-    deadline.check(model_.path, s.spec.describe());
+    deadline.check(model_.path, [&] { return s.spec.describe(); });
     for (size_t k = 0; k < s.in.size(); ++k)
       if (s.in[k] >= 0) s.inputs[k] = p.values[static_cast<size_t>(s.in[k])];
     for (size_t j = 0; j < s.out.size(); ++j)

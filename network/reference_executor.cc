@@ -129,7 +129,8 @@ void ReferenceExecutor::run_nodes(const Nodes& nodes, const std::map<std::string
                                   Scope& scope) {
   scope.nodes = &nodes;
   for (const auto& node : nodes) {
-    deadline_.check(model_.path, cat("node '", node.name(), "' (", node.op_type(), ")"));
+    deadline_.check(model_.path,
+                    [&] { return cat("node '", node.name(), "' (", node.op_type(), ")"); });
     run_node(node, opsets, scope);
   }
 }

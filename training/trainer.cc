@@ -179,8 +179,8 @@ std::string first_non_finite(const Tensor& t, const std::string& what) {
 
 // Where the first NaN/Inf of a forward pass on `feeds` comes from: the
 // forward pass again on the reference executor with every node output
-// exposed, scanned in node order. "" when every value is finite (the
-// non-finite value then first appears in the backward pass).
+// exposed, scanned in node order. When every forward value is finite, says
+// so (the non-finite value then first appears in the backward pass).
 std::string first_non_finite_node(const network::Model& model,
                                   const std::map<std::string, Tensor>& feeds) {
   try {

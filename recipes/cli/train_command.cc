@@ -250,11 +250,11 @@ int train_command(const TrainOptions& o) {
   if (!o.save_params.empty()) prepare_output_dir(o.save_params, "--save-params");
   if (!o.resume.empty()) require_file(o.resume, "--resume");
 
-  // Optimizer first: an unknown name or hyper-parameter fails before any loading.
   // Settings first: they bound what loading may allocate (memory.budget).
   network::ExecutorOptions eo;
   eo.threads = o.threads;
   network::apply_settings(o.settings, &eo);
+  // Optimizer next: an unknown name or hyper-parameter fails before any loading.
   auto hyper = parse_hyper(o.hyper);
   auto opt = training::make_optimizer(o.optimizer, hyper);
   auto schedule = parse_schedule(o.lr_schedule, opt->learning_rate(), o.epochs);
