@@ -14,7 +14,9 @@
 //    read a b_scale of 2 values past its end for 3 columns (ASan:
 //    heap-buffer-overflow); MaxUnpool with scalar indices crashed inside
 //    libonnx's shape inference; an int32 ReduceLogSum of zeros converted
-//    -inf to int (undefined behaviour).
+//    -inf to int (undefined behaviour); TfIdfVectorizer on rows of no
+//    tokens took a reference into an empty vector (undefined behaviour), and
+//    sized its output from ngram_indexes before any budget check.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,6 +27,7 @@
 #include "network/optimized_executor.h"
 #include "network/reference_executor.h"
 #include "tests/error_of.h"
+#include "tests/onnx_models.h"
 #include "training/checkpoint.h"
 
 using deep500::test::error_of;
@@ -165,6 +168,37 @@ TEST(FuzzFindings, Int32ReduceLogSumOfZerosSaturates) {
   ASSERT_EQ(y.dtype(), DataType::Int32);
   for (int64_t i = 0; i < y.numel(); ++i)
     EXPECT_EQ(y.data<int32_t>()[i], std::numeric_limits<int32_t>::min());
+}
+
+// Rows of no tokens count nothing: the output is all zeros, [2, max index + 1].
+TEST(FuzzFindings, TfIdfVectorizerOfEmptyRowsIsZero) {
+  frameworks::register_all();
+  auto model = network::load_model(std::string(DEEP500_FUZZ_REGRESSIONS) +
+                                   "/model-tfidfvectorizer-empty-rows.onnx");
+  network::ReferenceExecutor ex(model, {.backends = {"reference"}});
+  auto out = ex.run({{"X", Tensor(DataType::Int32, {2, 0})}});
+  const Tensor& y = out.at("Y");
+  EXPECT_EQ(y.shape(), (Shape{2, 7}));
+  EXPECT_EQ(y.to_double_vector(), std::vector<double>(14, 0.0));
+}
+
+TEST(FuzzFindings, TfIdfVectorizerOutputSizeIsCheckedBeforeCounting) {
+  frameworks::register_all();
+  auto model = network::parse_model(test::serialize_model_text(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (int64[1, 3] x) => (float[1, 1] y) {
+      y = TfIdfVectorizer<max_gram_length = 1, max_skip_count = 0, min_gram_length = 1,
+                          mode = "TF", ngram_counts = [0], ngram_indexes = [1099511627776],
+                          pool_int64s = [5]>(x)
+    }
+  )"),
+                                    "tfidf.onnx");
+  network::ReferenceExecutor ex(model, {.backends = {"reference"}, .strict_feed_shapes = false});
+  const std::string e = error_of([&] {
+    ex.run({{"x", Tensor::from_vector<int64_t>({1, 3}, {5, 5, 1})}});
+  });
+  EXPECT_NE(e.find("TfIdfVectorizer"), std::string::npos) << e;
+  EXPECT_NE(e.find("budget"), std::string::npos) << e;
 }
 
 }  // namespace

@@ -107,6 +107,9 @@ class TfIdfVectorizerOp final : public Operator {
     if (pool.empty())
       for (auto v : at.get_ints("pool_int64s", {})) pool.push_back(std::to_string(v));
     strings_ = at.has("pool_strings");
+    DEEP500_CHECK(std::all_of(counts.begin(), counts.end(), [](int64_t c) { return c >= 0; }) &&
+                      std::all_of(indexes.begin(), indexes.end(), [](int64_t i) { return i >= 0; }),
+                  node_, ": ngram_counts and ngram_indexes must be >= 0");
     int64_t item = 0;
     for (size_t g = 0; g < counts.size(); ++g) {
       const int64_t n = static_cast<int64_t>(g) + 1;
@@ -140,10 +143,13 @@ class TfIdfVectorizerOp final : public Operator {
     }
     const int64_t rows = x.rank() == 2 ? x.dim(0) : 1, len = x.dim(-1);
     Shape os = x.rank() == 2 ? Shape{rows, out_dim_} : Shape{out_dim_};
-    std::vector<double> y(rows * out_dim_, 0.0);
+    // The output first: its size (from ngram_indexes) is checked against the
+    // memory budget before any row is counted.
+    float* y = ops::ensure_output(out, 0, DataType::Float, os).data<float>();
+    std::vector<double> counts;
     for (int64_t r = 0; r < rows; ++r) {
-      const std::string* row = &tok[r * len];
-      std::vector<double> counts(out_dim_, 0.0);
+      const std::string* row = tok.data() + r * len;
+      counts.assign(out_dim_, 0.0);
       // Unigrams are counted once (skips do not change them).
       for (int64_t skip = 0; skip <= max_skip_; ++skip)
         for (int64_t n = std::max(min_n_, skip > 0 ? int64_t{2} : int64_t{1}); n <= max_n_; ++n)
@@ -156,11 +162,9 @@ class TfIdfVectorizerOp final : public Operator {
       for (int64_t j = 0; j < out_dim_; ++j) {
         double w = weight_of_.count(j) ? weight_of_[j] : 1.0;
         double v = mode_ == 0 ? counts[j] : mode_ == 1 ? (counts[j] > 0 ? w : 0.0) : counts[j] * w;
-        y[r * out_dim_ + j] = v;
+        y[r * out_dim_ + j] = static_cast<float>(v);
       }
     }
-    ops::ensure_output(out, 0, DataType::Float, os)
-        .copy_from(Tensor::from_vector<double>(os, y).cast(DataType::Float));
   }
 
  private:
