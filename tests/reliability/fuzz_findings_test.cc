@@ -15,8 +15,10 @@
 //    heap-buffer-overflow); MaxUnpool with scalar indices crashed inside
 //    libonnx's shape inference; an int32 ReduceLogSum of zeros converted
 //    -inf to int (undefined behaviour); TfIdfVectorizer on rows of no
-//    tokens took a reference into an empty vector (undefined behaviour), and
-//    sized its output from ngram_indexes before any budget check.
+//    tokens took a reference into an empty vector (undefined behaviour),
+//    sized its output from ngram_indexes before any budget check, and read
+//    n-grams past the end of its pool when ngram_counts pointed beyond it
+//    (ASan: heap-buffer-overflow).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -199,6 +201,17 @@ TEST(FuzzFindings, TfIdfVectorizerOutputSizeIsCheckedBeforeCounting) {
   });
   EXPECT_NE(e.find("TfIdfVectorizer"), std::string::npos) << e;
   EXPECT_NE(e.find("budget"), std::string::npos) << e;
+}
+
+TEST(FuzzFindings, TfIdfVectorizerCountsPastThePoolAreBadInput) {
+  frameworks::register_all();
+  const std::string e = error_of([] {
+    auto model = network::load_model(std::string(DEEP500_FUZZ_REGRESSIONS) +
+                                     "/model-tfidfvectorizer-counts-past-pool.onnx");
+    network::ReferenceExecutor ex(model, {.backends = {"reference"}});
+    ex.run({{"X", Tensor(DataType::Int32, {12})}});
+  });
+  EXPECT_NE(e.find("ngram_counts do not split the pool of 4 items"), std::string::npos) << e;
 }
 
 }  // namespace

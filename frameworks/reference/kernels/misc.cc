@@ -114,8 +114,10 @@ class TfIdfVectorizerOp final : public Operator {
     for (size_t g = 0; g < counts.size(); ++g) {
       const int64_t n = static_cast<int64_t>(g) + 1;
       const int64_t end = g + 1 < counts.size() ? counts[g + 1] : static_cast<int64_t>(pool.size());
-      DEEP500_CHECK(counts[g] <= end && (end - counts[g]) % n == 0, node_,
-                    ": ngram_counts do not split the pool into whole ", n, "-grams");
+      DEEP500_CHECK(counts[g] <= end && end <= static_cast<int64_t>(pool.size()) &&
+                        (end - counts[g]) % n == 0,
+                    node_, ": ngram_counts do not split the pool of ", pool.size(),
+                    " items into whole ", n, "-grams");
       for (int64_t s = counts[g]; s < end; s += n, ++item) {
         DEEP500_CHECK(item < static_cast<int64_t>(indexes.size()), node_,
                       ": fewer ngram_indexes than n-grams in the pool");
