@@ -18,7 +18,9 @@
 //    tokens took a reference into an empty vector (undefined behaviour),
 //    sized its output from ngram_indexes before any budget check, and read
 //    n-grams past the end of its pool when ngram_counts pointed beyond it
-//    (ASan: heap-buffer-overflow).
+//    (ASan: heap-buffer-overflow); Reshape multiplied the requested
+//    dimensions without an overflow check (0, 0, 2^63 - 2049 copied to
+//    3 x 5 x ...: UBSan).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -212,6 +214,19 @@ TEST(FuzzFindings, TfIdfVectorizerCountsPastThePoolAreBadInput) {
     ex.run({{"X", Tensor(DataType::Int32, {12})}});
   });
   EXPECT_NE(e.find("ngram_counts do not split the pool of 4 items"), std::string::npos) << e;
+}
+
+TEST(FuzzFindings, ReshapeToAnOverflowingShapeIsBadInput) {
+  frameworks::register_all();
+  auto model = network::load_model(std::string(DEEP500_FUZZ_REGRESSIONS) +
+                                   "/model-reshape-shape-overflows.onnx");
+  network::ReferenceExecutor ex(model, {.backends = {"reference"}});
+  const std::string e = error_of([&] {
+    ex.run({{"x", Tensor(DataType::Float, {3, 5, 6, 6, 5})},
+            {"y", Tensor(DataType::Int64, {3, 6, 6, 5})}});
+  });
+  EXPECT_NE(e.find("Reshape"), std::string::npos) << e;
+  EXPECT_NE(e.find("overflows a 64-bit size"), std::string::npos) << e;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "deep/sizes.h"
 #include "frameworks/reference/kernels/common.h"
 #include "frameworks/reference/kernels/families.h"
 
@@ -121,7 +122,7 @@ class ReshapeOp final : public ViewLikeOp {
           s[i] = x[i];
         }
       }
-      known *= s[i];
+      known = checked_mul(known, s[i], cat(node_, ": shape ", to_string(Shape(req))));
     }
     DEEP500_CHECK(!(allowzero_ && has_zero && infer >= 0), node_,
                   ": with allowzero=1 the shape cannot contain both 0 and -1, got ",
