@@ -20,7 +20,7 @@
 //    n-grams past the end of its pool when ngram_counts pointed beyond it
 //    (ASan: heap-buffer-overflow); Reshape multiplied the requested
 //    dimensions without an overflow check (0, 0, 2^63 - 2049 copied to
-//    3 x 5 x ...: UBSan).
+//    3 x 5 x ...: UBSan); Compress of a scalar indexed past its dims.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -227,6 +227,19 @@ TEST(FuzzFindings, ReshapeToAnOverflowingShapeIsBadInput) {
   });
   EXPECT_NE(e.find("Reshape"), std::string::npos) << e;
   EXPECT_NE(e.find("overflows a 64-bit size"), std::string::npos) << e;
+}
+
+TEST(FuzzFindings, CompressOfAScalarIsBadInput) {
+  frameworks::register_all();
+  auto model =
+      network::load_model(std::string(DEEP500_FUZZ_REGRESSIONS) + "/model-compress-scalar.onnx");
+  network::ReferenceExecutor ex(model, {.backends = {"reference"}});
+  const std::string e = error_of([&] {
+    ex.run({{"input", Tensor::scalar<int8_t>(1)},
+            {"condition", Tensor::from_vector<bool>({2}, {true, false})}});
+  });
+  EXPECT_NE(e.find("input 'input' has rank 0 (shape []), expected rank >= 1"), std::string::npos)
+      << e;
 }
 
 }  // namespace
