@@ -20,7 +20,8 @@
 //    n-grams past the end of its pool when ngram_counts pointed beyond it
 //    (ASan: heap-buffer-overflow); Reshape multiplied the requested
 //    dimensions without an overflow check (0, 0, 2^63 - 2049 copied to
-//    3 x 5 x ...: UBSan); Compress of a scalar indexed past its dims.
+//    3 x 5 x ...: UBSan); Compress of a scalar, and Unique of a scalar with
+//    an axis, indexed past their dims.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -240,6 +241,15 @@ TEST(FuzzFindings, CompressOfAScalarIsBadInput) {
   });
   EXPECT_NE(e.find("input 'input' has rank 0 (shape []), expected rank >= 1"), std::string::npos)
       << e;
+}
+
+TEST(FuzzFindings, UniqueOfAScalarWithAnAxisIsBadInput) {
+  frameworks::register_all();
+  auto model = network::load_model(std::string(DEEP500_FUZZ_REGRESSIONS) +
+                                   "/model-unique-scalar-with-axis.onnx");
+  network::ReferenceExecutor ex(model, {.backends = {"reference"}, .strict_feed_shapes = false});
+  const std::string e = error_of([&] { ex.run({{"X", Tensor::scalar<float>(1)}}); });
+  EXPECT_NE(e.find("attribute 'axis' given for a scalar input"), std::string::npos) << e;
 }
 
 }  // namespace

@@ -12,6 +12,13 @@
 namespace deep500::reference {
 namespace {
 
+// The axis of Compress and Unique: slices of a tensor of rank >= 1 (a
+// scalar has no axis to slice; normalize_axis accepts axis 0 for one).
+int64_t slice_axis(int64_t axis, const Tensor& x, const std::string& node) {
+  DEEP500_CHECK(x.rank() >= 1, node, ": attribute 'axis' given for a scalar input");
+  return normalize_axis(axis, x.rank(), node + ": attribute 'axis'");
+}
+
 int64_t prod(const Shape& s, size_t begin, size_t end) {
   int64_t p = 1;
   for (size_t i = begin; i < end; ++i) p *= s[i];
@@ -51,8 +58,7 @@ class CompressOp final : public Operator {
     DEEP500_CHECK(cond.dtype() == DataType::Bool && cond.rank() == 1, node_,
                   ": condition must be a 1-D bool tensor, got ", to_string(cond.desc()));
     Shape xs = has_axis_ ? x.shape() : Shape{x.numel()};
-    const int64_t axis =
-        has_axis_ ? normalize_axis(axis_, x.rank(), node_ + ": attribute 'axis'") : 0;
+    const int64_t axis = has_axis_ ? slice_axis(axis_, x, node_) : 0;
     const int64_t n = xs[axis], outer = prod(xs, 0, axis), inner = prod(xs, axis + 1, xs.size());
     const bool* c = cond.data<bool>();
     std::vector<int64_t> keep;
@@ -231,8 +237,7 @@ class UniqueOp final : public Operator {
     // Slices along the axis (single elements when no axis is given), each
     // read in row-major order of the remaining dimensions.
     Shape xs = has_axis_ ? x.shape() : Shape{x.numel()};
-    const int64_t axis =
-        has_axis_ ? normalize_axis(axis_, x.rank(), node_ + ": attribute 'axis'") : 0;
+    const int64_t axis = has_axis_ ? slice_axis(axis_, x, node_) : 0;
     const int64_t n = xs[axis], outer = prod(xs, 0, axis), inner = prod(xs, axis + 1, xs.size());
     std::vector<int64_t> order(static_cast<size_t>(n));
     std::iota(order.begin(), order.end(), 0);
