@@ -160,7 +160,8 @@ void check_layer_norm(const OpContext& ctx) {
 // (run for costs and plans before any kernel) or kernel indexes dims
 // without checking the rank. Found by fuzzing (tests/fuzz): STFT on a 1-D
 // signal and MaxUnpool with scalar indices crashed inside libonnx; Split
-// and Slice of a scalar indexed past their dims, and so did Compress.
+// and Slice of a scalar indexed past their dims, and so did Compress;
+// LayerNormalization of a scalar crashed inside libonnx.
 struct RankRule {
   const char* op;
   size_t input;
@@ -182,6 +183,7 @@ constexpr RankRule kRankRules[] = {{"STFT", 0, "signal", 3, 3},
                                    {"ScatterElements", 0, "data", 1, kAnyRank},
                                    {"ReverseSequence", 0, "input", 2, kAnyRank},
                                    {"Compress", 0, "input", 1, kAnyRank},
+                                   {"LayerNormalization", 0, "X", 1, kAnyRank},
                                    {"MaxUnpool", 0, "X", 3, kAnyRank},
                                    {"MaxUnpool", 1, "I", 3, kAnyRank}};
 

@@ -1,8 +1,8 @@
-#include "recipes/cli/interrupt.h"
+#include "recipes/interrupt.h"
 
 #include <csignal>
 
-namespace deep500::cli {
+namespace deep500::recipes {
 namespace {
 
 std::atomic<bool> interrupt_requested{false};
@@ -29,4 +29,4 @@ const std::atomic<bool>& InterruptScope::requested() {
   return interrupt_requested;
 }
 
-}  // namespace deep500::cli
+}  // namespace deep500::recipes

@@ -7,7 +7,7 @@
 
 #include <atomic>
 
-namespace deep500::cli {
+namespace deep500::recipes {
 
 class InterruptScope {
  public:
@@ -20,4 +20,4 @@ class InterruptScope {
   static const std::atomic<bool>& requested();
 };
 
-}  // namespace deep500::cli
+}  // namespace deep500::recipes

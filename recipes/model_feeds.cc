@@ -1,4 +1,4 @@
-#include "recipes/cli/model_feeds.h"
+#include "recipes/model_feeds.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include "deep/output_file.h"
 #include "validation/forward_check.h"
 
-namespace deep500::cli {
+namespace deep500::recipes {
 
 std::vector<std::pair<std::string, TensorDesc>> declared_inputs(const network::Model& model) {
   std::set<std::string> inits;
@@ -134,4 +134,4 @@ void write_outputs(const std::string& dir, const std::map<std::string, Tensor>& 
   fs::remove(staging, ec);
 }
 
-}  // namespace deep500::cli
+}  // namespace deep500::recipes

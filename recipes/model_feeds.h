@@ -12,7 +12,7 @@
 #include "deep/tensor.h"
 #include "network/model.h"
 
-namespace deep500::cli {
+namespace deep500::recipes {
 
 // The model's graph inputs that are not initializers, with their declared
 // element type and shape (-1 for a symbolic or missing dimension).
@@ -38,4 +38,4 @@ void prepare_output_dir(const std::string& dir, const std::string& option);
 // hold) leaves DIR as it was. Prints "wrote PATH TYPE" for each.
 void write_outputs(const std::string& dir, const std::map<std::string, Tensor>& tensors);
 
-}  // namespace deep500::cli
+}  // namespace deep500::recipes

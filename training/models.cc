@@ -108,12 +108,26 @@ network::Network lenet5(uint64_t seed, int64_t classes) {
   return network::Network::from_proto(b.m, "lenet5 (built in)");
 }
 
+network::Network mlp(uint64_t seed, int64_t classes) {
+  DEEP500_CHECK(classes >= 2, "mlp: classes must be >= 2, got ", classes);
+  Builder b(seed);
+  b.g->set_name("mlp");
+  b.value(b.g->add_input(), "input", {-1, 1, 28, 28});
+  b.node("Flatten", {"input"}, "flat", {{"axis", {1}}});
+  b.linear("fc1", "flat", 28 * 28, 128);
+  b.node("Relu", {"fc1"}, "relu1");
+  b.linear("fc2", "relu1", 128, classes, "logits");
+  b.value(b.g->add_output(), "logits", {-1, classes});
+  return network::Network::from_proto(b.m, "mlp (built in)");
+}
+
 std::vector<std::string> builtin_models() {
-  return {"lenet5"};
+  return {"lenet5", "mlp"};
 }
 
 network::Network make_builtin_model(const std::string& name, uint64_t seed) {
   if (name == "lenet5") return lenet5(seed);
+  if (name == "mlp") return mlp(seed);
   std::string known;
   for (const auto& n : builtin_models()) known += (known.empty() ? "" : ", ") + n;
   throw Error(cat("--model: unknown built-in model '", name, "' (known: ", known,

@@ -18,7 +18,12 @@ namespace deep500::training {
 // Random(seed), opset 17.
 network::Network lenet5(uint64_t seed, int64_t classes = 10);
 
-// The built-in model names ("lenet5") and a factory by name: Error listing
+// A multilayer perceptron for 1x28x28 images: flatten, fc 128 + ReLU,
+// fc `classes` (101,770 parameters for 10 classes); same input, output and
+// initialization conventions as lenet5.
+network::Network mlp(uint64_t seed, int64_t classes = 10);
+
+// The built-in model names ("lenet5", "mlp") and a factory by name: Error listing
 // the names for an unknown one.
 std::vector<std::string> builtin_models();
 network::Network make_builtin_model(const std::string& name, uint64_t seed);

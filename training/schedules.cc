@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "deep/error.h"
+#include "deep/text.h"
 
 namespace deep500::training {
 
@@ -67,6 +68,31 @@ HyperParameterSchedule::HyperParameterSchedule(std::shared_ptr<const LrSchedule>
 
 void HyperParameterSchedule::apply(Optimizer& opt, int64_t epoch, int64_t step) const {
   opt.set_hyper_parameter(name_, f_(epoch, step));
+}
+
+std::shared_ptr<const LrSchedule> parse_lr_schedule(const std::string& text, double base,
+                                                    int64_t epochs, const std::string& what) {
+  if (text.empty()) return nullptr;
+  const auto p = split(text, ':');
+  auto arg = [&](size_t i, double fallback) {
+    if (p.size() <= i) return fallback;
+    double v = 0;
+    DEEP500_CHECK(parse_float(p[i], v), what, ": expected a number, got '", p[i], "'");
+    return v;
+  };
+  if (p[0] == "step" && p.size() >= 2 && p.size() <= 3)
+    return std::make_shared<StepLR>(base, static_cast<int64_t>(arg(1, 1)), arg(2, 0.1));
+  if (p[0] == "cosine" && p.size() <= 3)
+    return std::make_shared<CosineAnnealing>(
+        base, static_cast<int64_t>(arg(1, static_cast<double>(epochs))), arg(2, 0));
+  if (p[0] == "warmup" && p.size() >= 2 && p.size() <= 3) {
+    auto constant = std::make_shared<StepLR>(base, int64_t{1} << 62, 1.0);
+    return std::make_shared<LinearWarmup>(static_cast<int64_t>(arg(1, 0)), constant,
+                                          arg(2, 1.0 / 3), ScheduleUnit::kStep);
+  }
+  throw Error(cat(what,
+                  ": expected step:SIZE[:GAMMA], cosine[:T_MAX[:ETA_MIN]] or "
+                  "warmup:STEPS[:START_FACTOR]"));
 }
 
 }  // namespace deep500::training

@@ -89,4 +89,12 @@ class HyperParameterSchedule {
   Fn f_;
 };
 
+// The text form of a learning-rate schedule (`train --lr-schedule`, a
+// recipe's `lr_schedule:`): step:SIZE[:GAMMA] and cosine[:T_MAX[:ETA_MIN]]
+// in epochs (T_MAX defaults to `epochs`), warmup:STEPS[:START_FACTOR] in
+// steps; `base` is the optimizer's learning rate. "" is no schedule (null).
+// Error naming `what` and the forms for anything else.
+std::shared_ptr<const LrSchedule> parse_lr_schedule(const std::string& text, double base,
+                                                    int64_t epochs, const std::string& what);
+
 }  // namespace deep500::training

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "deep/error.h"
+#include "deep/text.h"
 #include "training/standard_samplers.h"
 
 namespace deep500::training {
@@ -152,6 +153,32 @@ void Cutout::apply(Batch& batch, Random& rng) const {
       }
     }
   }
+}
+
+std::vector<TransformPtr> parse_transforms(const std::vector<std::string>& texts,
+                                           const std::string& what) {
+  std::vector<TransformPtr> out;
+  for (const auto& text : texts) {
+    if (text.empty()) continue;
+    const auto p = split(text, ':');
+    auto number = [&](size_t i) {
+      double v = 0;
+      DEEP500_CHECK(parse_float(p.at(i), v), what, " ", text, ": expected a number, got '", p[i],
+                    "'");
+      return v;
+    };
+    if (p[0] == "flip" && p.size() <= 2) {
+      out.push_back(std::make_shared<HorizontalFlip>(p.size() == 2 ? number(1) : 0.5));
+    } else if (p[0] == "crop" && p.size() == 3) {
+      out.push_back(std::make_shared<RandomCrop>(static_cast<int64_t>(number(1)),
+                                                 static_cast<int64_t>(number(2))));
+    } else if (p[0] == "cutout" && p.size() == 2) {
+      out.push_back(std::make_shared<Cutout>(static_cast<int64_t>(number(1))));
+    } else {
+      throw Error(cat(what, " ", text, ": expected flip[:P], crop:SIZE:PAD or cutout:SIZE"));
+    }
+  }
+  return out;
 }
 
 }  // namespace deep500::training

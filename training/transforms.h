@@ -73,4 +73,11 @@ class Cutout : public Transform {
   int64_t size_;
 };
 
+// Transforms by their text form (`train --augment`, a recipe's `augment:`):
+// flip[:P], crop:SIZE:PAD, cutout:SIZE. Error naming `what` and the forms.
+// (No normalize: transforms apply to training batches only, and the test
+// set would not see it.)
+std::vector<TransformPtr> parse_transforms(const std::vector<std::string>& texts,
+                                           const std::string& what);
+
 }  // namespace deep500::training

@@ -5,7 +5,12 @@
 #include <string>
 #include <vector>
 
+namespace deep500::recipes {}
+
 namespace deep500::cli {
+
+// The command files call the recipes library (tasks, feeds, interrupts).
+using namespace deep500::recipes;
 
 // The exit codes of every command (--help prints them).
 inline constexpr int kSuccess = 0;
@@ -137,6 +142,35 @@ struct TrainOptions {
   std::vector<std::string> settings;    // NAME=VALUE (recipes/cli/settings.h)
 };
 int train_command(const TrainOptions& o);
+
+// deep500 run RECIPE.yaml (recipes/runner.h): exit 0 when every criterion
+// holds, 1 when one fails, 130 when interrupted.
+struct RunCommandOptions {
+  std::string recipe;
+  std::vector<std::string> sets;  // PATH=VALUE
+  bool dry_run = false;
+  std::string output_dir = "results";
+  std::string history;  // "" = OUTPUT_DIR/history.sqlite
+  bool plots = true;
+  bool progress = true;
+};
+int run_command(const RunCommandOptions& o);
+
+// deep500 history: the runs recorded, oldest first.
+struct HistoryOptions {
+  std::string output_dir = "results";
+  std::string history;
+  std::string recipe;  // only this recipe's runs
+  std::string since;   // ISO 8601 date or time
+  bool json = false;
+};
+int history_command(const HistoryOptions& o);
+
+// deep500 info: this machine's hardware and software manifests as YAML.
+int info_command();
+
+// deep500 plot RUN_DIR...: plots of the runs (scripts/plot_results.py).
+int plot_command(const std::vector<std::string>& run_dirs, const std::string& out_dir);
 
 // deep500 settings: every name --setting takes, with its value.
 int settings_command();

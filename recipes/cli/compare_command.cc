@@ -13,7 +13,7 @@
 #include "network/model.h"
 #include "network/settings.h"
 #include "recipes/cli/commands.h"
-#include "recipes/cli/model_feeds.h"
+#include "recipes/model_feeds.h"
 #include "validation/layer_compare.h"
 
 namespace deep500::cli {

@@ -13,7 +13,7 @@
 #include "network/settings.h"
 #include "network/trace_events.h"
 #include "recipes/cli/commands.h"
-#include "recipes/cli/model_feeds.h"
+#include "recipes/model_feeds.h"
 #include "validation/layer_compare.h"
 
 #include "network/passes/pass.h"

@@ -206,6 +206,35 @@ int main(int argc, char** argv) {
 
   auto* settings = app.add_subcommand("settings", "list every --setting with its value");
 
+  // deep500 run|history|info|plot (recipes/cli/run_command.cc, history_command.cc)
+  cli::RunCommandOptions ro;
+  auto* run = app.add_subcommand("run", "run a recipe: validate, check, run, judge, record");
+  run->add_option("recipe", ro.recipe, "recipe YAML file, e.g. recipes/fashion_mnist_lenet.yaml")
+      ->required();
+  run->add_option("--set", ro.sets, "PATH=VALUE: override a recipe field, e.g. training.epochs=1");
+  run->add_flag("--dry-run", ro.dry_run, "print the resolved recipe and exit");
+  run->add_option("--output-dir", ro.output_dir, "results folder (default results)");
+  run->add_option("--history", ro.history, "history database (default OUTPUT_DIR/history.sqlite)");
+  run->add_flag("!--no-plots", ro.plots, "do not render plots");
+  run->add_flag("!--no-progress", ro.progress, "no progress output on stderr");
+
+  cli::HistoryOptions ho;
+  auto* history = app.add_subcommand("history", "list the recorded recipe runs");
+  history->add_option("--recipe", ho.recipe, "only runs of this recipe");
+  history->add_option("--since", ho.since, "only runs started at or after, e.g. 2026-11-24");
+  history->add_flag("--json", ho.json, "print the runs as a JSON list");
+  history->add_option("--output-dir", ho.output_dir, "results folder (default results)");
+  history->add_option("--history", ho.history,
+                      "history database (default OUTPUT_DIR/history.sqlite)");
+
+  auto* info = app.add_subcommand("info", "this machine's hardware and software manifests (YAML)");
+
+  std::vector<std::string> plot_runs;
+  std::string plot_out;
+  auto* plot = app.add_subcommand("plot", "plot recipe runs (their results folders)");
+  plot->add_option("runs", plot_runs, "results folders holding results.json")->required();
+  plot->add_option("--out", plot_out, "folder for the plots (default the first run's)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -229,6 +258,10 @@ int main(int argc, char** argv) {
     if (*compare) return cli::compare_command(co);
     if (*train) return cli::train_command(tr);
     if (*settings) return cli::settings_command();
+    if (*run) return cli::run_command(ro);
+    if (*history) return cli::history_command(ho);
+    if (*info) return cli::info_command();
+    if (*plot) return cli::plot_command(plot_runs, plot_out);
   } catch (const Error& e) {
     std::cerr << "deep500: error: " << e.what() << "\n";
     return cli::kBadInput;

@@ -10,7 +10,7 @@
 #include "metrics/json_reporter.h"
 #include "network/settings.h"
 #include "recipes/cli/commands.h"
-#include "recipes/cli/interrupt.h"
+#include "recipes/interrupt.h"
 #include "validation/onnx_conformance.h"
 
 namespace deep500::cli {

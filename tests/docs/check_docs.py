@@ -173,7 +173,7 @@ class Checker:
         for t in tokens:
             if re.match(r"^--?[A-Za-z]", t):
                 name = t.split("=", 1)[0]
-                if not re.search(rf"(^|[\s,]){re.escape(name)}([\s,=]|$)", help_text, re.M):
+                if not re.search(rf"(^|[\s,]){re.escape(name)}([\s,={{]|$)", help_text, re.M):
                     self.fail(where, f"option {name} is not in `deep500 {' '.join(words)} --help`")
                     return
         if is_usage_line([t for t in tokens if t != ">"]):

@@ -21,7 +21,8 @@
 //    (ASan: heap-buffer-overflow); Reshape multiplied the requested
 //    dimensions without an overflow check (0, 0, 2^63 - 2049 copied to
 //    3 x 5 x ...: UBSan); Compress of a scalar, and Unique of a scalar with
-//    an axis, indexed past their dims.
+//    an axis, indexed past their dims; LayerNormalization of a scalar
+//    crashed inside libonnx's shape inference (optimized executor).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -250,6 +251,20 @@ TEST(FuzzFindings, UniqueOfAScalarWithAnAxisIsBadInput) {
   network::ReferenceExecutor ex(model, {.backends = {"reference"}, .strict_feed_shapes = false});
   const std::string e = error_of([&] { ex.run({{"X", Tensor::scalar<float>(1)}}); });
   EXPECT_NE(e.find("attribute 'axis' given for a scalar input"), std::string::npos) << e;
+}
+
+TEST(FuzzFindings, LayerNormalizationOfAScalarIsBadInput) {
+  frameworks::register_all();
+  auto model = network::load_model(std::string(DEEP500_FUZZ_REGRESSIONS) +
+                                   "/model-layernormalization-scalar.onnx");
+  network::OptimizedExecutor ex(model, {.backends = {"reference"}});
+  const std::string e = error_of([&] {
+    ex.inference({{"data", Tensor(DataType::UInt16, {3, 2, 2})},
+                  {"X", Tensor::scalar<float>(1)},
+                  {"W", Tensor(DataType::Float, {5})},
+                  {"B", Tensor(DataType::Float, {5})}});
+  });
+  EXPECT_NE(e.find("X 'X' has rank 0 (shape []), expected rank >= 1"), std::string::npos) << e;
 }
 
 }  // namespace

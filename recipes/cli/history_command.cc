@@ -1,0 +1,78 @@
+// deep500 history, info and plot: reading what runs recorded, and this
+// machine's manifests.
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "deep/text.h"
+#include "recipes/cli/commands.h"
+#include "recipes/history.h"
+#include "recipes/machine.h"
+#include "recipes/plots.h"
+#include "recipes/runner.h"
+
+namespace deep500::cli {
+
+namespace {
+
+nlohmann::json run_json(const RunRecord& r) {
+  nlohmann::json criteria = nlohmann::json::array();
+  for (const auto& c : r.criteria)
+    criteria.push_back({{"criterion", c.text}, {"passed", c.passed}, {"detail", c.detail}});
+  return {{"id", r.id},
+          {"recipe", r.recipe},
+          {"recipe_version", r.recipe_version},
+          {"task", r.task},
+          {"status", r.status},
+          {"started_utc", r.started_utc},
+          {"finished_utc", r.finished_utc},
+          {"seconds", r.seconds},
+          {"results_dir", r.results_dir},
+          {"git_revision", r.git_revision},
+          {"hostname", r.hostname},
+          {"metrics", r.metrics},
+          {"criteria", criteria}};
+}
+
+}  // namespace
+
+int history_command(const HistoryOptions& o) {
+  History h(history_path(o.output_dir, o.history));
+  const auto runs = h.runs(o.recipe, o.since);
+  if (o.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : runs) out.push_back(run_json(r));
+    std::cout << out.dump(2) << "\n";
+    return kSuccess;
+  }
+  std::printf("%-5s %-21s %-28s %-12s %9s  %s\n", "id", "started (UTC)", "recipe", "status",
+              "seconds", "key metrics");
+  for (const auto& r : runs) {
+    std::string key;
+    for (const char* name : {"test_accuracy", "train_loss", "samples_per_second"}) {
+      auto m = r.metrics.find(name);
+      if (m == r.metrics.end()) continue;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%s=%.4g", name, m->second);
+      key += (key.empty() ? "" : " ") + std::string(buf);
+    }
+    std::printf("%-5lld %-21s %-28s %-12s %9.1f  %s\n", static_cast<long long>(r.id),
+                r.started_utc.c_str(), (r.recipe + " " + r.recipe_version).c_str(),
+                r.status.c_str(), r.seconds, key.c_str());
+  }
+  std::printf("%zu runs in %s\n", runs.size(), h.path().c_str());
+  return kSuccess;
+}
+
+int info_command() {
+  std::cout << machine_manifests_yaml(detect_machine());
+  return kSuccess;
+}
+
+int plot_command(const std::vector<std::string>& run_dirs, const std::string& out_dir) {
+  std::cout << render_plots(run_dirs, out_dir.empty() ? run_dirs.at(0) : out_dir) << "\n";
+  return kSuccess;
+}
+
+}  // namespace deep500::cli

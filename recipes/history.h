@@ -1,0 +1,70 @@
+// The results history: one SQLite database (default results/history.sqlite,
+// --history PATH) holding every recipe run: recipe, status, times, results
+// folder, revision, host, final metrics and each criterion's verdict.
+//  * The schema is versioned (PRAGMA user_version) and migrated forward on
+//    open; a database newer than this deep500 is refused, never changed.
+//  * WAL mode and a busy timeout: several runs may record at once; each run
+//    is recorded in one transaction, so a reader sees all of it or none.
+//  * A file that is not a SQLite database is an Error naming it; it is
+//    never replaced.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace deep500::recipes {
+
+struct CriterionRecord {
+  std::string text;
+  bool passed = false;
+  std::string detail;
+};
+
+struct RunRecord {
+  int64_t id = 0;  // assigned by History::record
+  std::string recipe, recipe_version, task;
+  std::string status;                     // passed, failed, interrupted
+  std::string started_utc, finished_utc;  // ISO 8601
+  double seconds = 0;
+  std::string results_dir, git_revision, hostname;
+  std::string resolved_recipe;  // JSON
+  std::map<std::string, double> metrics;
+  std::vector<CriterionRecord> criteria;
+};
+
+class History {
+ public:
+  // Opens or creates the database (and its folder) and migrates its schema.
+  explicit History(const std::string& path);
+  ~History();
+  History(const History&) = delete;
+  History& operator=(const History&) = delete;
+
+  // Records one run in one transaction; returns its id.
+  int64_t record(const RunRecord& run);
+  // Runs, oldest first; `recipe` "" = all; `since` an ISO 8601 prefix-
+  // comparable time ("" = all), e.g. 2026-11-24 or 2026-11-24T10:00:00Z.
+  std::vector<RunRecord> runs(const std::string& recipe = "", const std::string& since = "") const;
+  // Error naming the id when there is no such run.
+  RunRecord run(int64_t id) const;
+
+  int schema_version() const;
+  static int latest_schema_version();
+  const std::string& path() const { return path_; }
+
+ private:
+  void exec(const std::string& sql) const;
+  void migrate();
+  std::vector<RunRecord> select(const std::string& where,
+                                const std::vector<std::string>& args) const;
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace deep500::recipes

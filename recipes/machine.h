@@ -1,0 +1,37 @@
+// This machine's hardware and software, as manifests can require them
+// (`deep500 info` prints them as YAML a recipe can use as is), and the
+// check of a recipe's constraints against them.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "recipes/manifests.h"
+
+namespace deep500::recipes {
+
+struct DetectedMachine {
+  std::string architecture;       // uname's machine
+  std::string cpu_model;          // /proc/cpuinfo
+  std::vector<std::string> isa;   // CPU flags (all of them)
+  int cores = 0;                  // CPUs this process may use
+  double memory_gib = 0;          // physical memory
+  std::vector<std::string> gpus;  // NVIDIA GPU models (/proc/driver/nvidia/gpus)
+  std::string hostname;
+  std::map<std::string, std::string> software;  // name -> version (deep500, backends' libraries)
+};
+
+// Detects it now; the backends must be registered (their libraries are
+// software).
+DetectedMachine detect_machine();
+
+// One line per constraint that does not hold, naming it and what was found
+// (empty when all hold).
+std::vector<std::string> unmet_constraints(const HardwareManifest& h, const SoftwareManifest& s,
+                                           const DetectedMachine& m);
+
+// `deep500 info`: the hardware and software manifests of this machine.
+std::string machine_manifests_yaml(const DetectedMachine& m);
+
+}  // namespace deep500::recipes

@@ -1,0 +1,59 @@
+#include "recipes/plots.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "deep/error.h"
+
+extern char** environ;
+
+namespace deep500::recipes {
+
+namespace {
+
+constexpr const char* kPython = "/usr/bin/python3";  // Debian's modules are visible to it only
+constexpr int kNoMatplotlib = 3;                     // plot_results.py's exit code for it
+
+}  // namespace
+
+std::string render_plots(const std::vector<std::string>& run_dirs, const std::string& out_dir) {
+  const std::string script = std::string(DEEP500_SOURCE_DIR) + "/scripts/plot_results.py";
+  std::vector<std::string> args = {kPython, script, "--out", out_dir};
+  args.insert(args.end(), run_dirs.begin(), run_dirs.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  // The script's output goes to a file, read back for the note.
+  char log_path[] = "/tmp/deep500-plot-XXXXXX";
+  const int log = mkstemp(log_path);
+  DEEP500_CHECK(log >= 0, "plots: cannot create a temporary file");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, log, 1);
+  posix_spawn_file_actions_adddup2(&actions, log, 2);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, kPython, &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(log);
+  int status = 0;
+  if (rc == 0) waitpid(pid, &status, 0);
+  std::ifstream in(log_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::remove(log_path);
+  std::string note = text.str();
+  while (!note.empty() && note.back() == '\n') note.pop_back();
+  if (rc != 0) return cat("plots: not rendered (", kPython, " not found)");
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kNoMatplotlib) return note;
+  DEEP500_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "plots: ", script,
+                " failed: ", note);
+  return note;
+}
+
+}  // namespace deep500::recipes

@@ -1,0 +1,17 @@
+// Plots of recipe runs, rendered with matplotlib by the script the project
+// ships (scripts/plot_results.py, run with /usr/bin/python3): training
+// curves (loss and accuracy against epoch and against time, several runs
+// overlaid) as PNG and SVG.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace deep500::recipes {
+
+// Renders the plots of the runs (results folders) into `out_dir`; returns a
+// one-line note: the files written, or why none were (no matplotlib). Error
+// when the script fails otherwise.
+std::string render_plots(const std::vector<std::string>& run_dirs, const std::string& out_dir);
+
+}  // namespace deep500::recipes

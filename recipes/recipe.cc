@@ -1,0 +1,160 @@
+#include "recipes/recipe.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+
+#include "deep/error.h"
+#include "deep/text.h"
+#include "recipes/constraints.h"
+#include "training/optimizer_registry.h"
+#include "training/schedules.h"
+#include "training/transforms.h"
+
+namespace deep500::recipes {
+
+namespace {
+
+const char* kManifests[] = {"hardware", "software", "dataset", "model", "reference_log"};
+
+// Replaces each manifest given as a path by its file's content.
+void inline_manifests(YAML::Node root, const std::string& recipe_path,
+                      std::map<std::string, std::string>& files) {
+  namespace fs = std::filesystem;
+  for (const char* key : kManifests) {
+    YAML::Node n = root[key];
+    if (!n || !n.IsScalar()) continue;
+    fs::path p = n.Scalar();
+    if (p.is_relative()) p = fs::absolute(recipe_path).parent_path() / p;
+    const std::string file = p.lexically_normal().string();
+    if (!fs::exists(file)) {
+      const YAML::Mark m = n.Mark();
+      throw Error(cat(recipe_path, ":", m.line + 1, ":", m.column + 1, ": ", key,
+                      ": manifest file not found: ", file));
+    }
+    root[key] = load_yaml_file(file);
+    files[key] = file;
+  }
+}
+
+TrainingTask read_training(Fields f) {
+  TrainingTask t;
+  t.optimizer = f.text("optimizer", t.optimizer);
+  t.hyper = f.number_map("hyper");
+  try {
+    training::make_optimizer(t.optimizer, t.hyper);
+  } catch (const Error& e) {
+    f.fail(f.has("hyper") ? "hyper" : "optimizer", e.what());
+  }
+  t.epochs = f.integer("epochs", t.epochs, 0, 1000000);
+  t.batch_size = f.integer("batch_size", t.batch_size, 1, 1 << 24);
+  t.lr_schedule = f.text("lr_schedule", "");
+  try {
+    training::parse_lr_schedule(t.lr_schedule, 0.1, t.epochs, "lr_schedule");
+  } catch (const Error& e) {
+    f.fail("lr_schedule", e.what());
+  }
+  t.augment = f.texts("augment");
+  try {
+    training::parse_transforms(t.augment, "augment");
+  } catch (const Error& e) {
+    f.fail("augment", e.what());
+  }
+  t.seed = static_cast<uint64_t>(f.integer("seed", 1, 0, std::numeric_limits<int64_t>::max()));
+  t.prefetch_threads = static_cast<int>(f.integer("prefetch_threads", 1, 0, 64));
+  t.subset = f.integer("subset", 0, 0, std::numeric_limits<int64_t>::max());
+  t.test_subset = f.integer("test_subset", 0, 0, std::numeric_limits<int64_t>::max());
+  t.time_limit = f.number("time_limit", 0, 0, 1e9);
+  t.continue_on_non_finite = f.flag("continue_on_non_finite", false);
+  f.finish();
+  return t;
+}
+
+// A manifest section: absent ones (hardware, software) require nothing.
+Fields manifest_fields(Fields& top, const std::string& key, const Recipe& r) {
+  auto file = r.manifest_files.find(key);
+  Fields in_recipe = top.section(key);
+  if (file == r.manifest_files.end()) return in_recipe;
+  return Fields(top.node(key), file->second, key, r.resolved[key], &r.overrides);
+}
+
+YAML::Node default_header(const std::string& name) {
+  YAML::Node n;
+  n["name"] = name;
+  n["version"] = "1.0.0";
+  n["description"] = "no constraints";
+  return n;
+}
+
+}  // namespace
+
+std::vector<std::string> recipe_tasks() {
+  return {"training"};
+}
+
+std::vector<std::string> task_metrics(const std::string& task) {
+  if (task == "training")
+    return {"test_accuracy",      "train_accuracy", "train_loss",       "test_loss",
+            "samples_per_second", "seconds",        "epochs_completed", "steps",
+            "time_to_accuracy"};
+  return {};
+}
+
+Recipe load_recipe(const std::string& path, const std::vector<std::string>& sets) {
+  Recipe r;
+  YAML::Node root = load_yaml_file(path);
+  if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  DEEP500_CHECK(root.IsMap(), path, ": expected a recipe (a map of keys), got something else");
+  inline_manifests(root, path, r.manifest_files);
+  for (const char* key : {"hardware", "software"})
+    if (!root[key]) root[key] = default_header(cat("any ", key));
+  for (const auto& s : sets) apply_override(root, s, r.overrides);
+
+  r.resolved = YAML::Node(YAML::NodeType::Map);
+  Fields top(root, path, "", r.resolved, &r.overrides);
+  r.header.name = top.required_text("name");
+  r.header.version = top.required_text("version");
+  r.header.description = top.required_text("description");
+  r.header.file = path;
+  if (!is_semantic_version(r.header.version))
+    top.fail("version",
+             cat("expected a semantic version MAJOR.MINOR.PATCH, got '", r.header.version, "'"));
+  r.hardware = read_hardware(manifest_fields(top, "hardware", r));
+  r.software = read_software(manifest_fields(top, "software", r));
+  if (!top.has("dataset")) top.fail("dataset", "required, missing");
+  r.dataset = read_dataset(manifest_fields(top, "dataset", r));
+  if (!top.has("model")) top.fail("model", "required, missing");
+  r.model = read_model(manifest_fields(top, "model", r));
+  r.has_reference = top.has("reference_log");
+  if (r.has_reference)
+    r.reference = read_reference_log(manifest_fields(top, "reference_log", r));
+  else
+    top.node("reference_log");
+
+  r.task = top.required_text("task");
+  const auto tasks = recipe_tasks();
+  if (std::find(tasks.begin(), tasks.end(), r.task) == tasks.end())
+    top.fail("task", cat("unknown task '", r.task, "' (known: ", join(tasks, ", "), ")"));
+  r.training = read_training(top.section("training"));
+
+  const auto known = task_metrics(r.task);
+  for (const auto& text : top.texts("criteria")) {
+    try {
+      Criterion c = parse_criterion(text);
+      check_criterion(c, known, r.has_reference ? &r.reference : nullptr);
+      r.criteria.push_back(c);
+    } catch (const Error& e) {
+      top.fail("criteria", e.what());
+    }
+  }
+  top.finish();
+  return r;
+}
+
+std::string resolved_yaml(const Recipe& r) {
+  YAML::Emitter out;
+  out << r.resolved;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace deep500::recipes

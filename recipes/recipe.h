@@ -1,0 +1,54 @@
+// A recipe: manifests (hardware, software, dataset, model, reference log)
+// combined with a task and acceptance criteria, read from YAML. Manifests
+// are given inline or as paths (relative to the recipe's folder) of their
+// own files. `--set PATH=VALUE` overrides any field after the manifests are
+// read. Every key is typed and checked before anything runs: errors name
+// the file, line, column and field (recipes/yaml_fields.h). docs/recipes.md
+// documents the format.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "recipes/criteria.h"
+#include "recipes/manifests.h"
+#include "recipes/training_task.h"
+
+namespace deep500::recipes {
+
+struct Recipe {
+  ManifestHeader header;
+  HardwareManifest hardware;
+  SoftwareManifest software;
+  DatasetManifest dataset;
+  ModelManifest model;
+  bool has_reference = false;
+  ReferenceLog reference;
+  std::string task;  // training
+  // The training task's own fields (optimizer, schedule, epochs, ...); the
+  // model, data, executor and threads come from the manifests.
+  TrainingTask training;
+  std::vector<Criterion> criteria;
+
+  YAML::Node resolved;                                // every field as read, defaults included
+  std::map<std::string, std::string> manifest_files;  // manifest -> its file
+  Overrides overrides;                                // --set PATH -> VALUE
+};
+
+// The tasks a recipe can name.
+std::vector<std::string> recipe_tasks();
+// The metrics a task measures (criteria may name these).
+std::vector<std::string> task_metrics(const std::string& task);
+
+// Reads and validates the recipe and its manifests, applying `sets`
+// (PATH=VALUE) in order. Error: one line naming file, line, column, field.
+Recipe load_recipe(const std::string& path, const std::vector<std::string>& sets);
+
+// The resolved recipe as YAML (`deep500 run --dry-run`); reading it back
+// gives the same recipe.
+std::string resolved_yaml(const Recipe& r);
+
+}  // namespace deep500::recipes

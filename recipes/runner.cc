@@ -1,0 +1,261 @@
+#include "recipes/runner.h"
+
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "deep/error.h"
+#include "deep/output_file.h"
+#include "deep/text.h"
+#include "metrics/json_reporter.h"
+#include "network/model.h"
+#include "recipes/history.h"
+#include "recipes/machine.h"
+#include "recipes/model_feeds.h"
+#include "recipes/plots.h"
+#include "recipes/recipe.h"
+#include "recipes/sha256.h"
+#include "recipes/yaml_json.h"
+#include "training/models.h"
+
+namespace deep500::recipes {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string utc_time(const char* format) {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
+
+void verify_artifact(const Artifact& a, const std::string& what) {
+  DEEP500_CHECK(fs::exists(a.path), what, ": file not found: ", a.path);
+  if (a.sha256.empty()) return;
+  const std::string actual = sha256_of_file(a.path);
+  DEEP500_CHECK(actual == a.sha256, what, ": ", a.path, ": SHA-256 mismatch: expected ", a.sha256,
+                ", actual ", actual);
+}
+
+void verify_artifacts(const Recipe& r) {
+  for (const auto& [role, a] : r.dataset.sources)
+    verify_artifact(a, cat("dataset '", r.dataset.header.name, "' source ", role));
+  if (!r.model.file.path.empty())
+    verify_artifact(r.model.file, cat("model '", r.model.header.name, "' file"));
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::vector<std::string> dims;
+  for (int64_t d : shape) dims.push_back(d < 0 ? "?" : std::to_string(d));
+  return "[" + join(dims, ", ") + "]";
+}
+
+// The model manifest's inputs and outputs against the graph's declarations.
+void check_declared_values(const ModelManifest& m, const network::Model& model) {
+  std::map<std::string, TensorDesc> graph;
+  for (const auto& [name, desc] : declared_inputs(model)) graph[name] = desc;
+  for (const auto& out : model.graph().output()) {
+    TensorDesc d;
+    const auto& tt = out.type().tensor_type();
+    d.dtype = static_cast<DataType>(tt.elem_type());
+    for (const auto& dim : tt.shape().dim())
+      d.shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+    graph[out.name()] = d;
+  }
+  const std::string what = cat("model '", m.header.name, "'");
+  for (const auto* list : {&m.inputs, &m.outputs})
+    for (const auto& v : *list) {
+      auto g = graph.find(v.name);
+      DEEP500_CHECK(g != graph.end(), what, ": the manifest declares '", v.name,
+                    "', which the graph does not have as an ",
+                    list == &m.inputs ? "input" : "output");
+      DEEP500_CHECK(parse_dtype(v.type) == g->second.dtype, what, ": '", v.name, "' is ",
+                    name_of(g->second.dtype), " in the graph, the manifest says ", v.type);
+      bool same = v.shape.size() == g->second.shape.size();
+      for (size_t i = 0; same && i < v.shape.size(); ++i)
+        same = v.shape[i] < 0 || g->second.shape[i] < 0 || v.shape[i] == g->second.shape[i];
+      DEEP500_CHECK(same, what, ": '", v.name, "' has shape ", shape_text(g->second.shape),
+                    " in the graph, the manifest says ", shape_text(v.shape));
+    }
+}
+
+TrainingTask training_task(const Recipe& r, const RunOptions& o) {
+  TrainingTask t = r.training;
+  t.builtin = r.model.builtin;
+  t.model = r.model.file.path;
+  t.logits = r.model.builtin.empty() ? r.model.logits : "";
+  t.dataset = r.dataset.spec;
+  if (r.dataset.splits.count("train")) t.expected_train_samples = r.dataset.splits.at("train");
+  if (r.dataset.splits.count("test")) t.expected_test_samples = r.dataset.splits.at("test");
+  t.executor = r.software.executor;
+  t.threads = r.software.threads;
+  for (const auto& [name, value] : r.software.settings) t.settings.push_back(name + "=" + value);
+  t.progress = o.progress;
+  t.interrupt = o.interrupt;
+  return t;
+}
+
+Measurements measurements(const TrainingOutcome& out) {
+  Measurements m;
+  const auto& r = out.report;
+  auto put = [&](const char* name, double v) {
+    if (v >= 0) m.final_values[name] = v;
+  };
+  put("test_accuracy", r.final_test_accuracy);
+  put("train_accuracy", r.final_train_accuracy);
+  put("train_loss", r.final_train_loss);
+  put("seconds", r.seconds);
+  put("epochs_completed", static_cast<double>(r.epochs_completed));
+  put("steps", static_cast<double>(r.steps));
+  put("samples_per_second", out.metrics["summary"].value("samples_per_second", 0.0));
+  for (const auto& e : r.epochs) {
+    m.per_epoch["test_accuracy"].push_back(e.test_accuracy);
+    m.per_epoch["train_accuracy"].push_back(e.train_accuracy);
+    m.per_epoch["train_loss"].push_back(e.train_loss);
+    m.per_epoch["test_loss"].push_back(e.test_loss);
+    m.per_epoch["samples_per_second"].push_back(e.samples_per_second);
+    m.per_epoch["elapsed_seconds"].push_back(e.elapsed_seconds);
+  }
+  if (!r.epochs.empty() && r.epochs.back().test_loss >= 0)
+    m.final_values["test_loss"] = r.epochs.back().test_loss;
+  return m;
+}
+
+// results/<recipe>/<UTC timestamp>[-N]: a new folder, never an existing one.
+std::string new_results_dir(const std::string& output_dir, const std::string& recipe) {
+  const fs::path base = fs::path(output_dir) / recipe;
+  std::error_code ec;
+  fs::create_directories(base, ec);
+  DEEP500_CHECK(!ec, "--output-dir ", output_dir, ": cannot create ", base.string(), ": ",
+                ec.message());
+  const std::string stamp = utc_time("%Y%m%dT%H%M%SZ");
+  for (int i = 1;; ++i) {
+    const fs::path dir = base / (i == 1 ? stamp : cat(stamp, "-", i));
+    if (fs::create_directory(dir, ec)) return dir.string();
+    DEEP500_CHECK(!ec, "--output-dir ", output_dir, ": cannot create ", dir.string(), ": ",
+                  ec.message());
+  }
+}
+
+nlohmann::json verdicts_json(const std::vector<Verdict>& verdicts) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& v : verdicts)
+    out.push_back({{"criterion", v.criterion}, {"passed", v.passed}, {"detail", v.detail}});
+  return out;
+}
+
+nlohmann::json metrics_json(const Measurements& m) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, value] : m.final_values) out[name]["value"] = value;
+  for (const auto& [name, values] : m.per_epoch) out[name]["per_epoch"] = values;
+  return out;
+}
+
+}  // namespace
+
+std::string history_path(const std::string& output_dir, const std::string& history) {
+  return history.empty() ? (fs::path(output_dir) / "history.sqlite").string() : history;
+}
+
+RunSummary run_recipe(const RunOptions& o, std::ostream& out) {
+  Recipe r = load_recipe(o.recipe, o.sets);
+  if (o.dry_run) {
+    out << resolved_yaml(r);
+    return {};
+  }
+  const DetectedMachine machine = detect_machine();
+  const auto unmet = unmet_constraints(r.hardware, r.software, machine);
+  DEEP500_CHECK(unmet.empty(), o.recipe, ": ", unmet.empty() ? "" : unmet[0],
+                unmet.size() > 1 ? cat(" (and ", unmet.size() - 1, " more)") : "");
+  verify_artifacts(r);
+  {
+    const network::Network net =
+        r.model.builtin.empty() ? network::Network::load(r.model.file.path)
+                                : training::make_builtin_model(r.model.builtin, r.training.seed);
+    check_declared_values(r.model, net.model());
+  }
+  History history(history_path(o.output_dir, o.history));
+  for (const auto& [name, value] : r.software.environment) setenv(name.c_str(), value.c_str(), 1);
+
+  out << "deep500 run: " << r.header.name << " " << r.header.version << " (" << r.task << ")"
+      << std::endl;
+  const std::string started = utc_time("%Y-%m-%dT%H:%M:%SZ");
+  const TrainingOutcome outcome = run_training(training_task(r, o));
+  const std::string finished = utc_time("%Y-%m-%dT%H:%M:%SZ");
+  out << outcome.summary << std::endl;
+
+  const Measurements m = measurements(outcome);
+  std::vector<Verdict> verdicts;
+  for (const auto& c : r.criteria)
+    verdicts.push_back(evaluate(c, m, r.has_reference ? &r.reference : nullptr));
+  const bool all_passed =
+      std::all_of(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return v.passed; });
+  RunSummary s;
+  s.status = outcome.report.interrupted                 ? "interrupted"
+             : all_passed && !outcome.report.non_finite ? "passed"
+                                                        : "failed";
+  s.results_dir = new_results_dir(o.output_dir, r.header.name);
+
+  nlohmann::json results = {{"format_version", metrics::kResultFormatVersion},
+                            {"recipe",
+                             {{"name", r.header.name},
+                              {"version", r.header.version},
+                              {"description", r.header.description},
+                              {"file", fs::absolute(o.recipe).string()}}},
+                            {"resolved_recipe", yaml_to_json(r.resolved)},
+                            {"manifest_files", r.manifest_files},
+                            {"overrides", r.overrides},
+                            {"machine",
+                             {{"architecture", machine.architecture},
+                              {"cpu_model", machine.cpu_model},
+                              {"isa", machine.isa},
+                              {"cores", machine.cores},
+                              {"memory_gib", machine.memory_gib},
+                              {"gpus", machine.gpus},
+                              {"hostname", machine.hostname}}},
+                            {"software", machine.software},
+                            {"context", outcome.metrics["context"]},
+                            {"seeds", outcome.metrics["config"]["seeds"]},
+                            {"started_utc", started},
+                            {"finished_utc", finished},
+                            {"status", s.status},
+                            {"metrics", metrics_json(m)},
+                            {"criteria", verdicts_json(verdicts)},
+                            {"training", outcome.metrics}};
+  write_output_file((fs::path(s.results_dir) / "results.json").string(), {results.dump(2) + "\n"},
+                    "writing results.json");
+  write_output_file((fs::path(s.results_dir) / "metrics.csv").string(), {outcome.epochs_csv},
+                    "writing metrics.csv");
+
+  RunRecord rec;
+  rec.recipe = r.header.name;
+  rec.recipe_version = r.header.version;
+  rec.task = r.task;
+  rec.status = s.status;
+  rec.started_utc = started;
+  rec.finished_utc = finished;
+  rec.seconds = outcome.report.seconds;
+  rec.results_dir = fs::absolute(s.results_dir).string();
+  rec.git_revision = outcome.metrics["context"].value("git_revision", "unknown");
+  rec.hostname = machine.hostname;
+  rec.resolved_recipe = results["resolved_recipe"].dump();
+  rec.metrics = m.final_values;
+  for (const auto& v : verdicts) rec.criteria.push_back({v.criterion, v.passed, v.detail});
+  s.run_id = history.record(rec);
+
+  for (const auto& v : verdicts)
+    out << (v.passed ? "  PASS  " : "  FAIL  ") << v.criterion << "  (" << v.detail << ")\n";
+  if (o.plots) out << render_plots({s.results_dir}, s.results_dir) << "\n";
+  out << "deep500 run: " << s.status << "; results in " << s.results_dir << "; run " << s.run_id
+      << " in " << history.path() << std::endl;
+  return s;
+}
+
+}  // namespace deep500::recipes

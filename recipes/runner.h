@@ -1,0 +1,41 @@
+// `deep500 run RECIPE.yaml`: validate the recipe (file, line, column) →
+// detect this machine → check the recipe's hardware and software
+// constraints → verify every artifact's SHA-256 → run the task → evaluate
+// the acceptance criteria → write results/<recipe>/<UTC timestamp>/
+// (results.json, metrics.csv, plots) → record the run in the history.
+// Everything that can be refused is refused before the task starts, and
+// nothing is written to the results folder or the history then.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace deep500::recipes {
+
+struct RunOptions {
+  std::string recipe;             // YAML file
+  std::vector<std::string> sets;  // PATH=VALUE overrides, in order
+  bool dry_run = false;           // print the resolved recipe, run nothing
+  std::string output_dir = "results";
+  std::string history;  // SQLite file ("" = OUTPUT_DIR/history.sqlite)
+  bool plots = true;    // render plots (needs python3-matplotlib)
+  bool progress = true;
+  const std::atomic<bool>* interrupt = nullptr;  // stop after the current batch
+};
+
+struct RunSummary {
+  std::string status;  // passed, failed, interrupted ("" for a dry run)
+  std::string results_dir;
+  int64_t run_id = 0;  // in the history
+};
+
+// Prints progress and the verdicts to `out`; Error for bad input.
+RunSummary run_recipe(const RunOptions& o, std::ostream& out);
+
+// The history file of `o`.
+std::string history_path(const std::string& output_dir, const std::string& history);
+
+}  // namespace deep500::recipes

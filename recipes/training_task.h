@@ -1,0 +1,73 @@
+// The training task: what `deep500 train` runs and what a recipe with
+// `task: training` runs, one function for both, so that a recipe and the
+// equivalent command line give the same results. It builds the network (a
+// built-in one, or an ONNX file of logits to which a softmax cross-entropy
+// loss is appended), the datasets, a shuffled sampler, the data loader,
+// optimizer and learning-rate schedule, and runs the Level 2 Trainer.
+// Everything random derives from `seed`, so two runs with the same seed and
+// thread count are bit-identical, and `resume` continues exactly.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "training/data/dataset_spec.h"
+#include "training/trainer.h"
+
+namespace deep500::recipes {
+
+struct TrainingTask {
+  std::string model;              // ONNX file ("" with builtin)
+  std::string builtin;            // a built-in network (training/models.h)
+  std::string logits;             // class scores [N, C] of the ONNX model
+  std::string loss;               // an existing scalar loss ("" = append softmax cross-entropy)
+  std::string input;              // graph input fed with the images ("" = the only other input)
+  std::string labels = "labels";  // graph input fed with the labels
+  training::DatasetSpec dataset;
+  // Samples the splits must have (a manifest's splits; 0 = not checked).
+  int64_t expected_train_samples = 0, expected_test_samples = 0;
+  std::string optimizer = "momentum";
+  std::map<std::string, double> hyper;  // e.g. lr, momentum
+  std::string lr_schedule;              // training::parse_lr_schedule's text form
+  int64_t epochs = 1, batch_size = 64;
+  uint64_t seed = 1;
+  int threads = 1;
+  std::string executor = "optimized";  // registry name or backend:NAMES
+  std::vector<std::string> settings;   // NAME=VALUE (network/settings.h)
+  std::string checkpoint;
+  int64_t checkpoint_every_batches = 0;
+  std::string resume;
+  double target_accuracy = 0;  // report the time to it (0 = none)
+  bool stop_at_target = false;
+  double time_limit = 0;                // seconds of training (0 = none)
+  int64_t subset = 0, test_subset = 0;  // first N samples (0 = all)
+  int prefetch_threads = 1;
+  std::vector<std::string> augment;  // training::parse_transforms's text forms
+  bool progress = true;
+  bool continue_on_non_finite = false;           // apply NaN/Inf steps instead of stopping
+  const std::atomic<bool>* interrupt = nullptr;  // stop after the current batch when set
+  // Outputs ("" = not written); checked before training starts.
+  std::string metrics_json, metrics_csv, loss_csv;
+  std::string save_params;  // DIR/<parameter>.npy at the end
+  std::string save_model;   // the trained ONNX model
+};
+
+struct TrainingOutcome {
+  training::TrainingReport report;
+  // Per-epoch rows, config (with the seeds), machine context, dataset bias
+  // and summary: what --metrics-json writes.
+  nlohmann::json metrics;
+  std::string epochs_csv;  // the per-epoch rows as CSV (what --metrics-csv writes)
+  std::string summary;     // one line: epochs, accuracy, loss, samples/s, time
+};
+
+// Validates the task (Error naming the option or field), then trains.
+// Errors of the data, the model or the outputs come before the first batch.
+TrainingOutcome run_training(const TrainingTask& task);
+
+}  // namespace deep500::recipes

@@ -1,0 +1,254 @@
+// The recipe library: criteria, constraints, YAML reading errors (file,
+// line, column, did-you-mean), SHA-256 and the SQLite history.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "deep/text.h"
+#include "recipes/constraints.h"
+#include "recipes/criteria.h"
+#include "recipes/history.h"
+#include "recipes/recipe.h"
+#include "recipes/sha256.h"
+#include "tests/error_of.h"
+
+using deep500::test::error_of;
+using namespace deep500::recipes;
+namespace fs = std::filesystem;
+
+namespace {
+
+class RecipeFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("deep500_recipe_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  // A valid recipe on synthetic data with the given training section and
+  // criteria.
+  std::string recipe(const std::string& training = "  epochs: 1\n",
+                     const std::string& criteria = "  - test_accuracy >= 0.1\n") {
+    return "name: tiny\nversion: 1.0.0\ndescription: a test\n"
+           "dataset:\n  name: noise\n  version: 1.0.0\n  description: synthetic\n"
+           "  format: synthetic\n  splits: {train: 64, test: 32}\n  shape: [1, 28, 28]\n"
+           "  classes: 10\n"
+           "model: {name: mlp, version: 1.0.0, description: built in, builtin: mlp}\n"
+           "task: training\ntraining:\n" +
+           training + "criteria:\n" + criteria;
+  }
+  fs::path dir_;
+};
+
+TEST(Criteria, ParsesComparisonsUnitsAndEpochs) {
+  Criterion c = parse_criterion("test_accuracy >= 0.89 by epoch 5");
+  EXPECT_EQ(c.metric, "test_accuracy");
+  EXPECT_EQ(c.op, ">=");
+  EXPECT_DOUBLE_EQ(c.bound, 0.89);
+  EXPECT_EQ(c.by_epoch, 5);
+  c = parse_criterion("time_to_accuracy(0.88) <= 120 ms");
+  EXPECT_EQ(c.metric, "time_to_accuracy");
+  EXPECT_DOUBLE_EQ(c.argument, 0.88);
+  EXPECT_DOUBLE_EQ(c.bound, 0.12);
+  EXPECT_DOUBLE_EQ(parse_criterion("test_accuracy >= 89%").bound, 0.89);
+  c = parse_criterion("within 5% of the reference log");
+  EXPECT_TRUE(c.against_reference);
+  EXPECT_DOUBLE_EQ(c.percent, 5);
+  EXPECT_DOUBLE_EQ(parse_criterion("within the reference log's tolerances").percent, -1);
+  for (const char* bad :
+       {"test_accuracy", "test_accuracy => 1", "test_accuracy >= x", "seconds <= 3 hours",
+        "test_accuracy >= 0.5 by epoch 0", "within 5 of the reference log"})
+    EXPECT_NE(error_of([&] { parse_criterion(bad); }).find(std::string("criterion '") + bad),
+              std::string::npos)
+        << bad;
+}
+
+TEST(Criteria, EvaluatesFinalValuesEpochsAndTimeToAccuracy) {
+  Measurements m;
+  m.final_values = {{"test_accuracy", 0.87}, {"seconds", 10}};
+  m.per_epoch = {{"test_accuracy", {0.80, 0.90, 0.87}}, {"elapsed_seconds", {3, 6, 9}}};
+  EXPECT_TRUE(evaluate(parse_criterion("test_accuracy >= 0.89 by epoch 2"), m, nullptr).passed);
+  EXPECT_FALSE(evaluate(parse_criterion("test_accuracy >= 0.89 by epoch 1"), m, nullptr).passed);
+  EXPECT_FALSE(evaluate(parse_criterion("test_accuracy >= 0.89"), m, nullptr).passed);
+  const Verdict t = evaluate(parse_criterion("time_to_accuracy(0.85) <= 6 s"), m, nullptr);
+  EXPECT_TRUE(t.passed);
+  EXPECT_EQ(t.detail, "6 s");
+  EXPECT_FALSE(evaluate(parse_criterion("time_to_accuracy(0.95) <= 60 s"), m, nullptr).passed);
+  ReferenceLog ref;
+  ref.metrics["test_accuracy"] = {.value = 0.9, .tolerance = 0.02};
+  EXPECT_FALSE(evaluate(parse_criterion("within the reference log's tolerances"), m, &ref).passed);
+  EXPECT_TRUE(evaluate(parse_criterion("within 4% of the reference log"), m, &ref).passed);
+  EXPECT_NE(error_of([] {
+              check_criterion(parse_criterion("test_acuracy >= 1"), {"test_accuracy"}, nullptr);
+            }).find("unknown metric 'test_acuracy' (did you mean 'test_accuracy'?)"),
+            std::string::npos);
+}
+
+TEST(Constraints, VersionsCompareNumericallyPartByPart) {
+  EXPECT_EQ(compare_versions("2.10", "2.9"), 1);
+  EXPECT_EQ(compare_versions("2.6", "2.6.0"), 0);
+  EXPECT_TRUE(version_satisfies("2.6.3", ">=2.6"));
+  EXPECT_FALSE(version_satisfies("2.6.3", ">=2.6,<2.6.3"));
+  EXPECT_TRUE(number_satisfies(2, ">=2"));
+  EXPECT_FALSE(number_satisfies(2, "4"));
+  EXPECT_TRUE(is_semantic_version("1.0.0"));
+  EXPECT_TRUE(is_semantic_version("1.2.3-rc1"));
+  EXPECT_FALSE(is_semantic_version("1.0"));
+  EXPECT_FALSE(is_semantic_version("01.0.0"));
+  EXPECT_NE(error_of([] { check_constraint_syntax(">=", true, "onednn"); }).find("onednn"),
+            std::string::npos);
+}
+
+TEST(Text, ClosestNameSuggestsOnlyNearNames) {
+  EXPECT_EQ(deep500::closest_name("epoch", {"epochs", "seed"}), "epochs");
+  EXPECT_EQ(deep500::closest_name("zzzzzz", {"epochs", "seed"}), "");
+}
+
+TEST_F(RecipeFiles, ResolvedRecipeHasDefaultsAndOverrides) {
+  Recipe r = load_recipe(write("r.yaml", recipe()), {"training.epochs=3"});
+  EXPECT_EQ(r.training.epochs, 3);
+  EXPECT_EQ(r.training.batch_size, 64);
+  const std::string yaml = resolved_yaml(r);
+  EXPECT_NE(yaml.find("epochs: 3"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("batch_size: 64"), std::string::npos) << yaml;
+  // Reading the resolved recipe back gives the same recipe.
+  Recipe again = load_recipe(write("resolved.yaml", yaml), {});
+  EXPECT_EQ(resolved_yaml(again), yaml);
+}
+
+TEST_F(RecipeFiles, BadInputNamesFileLineColumnAndField) {
+  const std::string syntax = write("syntax.yaml", "name: [unclosed\nversion: 1.0.0\n");
+  std::string e = error_of([&] { load_recipe(syntax, {}); });
+  EXPECT_NE(e.find(syntax + ":2:8: YAML syntax error: end of sequence flow not found"),
+            std::string::npos)
+      << e;
+
+  const std::string typo = write("typo.yaml", recipe("  epochs: 1\n  bach_size: 8\n"));
+  e = error_of([&] { load_recipe(typo, {}); });
+  EXPECT_NE(e.find(typo + ":16:3: training.bach_size: unknown key (did you mean 'batch_size'?)"),
+            std::string::npos)
+      << e;
+
+  const std::string type = write("type.yaml", recipe("  epochs: five\n"));
+  e = error_of([&] { load_recipe(type, {}); });
+  EXPECT_NE(
+      e.find(type + ":15:11: training.epochs: expected an integer in [0, 1000000], got 'five'"),
+      std::string::npos)
+      << e;
+
+  e = error_of([&] { load_recipe(write("set.yaml", recipe()), {"training.epochs=-1"}); });
+  EXPECT_NE(e.find("--set training.epochs=-1: training.epochs: expected an integer"),
+            std::string::npos)
+      << e;
+
+  const std::string missing = write("missing.yaml", "reference_log: nowhere.yaml\n" + recipe());
+  e = error_of([&] { load_recipe(missing, {}); });
+  EXPECT_NE(e.find(missing + ":1:16: reference_log: manifest file not found: "), std::string::npos)
+      << e;
+
+  const std::string metric = write("metric.yaml", recipe("  epochs: 1\n", "  - accuracy >= 0.5\n"));
+  e = error_of([&] { load_recipe(metric, {}); });
+  EXPECT_NE(e.find("criteria: criterion 'accuracy >= 0.5': unknown metric 'accuracy'"),
+            std::string::npos)
+      << e;
+
+  e = error_of([&] { load_recipe(write("v.yaml", recipe()), {"version=1.0"}); });
+  EXPECT_NE(e.find("expected a semantic version"), std::string::npos) << e;
+}
+
+TEST(Sha256, DigestOfAKnownFile) {
+  const fs::path p = fs::temp_directory_path() / ("deep500_sha_" + std::to_string(getpid()));
+  std::ofstream(p) << "abc";
+  EXPECT_EQ(sha256_of_file(p.string()),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  fs::remove(p);
+  EXPECT_NE(error_of([] { sha256_of_file("/dev/zero"); }).find("/dev/zero"), std::string::npos);
+}
+
+RunRecord sample_run(const std::string& recipe, int i) {
+  RunRecord r;
+  r.recipe = recipe;
+  r.recipe_version = "1.0.0";
+  r.task = "training";
+  r.status = i % 2 ? "failed" : "passed";
+  r.started_utc = "2026-11-24T10:00:0" + std::to_string(i % 10) + "Z";
+  r.finished_utc = r.started_utc;
+  r.seconds = i;
+  r.results_dir = "/r/" + std::to_string(i);
+  r.git_revision = "abc";
+  r.hostname = "h";
+  r.resolved_recipe = "{}";
+  r.metrics = {{"test_accuracy", 0.5 + i / 100.0}};
+  r.criteria = {{"test_accuracy >= 0.5", i % 2 == 0, "detail"}};
+  return r;
+}
+
+TEST_F(RecipeFiles, HistoryRecordsAndReadsRuns) {
+  const std::string path = (dir_ / "sub" / "h.sqlite").string();
+  {
+    History h(path);
+    EXPECT_EQ(h.schema_version(), History::latest_schema_version());
+    const int64_t id = h.record(sample_run("a", 1));
+    h.record(sample_run("b", 2));
+    const RunRecord back = h.run(id);
+    EXPECT_EQ(back.recipe, "a");
+    EXPECT_EQ(back.status, "failed");
+    EXPECT_DOUBLE_EQ(back.metrics.at("test_accuracy"), 0.51);
+    ASSERT_EQ(back.criteria.size(), 1u);
+    EXPECT_FALSE(back.criteria[0].passed);
+  }
+  History h(path);  // reopened: nothing migrated twice
+  EXPECT_EQ(h.runs().size(), 2u);
+  EXPECT_EQ(h.runs("b").size(), 1u);
+  EXPECT_EQ(h.runs("", "2026-11-24T10:00:02Z").size(), 1u);
+  EXPECT_NE(error_of([&] { h.run(99); }).find("no run with id 99"), std::string::npos);
+  RunRecord bad = sample_run("a", 3);
+  bad.status = "maybe";  // the schema's CHECK refuses it, and nothing of it stays
+  EXPECT_NE(error_of([&] { h.record(bad); }).find("CHECK constraint failed"), std::string::npos);
+  EXPECT_EQ(h.runs().size(), 2u);
+}
+
+TEST_F(RecipeFiles, ConcurrentWritersAreAllRecorded) {
+  const std::string path = (dir_ / "h.sqlite").string();
+  auto writer = [&](const std::string& recipe) {
+    History h(path);
+    for (int i = 0; i < 20; ++i) h.record(sample_run(recipe, i));
+  };
+  std::thread a(writer, "a"), b(writer, "b");
+  a.join();
+  b.join();
+  History h(path);
+  EXPECT_EQ(h.runs("a").size(), 20u);
+  EXPECT_EQ(h.runs("b").size(), 20u);
+}
+
+TEST_F(RecipeFiles, HistoryRefusesFilesItDoesNotOwn) {
+  const std::string text = write("notes.txt", "my notes, not a database\n");
+  EXPECT_NE(error_of([&] { History h(text); }).find(text), std::string::npos);
+  std::ifstream in(text);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "my notes, not a database\n");
+  // A database from a newer deep500 is refused, not changed.
+  const std::string newer = (dir_ / "newer.sqlite").string();
+  { History h(newer); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(newer.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  EXPECT_NE(error_of([&] { History h(newer); }).find("schema version 99 is newer"),
+            std::string::npos);
+}
+
+}  // namespace

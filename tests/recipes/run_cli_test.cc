@@ -1,0 +1,163 @@
+// `deep500 run`, `history` and `info` end to end, through the real command:
+// a recipe that passes and is recorded, bad input that is one line, exit 2
+// and recorded nowhere, a failed criterion, an interrupted run, two runs at
+// once.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "frameworks/register_all.h"
+#include "recipes/machine.h"
+#include "recipes/yaml_fields.h"
+#include "tests/validation/cli_runner.h"
+
+using deep500::testing::run;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kRecipes = std::string(DEEP500_SOURCE_DIR) + "/recipes";
+
+class RunCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("deep500_run_cli_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  // deep500 run RECIPE with results and history in the test's folder.
+  std::string run_args(const std::string& recipe, const std::string& extra = "") const {
+    return "run " + kRecipes + "/" + recipe + " --output-dir " + dir_.string() + " --no-progress " +
+           extra;
+  }
+  nlohmann::json history() const {
+    auto r = run("history --json --output-dir " + dir_.string());
+    EXPECT_EQ(r.rc, 0) << r.out;
+    return nlohmann::json::parse(r.out, nullptr, false);
+  }
+  fs::path dir_;
+};
+
+TEST_F(RunCli, QuickRecipePassesWritesResultsAndIsRecorded) {
+  auto r = run(run_args("fashion_mnist_mlp.yaml"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("PASS  test_accuracy >= 0.80 by epoch 1"), std::string::npos) << r.out;
+  const auto runs = history();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0]["status"], "passed");
+  const fs::path results = runs[0]["results_dir"].get<std::string>();
+  std::ifstream in(results / "results.json");
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["status"], "passed");
+  EXPECT_EQ(j["criteria"].size(), 3u);
+  EXPECT_EQ(j["resolved_recipe"]["training"]["batch_size"], 64);
+  EXPECT_GE(j["metrics"]["test_accuracy"]["value"].get<double>(), 0.8);
+  EXPECT_TRUE(fs::exists(results / "metrics.csv"));
+  EXPECT_TRUE(fs::exists(results / "training_curves.png"));
+  EXPECT_TRUE(fs::exists(results / "training_curves.svg"));
+  // A second run is a second row; --recipe filters.
+  ASSERT_EQ(run(run_args("fashion_mnist_mlp.yaml", "--no-plots")).rc, 0);
+  EXPECT_EQ(history().size(), 2u);
+  auto listed = run("history --recipe fashion_mnist_mlp --output-dir " + dir_.string());
+  EXPECT_NE(listed.out.find("2 runs in"), std::string::npos) << listed.out;
+}
+
+TEST_F(RunCli, BadInputIsOneLineExitTwoAndRecordsNothing) {
+  auto error_of = [&](const std::string& extra) {
+    auto r = run(run_args("fashion_mnist_mlp.yaml", extra));
+    EXPECT_EQ(r.rc, 2) << extra << "\n" << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    return r.out;
+  };
+  std::string e = error_of("--set dataset.sources.train_labels.sha256=" + std::string(64, '0'));
+  EXPECT_NE(e.find("source train_labels: /usr/share/datasets/fashion-mnist/"
+                   "train-labels-idx1-ubyte.gz: SHA-256 mismatch: expected " +
+                   std::string(64, '0') + ", actual 0ae29f65"),
+            std::string::npos)
+      << e;
+  e = error_of("--set hardware.cores='>=4096'");
+  EXPECT_NE(e.find("hardware 'cpu-x86-64': cores >=4096 required, found "), std::string::npos) << e;
+  e = error_of("--set software.requires.onednn='>=99'");
+  EXPECT_NE(e.find("onednn >=99 required, found 2."), std::string::npos) << e;
+  e = error_of("--set training.epoch=2");
+  EXPECT_NE(e.find("training.epoch: unknown key (did you mean 'epochs'?)"), std::string::npos) << e;
+  e = error_of("--set training.epochs=two");
+  EXPECT_NE(e.find("--set training.epochs=two: training.epochs: expected an integer"),
+            std::string::npos)
+      << e;
+  e = error_of("--set dataset.sources.train_images.path=/nonexistent.gz");
+  EXPECT_NE(e.find("source train_images: file not found: /nonexistent.gz"), std::string::npos) << e;
+  EXPECT_FALSE(fs::exists(dir_ / "fashion_mnist_mlp"));
+  EXPECT_FALSE(fs::exists(dir_ / "history.sqlite"));
+}
+
+TEST_F(RunCli, FailedCriterionExitsOneAndIsRecordedFailed) {
+  auto r = run(run_args("fashion_mnist_mlp.yaml",
+                        "--no-plots --set 'criteria=[\"test_accuracy >= 0.99\"]'"));
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("FAIL  test_accuracy >= 0.99"), std::string::npos) << r.out;
+  const auto runs = history();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0]["status"], "failed");
+  EXPECT_EQ(runs[0]["criteria"][0]["passed"], false);
+}
+
+TEST_F(RunCli, DryRunPrintsTheResolvedRecipeAndRunsNothing) {
+  auto r = run(run_args("fashion_mnist_lenet.yaml", "--dry-run --set training.epochs=2"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("epochs: 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sha256: b0564c3eedabfbf835052cff8503ea422014ce006caf5b757f851416ee8300c7"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ / "history.sqlite"));
+}
+
+TEST_F(RunCli, InterruptedRunIsRecordedInterrupted) {
+  const int status = deep500::testing::signal_after(
+      {"run", kRecipes + "/fashion_mnist_lenet.yaml", "--output-dir", dir_.string(),
+       "--no-progress", "--no-plots", "--set", "training.epochs=50"},
+      (dir_ / "out.txt").string(), SIGINT, std::chrono::seconds(3));
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const auto runs = history();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0]["status"], "interrupted");
+}
+
+TEST_F(RunCli, TwoRunsAtOnceAreBothRecorded) {
+  deep500::testing::CliRun a, b;
+  std::thread ta([&] { a = run(run_args("fashion_mnist_mlp.yaml", "--no-plots")); });
+  std::thread tb([&] { b = run(run_args("fashion_mnist_mlp.yaml", "--no-plots")); });
+  ta.join();
+  tb.join();
+  EXPECT_EQ(a.rc, 0) << a.out;
+  EXPECT_EQ(b.rc, 0) << b.out;
+  const auto runs = history();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_NE(runs[0]["results_dir"], runs[1]["results_dir"]);
+}
+
+// `deep500 info` prints manifests this machine satisfies.
+TEST(Info, DetectedManifestsHoldOnThisMachine) {
+  deep500::frameworks::register_all();
+  using namespace deep500::recipes;
+  const DetectedMachine m = detect_machine();
+  const YAML::Node yaml = YAML::Load(machine_manifests_yaml(m));
+  YAML::Node sink(YAML::NodeType::Map);
+  const auto hw = read_hardware(Fields(yaml["hardware"], "info", "hardware", sink, nullptr));
+  const auto sw = read_software(Fields(yaml["software"], "info", "software", sink, nullptr));
+  EXPECT_TRUE(unmet_constraints(hw, sw, m).empty());
+  EXPECT_GE(m.cores, 1);
+  EXPECT_GT(m.memory_gib, 0.1);
+  EXPECT_EQ(m.software.at("deep500"), DEEP500_VERSION_TEXT);
+}
+
+}  // namespace
