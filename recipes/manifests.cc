@@ -16,6 +16,8 @@ namespace {
 
 constexpr int64_t kMaxCount = int64_t{1} << 40;
 
+}  // namespace
+
 ManifestHeader read_header(Fields& f) {
   ManifestHeader h;
   h.name = f.required_text("name");
@@ -27,13 +29,11 @@ ManifestHeader read_header(Fields& f) {
   return h;
 }
 
+namespace {
+
 std::string constraint(Fields& f, const std::string& key, bool version) {
   const std::string c = f.text(key, "");
-  try {
-    check_constraint_syntax(c, version, key);
-  } catch (const Error& e) {
-    f.fail(key, e.what());
-  }
+  f.check(key, [&] { check_constraint_syntax(c, version, key); });
   return c;
 }
 
@@ -85,11 +85,7 @@ std::vector<ValueDecl> read_values(Fields& f, const std::string& key) {
     ValueDecl d;
     d.name = v.required_text("name");
     d.type = v.text("type", "float32");
-    try {
-      parse_dtype(d.type, "type");
-    } catch (const Error& e) {
-      v.fail("type", e.what());
-    }
+    v.check("type", [&] { parse_dtype(d.type, "type"); });
     for (const auto& dim : v.texts("shape")) {
       int64_t n = -1;
       if (parse_int(dim, n) && n < 1)
@@ -127,14 +123,9 @@ HardwareManifest read_hardware(Fields f) {
 SoftwareManifest read_software(Fields f) {
   SoftwareManifest s;
   s.header = read_header(f);
-  for (const auto& [name, c] : f.text_map("requires")) {
-    try {
-      check_constraint_syntax(c, true, name);
-    } catch (const Error& e) {
-      f.fail("requires", e.what());
-    }
-    s.requires_versions[name] = c;
-  }
+  s.requires_versions = f.text_map("requires");
+  for (const auto& [name, c] : s.requires_versions)
+    f.check("requires", [&] { check_constraint_syntax(c, true, name); });
   s.executor = f.text("executor", s.executor);
   s.threads = static_cast<int>(f.integer("threads", s.threads, 0, 4096));
   s.environment = f.text_map("environment");

@@ -90,6 +90,10 @@ struct ReferenceLog {
   std::map<std::string, ExpectedMetric> metrics;
 };
 
+// name, version (semantic, MAJOR.MINOR.PATCH) and description: the header of
+// every manifest and of a recipe.
+ManifestHeader read_header(Fields& f);
+
 // Readers: `f` is the manifest's map (its file and path already set).
 HardwareManifest read_hardware(Fields f);
 SoftwareManifest read_software(Fields f);

@@ -12,22 +12,34 @@
 
 namespace deep500::recipes {
 
+namespace {
+
+TensorDesc declared_desc(const onnx::ValueInfoProto& v) {
+  TensorDesc d;
+  if (v.type().has_tensor_type()) {
+    const auto& tt = v.type().tensor_type();
+    d.dtype = static_cast<DataType>(tt.elem_type());
+    if (tt.has_shape())
+      for (const auto& dim : tt.shape().dim())
+        d.shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+  }
+  return d;
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, TensorDesc>> declared_inputs(const network::Model& model) {
   std::set<std::string> inits;
   for (const auto& i : model.graph().initializer()) inits.insert(i.name());
   std::vector<std::pair<std::string, TensorDesc>> out;
-  for (const auto& in : model.graph().input()) {
-    if (inits.count(in.name())) continue;
-    TensorDesc d;
-    if (in.type().has_tensor_type()) {
-      const auto& tt = in.type().tensor_type();
-      d.dtype = static_cast<DataType>(tt.elem_type());
-      if (tt.has_shape())
-        for (const auto& dim : tt.shape().dim())
-          d.shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
-    }
-    out.emplace_back(in.name(), d);
-  }
+  for (const auto& in : model.graph().input())
+    if (!inits.count(in.name())) out.emplace_back(in.name(), declared_desc(in));
+  return out;
+}
+
+std::vector<std::pair<std::string, TensorDesc>> declared_outputs(const network::Model& model) {
+  std::vector<std::pair<std::string, TensorDesc>> out;
+  for (const auto& o : model.graph().output()) out.emplace_back(o.name(), declared_desc(o));
   return out;
 }
 

@@ -17,6 +17,8 @@ namespace deep500::recipes {
 // The model's graph inputs that are not initializers, with their declared
 // element type and shape (-1 for a symbolic or missing dimension).
 std::vector<std::pair<std::string, TensorDesc>> declared_inputs(const network::Model& model);
+// The graph outputs, likewise.
+std::vector<std::pair<std::string, TensorDesc>> declared_outputs(const network::Model& model);
 
 // Reads every "NAME=FILE.npy". Throws Error (one line, naming the input and
 // file, and both shapes/types) for an unknown name, an unreadable file or a

@@ -6,7 +6,6 @@
 
 #include "deep/error.h"
 #include "deep/text.h"
-#include "recipes/constraints.h"
 #include "training/optimizer_registry.h"
 #include "training/schedules.h"
 #include "training/transforms.h"
@@ -41,25 +40,15 @@ TrainingTask read_training(Fields f) {
   TrainingTask t;
   t.optimizer = f.text("optimizer", t.optimizer);
   t.hyper = f.number_map("hyper");
-  try {
-    training::make_optimizer(t.optimizer, t.hyper);
-  } catch (const Error& e) {
-    f.fail(f.has("hyper") ? "hyper" : "optimizer", e.what());
-  }
+  f.check(f.has("hyper") ? "hyper" : "optimizer",
+          [&] { training::make_optimizer(t.optimizer, t.hyper); });
   t.epochs = f.integer("epochs", t.epochs, 0, 1000000);
   t.batch_size = f.integer("batch_size", t.batch_size, 1, 1 << 24);
   t.lr_schedule = f.text("lr_schedule", "");
-  try {
-    training::parse_lr_schedule(t.lr_schedule, 0.1, t.epochs, "lr_schedule");
-  } catch (const Error& e) {
-    f.fail("lr_schedule", e.what());
-  }
+  f.check("lr_schedule",
+          [&] { training::parse_lr_schedule(t.lr_schedule, 0.1, t.epochs, "lr_schedule"); });
   t.augment = f.texts("augment");
-  try {
-    training::parse_transforms(t.augment, "augment");
-  } catch (const Error& e) {
-    f.fail("augment", e.what());
-  }
+  f.check("augment", [&] { training::parse_transforms(t.augment, "augment"); });
   t.seed = static_cast<uint64_t>(f.integer("seed", 1, 0, std::numeric_limits<int64_t>::max()));
   t.prefetch_threads = static_cast<int>(f.integer("prefetch_threads", 1, 0, 64));
   t.subset = f.integer("subset", 0, 0, std::numeric_limits<int64_t>::max());
@@ -112,13 +101,7 @@ Recipe load_recipe(const std::string& path, const std::vector<std::string>& sets
 
   r.resolved = YAML::Node(YAML::NodeType::Map);
   Fields top(root, path, "", r.resolved, &r.overrides);
-  r.header.name = top.required_text("name");
-  r.header.version = top.required_text("version");
-  r.header.description = top.required_text("description");
-  r.header.file = path;
-  if (!is_semantic_version(r.header.version))
-    top.fail("version",
-             cat("expected a semantic version MAJOR.MINOR.PATCH, got '", r.header.version, "'"));
+  r.header = read_header(top);
   r.hardware = read_hardware(manifest_fields(top, "hardware", r));
   r.software = read_software(manifest_fields(top, "software", r));
   if (!top.has("dataset")) top.fail("dataset", "required, missing");
@@ -139,13 +122,11 @@ Recipe load_recipe(const std::string& path, const std::vector<std::string>& sets
 
   const auto known = task_metrics(r.task);
   for (const auto& text : top.texts("criteria")) {
-    try {
+    top.check("criteria", [&] {
       Criterion c = parse_criterion(text);
       check_criterion(c, known, r.has_reference ? &r.reference : nullptr);
       r.criteria.push_back(c);
-    } catch (const Error& e) {
-      top.fail("criteria", e.what());
-    }
+    });
   }
   top.finish();
   return r;

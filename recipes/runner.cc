@@ -61,14 +61,7 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 void check_declared_values(const ModelManifest& m, const network::Model& model) {
   std::map<std::string, TensorDesc> graph;
   for (const auto& [name, desc] : declared_inputs(model)) graph[name] = desc;
-  for (const auto& out : model.graph().output()) {
-    TensorDesc d;
-    const auto& tt = out.type().tensor_type();
-    d.dtype = static_cast<DataType>(tt.elem_type());
-    for (const auto& dim : tt.shape().dim())
-      d.shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
-    graph[out.name()] = d;
-  }
+  for (const auto& [name, desc] : declared_outputs(model)) graph[name] = desc;
   const std::string what = cat("model '", m.header.name, "'");
   for (const auto* list : {&m.inputs, &m.outputs})
     for (const auto& v : *list) {
@@ -175,7 +168,9 @@ RunSummary run_recipe(const RunOptions& o, std::ostream& out) {
   DEEP500_CHECK(unmet.empty(), o.recipe, ": ", unmet.empty() ? "" : unmet[0],
                 unmet.size() > 1 ? cat(" (and ", unmet.size() - 1, " more)") : "");
   verify_artifacts(r);
-  {
+  // Loaded here only to check what the manifest declares (the task loads it
+  // again to train); nothing declared, nothing loaded.
+  if (!r.model.inputs.empty() || !r.model.outputs.empty()) {
     const network::Network net =
         r.model.builtin.empty() ? network::Network::load(r.model.file.path)
                                 : training::make_builtin_model(r.model.builtin, r.training.seed);

@@ -17,6 +17,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "deep/error.h"
+
 namespace deep500::recipes {
 
 // Reads a YAML file (a regular file of at most 16 MiB): Error "FILE: ..."
@@ -57,6 +59,16 @@ class Fields {
   // "FILE:LINE:COLUMN: PATH.KEY" (or "--set PATH.KEY=VALUE") for messages.
   std::string where(const std::string& key) const;
   [[noreturn]] void fail(const std::string& key, const std::string& problem) const;
+  // Runs `check` (a parser or validator of the key's value); an Error it
+  // throws becomes fail(key, its message).
+  template <class Check>
+  void check(const std::string& key, Check&& check) const {
+    try {
+      check();
+    } catch (const Error& e) {
+      fail(key, e.what());
+    }
+  }
   // Error for the first key that was never read, naming the known keys and
   // the closest one.
   void finish() const;
