@@ -150,6 +150,8 @@ std::vector<Value> scan_once(const NodeSpec& node, const ScanSpec& s, std::vecto
   std::vector<int64_t> axes(static_cast<size_t>(s.n_scan));
   int64_t seq = -1;
   for (int64_t i = 0; i < s.n_scan; ++i) {
+    DEEP500_CHECK(xs[i].rank() >= 1, me, ": scan input ", i,
+                  " is a scalar; a scan input needs an axis to scan along");
     axes[i] = normalize_axis(s.in_axes[i], xs[i].rank(), me + " scan_input_axes");
     DEEP500_CHECK(seq < 0 || xs[i].dim(axes[i]) == seq, me,
                   ": scan inputs have different sequence lengths");

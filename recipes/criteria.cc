@@ -11,12 +11,6 @@ namespace deep500::recipes {
 
 namespace {
 
-std::string number_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 bool compare(double value, const std::string& op, double bound) {
   if (op == ">=") return value >= bound;
   if (op == ">") return value > bound;
@@ -47,19 +41,21 @@ Verdict against_reference(const Criterion& c, const Measurements& m, const Refer
   Verdict v{c.text, true, ""};
   for (const auto& [name, e] : ref.metrics) {
     auto got = m.final_values.find(name);
-    const double tol = c.percent >= 0 ? c.percent / 100 * std::fabs(e.value)
-                       : e.relative   ? e.tolerance / 100 * std::fabs(e.value)
-                                      : e.tolerance;
+    const double tol = c.percent >= 0 ? c.percent / 100 * std::fabs(e.value) : allowed_deviation(e);
     const bool ok = got != m.final_values.end() && std::fabs(got->second - e.value) <= tol;
     v.passed = v.passed && ok;
     v.detail += cat(v.detail.empty() ? "" : "; ", name, " ",
-                    got == m.final_values.end() ? "not measured" : number_text(got->second), " vs ",
-                    number_text(e.value), " +- ", number_text(tol));
+                    got == m.final_values.end() ? "not measured" : short_number(got->second),
+                    " vs ", short_number(e.value), " +- ", short_number(tol));
   }
   return v;
 }
 
 }  // namespace
+
+double allowed_deviation(const ExpectedMetric& e) {
+  return e.relative ? e.tolerance / 100 * std::fabs(e.value) : e.tolerance;
+}
 
 Criterion parse_criterion(const std::string& text) {
   Criterion c{.text = text};
@@ -132,11 +128,11 @@ Verdict evaluate(const Criterion& c, const Measurements& m, const ReferenceLog* 
   if (c.metric == "time_to_accuracy") {
     const double t = time_to_accuracy(m, c.argument);
     if (t < 0) {
-      v.detail = cat("test accuracy never reached ", number_text(c.argument));
+      v.detail = cat("test accuracy never reached ", short_number(c.argument));
       return v;
     }
     v.passed = compare(t, c.op, c.bound);
-    v.detail = cat(number_text(t), " s");
+    v.detail = cat(short_number(t), " s");
     return v;
   }
   if (c.by_epoch > 0) {
@@ -145,14 +141,15 @@ Verdict evaluate(const Criterion& c, const Measurements& m, const ReferenceLog* 
     for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < c.by_epoch; ++i)
       if (compare(values[i], c.op, c.bound)) {
         v.passed = true;
-        v.detail = cat(number_text(values[i]), " at epoch ", i + 1);
+        v.detail = cat(short_number(values[i]), " at epoch ", i + 1);
         return v;
       }
-    v.detail = values.empty()
-                   ? "no epoch measured"
-                   : cat("not by epoch ", c.by_epoch, " (epoch ",
-                         std::min<int64_t>(c.by_epoch, values.size()), ": ",
-                         number_text(values[std::min<size_t>(c.by_epoch, values.size()) - 1]), ")");
+    v.detail =
+        values.empty()
+            ? "no epoch measured"
+            : cat("not by epoch ", c.by_epoch, " (epoch ",
+                  std::min<int64_t>(c.by_epoch, values.size()), ": ",
+                  short_number(values[std::min<size_t>(c.by_epoch, values.size()) - 1]), ")");
     return v;
   }
   auto value = m.final_values.find(c.metric);
@@ -161,7 +158,7 @@ Verdict evaluate(const Criterion& c, const Measurements& m, const ReferenceLog* 
     return v;
   }
   v.passed = compare(value->second, c.op, c.bound);
-  v.detail = number_text(value->second);
+  v.detail = short_number(value->second);
   return v;
 }
 

@@ -35,9 +35,14 @@ Criterion parse_criterion(const std::string& text);
 
 // What a run measured: final values and, per epoch, the values of epochs
 // 1..N (training: test_accuracy, train_loss, elapsed_seconds, ...).
+// For `compare`: `samples` holds repeated measurements of a metric (e.g.
+// each epoch's samples_per_second) and `trials` the count a proportion was
+// measured over (test_accuracy: the test samples).
 struct Measurements {
   std::map<std::string, double> final_values;
   std::map<std::string, std::vector<double>> per_epoch;
+  std::map<std::string, std::vector<double>> samples;
+  std::map<std::string, double> trials;
 };
 
 // Error when the criterion names a metric the task does not measure
@@ -50,6 +55,9 @@ struct Verdict {
   bool passed = false;
   std::string detail;  // the measured value(s), e.g. "0.9012 at epoch 4"
 };
+
+// The largest deviation from e.value that e's tolerance allows.
+double allowed_deviation(const ExpectedMetric& e);
 
 Verdict evaluate(const Criterion& c, const Measurements& m, const ReferenceLog* reference);
 

@@ -124,8 +124,8 @@ SoftwareManifest read_software(Fields f) {
   SoftwareManifest s;
   s.header = read_header(f);
   s.requires_versions = f.text_map("requires");
-  for (const auto& [name, c] : s.requires_versions)
-    f.check("requires", [&] { check_constraint_syntax(c, true, name); });
+  for (const auto& entry : s.requires_versions)
+    f.check("requires", [&] { check_constraint_syntax(entry.second, true, entry.first); });
   s.executor = f.text("executor", s.executor);
   s.threads = static_cast<int>(f.integer("threads", s.threads, 0, 4096));
   s.environment = f.text_map("environment");

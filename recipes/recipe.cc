@@ -89,9 +89,17 @@ std::vector<std::string> task_metrics(const std::string& task) {
   return {};
 }
 
+bool is_timing_metric(const std::string& name) {
+  return name == "seconds" || name == "samples_per_second" || name == "time_to_accuracy";
+}
+
 Recipe load_recipe(const std::string& path, const std::vector<std::string>& sets) {
+  return parse_recipe(load_yaml_file(path), path, sets);
+}
+
+Recipe parse_recipe(YAML::Node root, const std::string& path,
+                    const std::vector<std::string>& sets) {
   Recipe r;
-  YAML::Node root = load_yaml_file(path);
   if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   DEEP500_CHECK(root.IsMap(), path, ": expected a recipe (a map of keys), got something else");
   inline_manifests(root, path, r.manifest_files);

@@ -46,6 +46,15 @@ std::vector<std::string> task_metrics(const std::string& task);
 // Reads and validates the recipe and its manifests, applying `sets`
 // (PATH=VALUE) in order. Error: one line naming file, line, column, field.
 Recipe load_recipe(const std::string& path, const std::vector<std::string>& sets);
+// The same for a document already read (`deep500 reproduce` reads a
+// results.json's resolved recipe); `origin` names it in errors, and
+// manifests given as paths are relative to its folder.
+Recipe parse_recipe(YAML::Node root, const std::string& origin,
+                    const std::vector<std::string>& sets);
+
+// Timing metrics vary from run to run; every other metric of a
+// deterministic run is the same bit for bit.
+bool is_timing_metric(const std::string& name);
 
 // The resolved recipe as YAML (`deep500 run --dry-run`); reading it back
 // gives the same recipe.

@@ -118,6 +118,11 @@ Measurements measurements(const TrainingOutcome& out) {
   }
   if (!r.epochs.empty() && r.epochs.back().test_loss >= 0)
     m.final_values["test_loss"] = r.epochs.back().test_loss;
+  m.samples["samples_per_second"] = m.per_epoch["samples_per_second"];
+  const auto& config = out.metrics["config"];
+  if (config.value("test_samples", 0) > 0) m.trials["test_accuracy"] = config["test_samples"];
+  if (!r.epochs.empty() && r.epochs.back().samples > 0)
+    m.trials["train_accuracy"] = static_cast<double>(r.epochs.back().samples);
   return m;
 }
 
@@ -148,6 +153,8 @@ nlohmann::json metrics_json(const Measurements& m) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [name, value] : m.final_values) out[name]["value"] = value;
   for (const auto& [name, values] : m.per_epoch) out[name]["per_epoch"] = values;
+  for (const auto& [name, values] : m.samples) out[name]["samples"] = values;
+  for (const auto& [name, count] : m.trials) out[name]["trials"] = count;
   return out;
 }
 
@@ -158,11 +165,15 @@ std::string history_path(const std::string& output_dir, const std::string& histo
 }
 
 RunSummary run_recipe(const RunOptions& o, std::ostream& out) {
-  Recipe r = load_recipe(o.recipe, o.sets);
+  const Recipe r = load_recipe(o.recipe, o.sets);
   if (o.dry_run) {
     out << resolved_yaml(r);
     return {};
   }
+  return run_loaded_recipe(r, o, out);
+}
+
+RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream& out) {
   const DetectedMachine machine = detect_machine();
   const auto unmet = unmet_constraints(r.hardware, r.software, machine);
   DEEP500_CHECK(unmet.empty(), o.recipe, ": ", unmet.empty() ? "" : unmet[0],
@@ -204,6 +215,7 @@ RunSummary run_recipe(const RunOptions& o, std::ostream& out) {
                               {"version", r.header.version},
                               {"description", r.header.description},
                               {"file", fs::absolute(o.recipe).string()}}},
+                            {"reproduces", o.reproduces},
                             {"resolved_recipe", yaml_to_json(r.resolved)},
                             {"manifest_files", r.manifest_files},
                             {"overrides", r.overrides},

@@ -15,6 +15,8 @@
 
 namespace deep500::recipes {
 
+struct Recipe;
+
 struct RunOptions {
   std::string recipe;             // YAML file
   std::vector<std::string> sets;  // PATH=VALUE overrides, in order
@@ -24,6 +26,7 @@ struct RunOptions {
   bool plots = true;    // render plots (needs python3-matplotlib)
   bool progress = true;
   const std::atomic<bool>* interrupt = nullptr;  // stop after the current batch
+  std::string reproduces;                        // the results.json this run reproduces (recorded)
 };
 
 struct RunSummary {
@@ -34,6 +37,9 @@ struct RunSummary {
 
 // Prints progress and the verdicts to `out`; Error for bad input.
 RunSummary run_recipe(const RunOptions& o, std::ostream& out);
+// The same for a recipe already loaded (o.recipe names it in errors and
+// results; o.sets and o.dry_run are not used).
+RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream& out);
 
 // The history file of `o`.
 std::string history_path(const std::string& output_dir, const std::string& history);

@@ -94,8 +94,12 @@ int grad_command(const GradOptions& o);
 // deep500 compare MODEL.onnx --a X --b Y: per-layer errors of executor B
 // against A and the first diverging layer (recipes/cli/compare_command.cc).
 // Exit 1 when a layer diverges.
+// deep500 compare RUN_A RUN_B: the A/B table of two recorded runs
+// (recipes/comparison.h, history_command.cc).
 struct CompareOptions {
-  std::string model;
+  std::vector<std::string> targets;  // MODEL.onnx, or RUN_A RUN_B
+  std::string output_dir = "results";
+  std::string history;  // "" = OUTPUT_DIR/history.sqlite
   std::string a = "backend:reference";  // registry name or backend:NAMES
   std::string b;
   std::vector<std::string> inputs;  // NAME=FILE.npy; others seeded random
@@ -105,6 +109,7 @@ struct CompareOptions {
   std::vector<std::string> settings;  // NAME=VALUE (recipes/cli/settings.h)
 };
 int compare_command(const CompareOptions& o);
+int compare_runs_command(const CompareOptions& o);
 
 // deep500 train (--model lenet5 | MODEL.onnx --logits NAME) --dataset SPEC:
 // trains with the Level 2 Trainer (recipes/cli/train_command.cc,
@@ -155,6 +160,9 @@ struct RunCommandOptions {
   bool progress = true;
 };
 int run_command(const RunCommandOptions& o);
+// deep500 reproduce RUN (recipes/reproduce.h; `recipe` holds RUN): exit 0
+// when it reproduced, 1 when not, 130 when interrupted.
+int reproduce_command(const RunCommandOptions& o);
 
 // deep500 history: the runs recorded, oldest first.
 struct HistoryOptions {
@@ -165,6 +173,14 @@ struct HistoryOptions {
   bool json = false;
 };
 int history_command(const HistoryOptions& o);
+
+// deep500 scoreboard --objectives METRIC:max|min,...: the selected runs
+// ranked by Pareto fronts (recipes/scoreboard.h).
+struct ScoreboardOptions {
+  HistoryOptions runs;  // which runs (json unused)
+  std::string objectives;
+};
+int scoreboard_command(const ScoreboardOptions& o);
 
 // deep500 info: this machine's hardware and software manifests as YAML.
 int info_command();

@@ -1,4 +1,5 @@
 // deep500 compare MODEL.onnx --a X --b Y [--input NAME=FILE.npy ...]
+// (with two runs instead of a model: compare_runs_command)
 // Runs the model on two executors (registry names, or backend:NAMES for the
 // reference executor with that kernel preference), captures every node
 // output and prints a per-layer table of B's max abs/rel error against A,
@@ -29,10 +30,14 @@ std::string sci(double v) {
 }  // namespace
 
 int compare_command(const CompareOptions& o) {
+  if (o.targets.size() == 2) return compare_runs_command(o);
+  DEEP500_CHECK(o.targets.size() == 1, "compare: expected MODEL.onnx or RUN_A RUN_B, got ",
+                o.targets.size(), " arguments");
+  const std::string& model_file = o.targets[0];
   DEEP500_CHECK(!o.a.empty() && !o.b.empty(), "--a/--b: both executors are required, e.g. --a ",
                 "backend:reference --b backend:onednn,reference");
   check_thread_count(o.threads, "--threads");
-  network::Model model = network::load_model(o.model);
+  network::Model model = network::load_model(model_file);
   auto feeds = load_feeds(model, o.inputs, /*random_missing=*/true, o.seed);
   std::optional<validation::Tolerance> tol;
   if (o.rtol >= 0 || o.atol >= 0) {
@@ -48,7 +53,7 @@ int compare_command(const CompareOptions& o) {
   auto b = validation::capture_layers(model, o.b, feeds, options);
   auto report = validation::compare_layers(a, b, tol);
 
-  std::cout << "compare " << o.model << ": B = " << o.b << " against A = " << o.a << "\n";
+  std::cout << "compare " << model_file << ": B = " << o.b << " against A = " << o.a << "\n";
   std::cout << std::left << std::setw(5) << "#" << std::setw(24) << "node" << std::setw(18) << "op"
             << std::setw(20) << "output" << std::setw(22) << "shape" << std::setw(12) << "max abs"
             << std::setw(12) << "max rel"

@@ -1,5 +1,5 @@
-// deep500 history, info and plot: reading what runs recorded, and this
-// machine's manifests.
+// deep500 history, compare RUN_A RUN_B, scoreboard, info and plot: reading
+// what runs recorded, and this machine's manifests.
 #include <cstdio>
 #include <iostream>
 
@@ -7,10 +7,12 @@
 
 #include "deep/text.h"
 #include "recipes/cli/commands.h"
+#include "recipes/comparison.h"
 #include "recipes/history.h"
 #include "recipes/machine.h"
 #include "recipes/plots.h"
 #include "recipes/runner.h"
+#include "recipes/scoreboard.h"
 
 namespace deep500::cli {
 
@@ -62,6 +64,22 @@ int history_command(const HistoryOptions& o) {
                 r.status.c_str(), r.seconds, key.c_str());
   }
   std::printf("%zu runs in %s\n", runs.size(), h.path().c_str());
+  return kSuccess;
+}
+
+int compare_runs_command(const CompareOptions& o) {
+  const std::string history = history_path(o.output_dir, o.history);
+  const auto a = load_run_results(o.targets.at(0), history);
+  const auto b = load_run_results(o.targets.at(1), history);
+  std::cout << format_comparison(compare_runs(a, b));
+  return kSuccess;
+}
+
+int scoreboard_command(const ScoreboardOptions& o) {
+  const auto objectives = parse_objectives(o.objectives);
+  History h(history_path(o.runs.output_dir, o.runs.history));
+  std::cout << format_scoreboard(rank_runs(h.runs(o.runs.recipe, o.runs.since), objectives),
+                                 objectives);
   return kSuccess;
 }
 

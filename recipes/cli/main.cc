@@ -15,12 +15,11 @@ int main(int argc, char** argv) {
   using namespace deep500;
   CLI::App app{"deep500: measure, validate and reproduce deep learning"};
   app.footer(
-      "Exit codes: 0 success; 1 a check, comparison or criterion failed (op check, compare, "
-      "onnx-test --min-pass, train --target-accuracy not reached or a NaN/Inf loss); 2 bad input "
-      "(one line "
-      "'deep500: error: ...'); 3 internal error; 130 train or onnx-test interrupted by "
-      "SIGINT/SIGTERM (results so far "
-      "written, marked interrupted; train's checkpoint too).");
+      "Exit codes: 0 success; 1 a check, comparison or criterion failed (op check, compare "
+      "MODEL.onnx, onnx-test --min-pass, train --target-accuracy not reached or a NaN/Inf loss, "
+      "run's criteria, reproduce not reproduced); 2 bad input (one line 'deep500: error: ...'); "
+      "3 internal error; 130 train, onnx-test, run or reproduce interrupted by SIGINT/SIGTERM "
+      "(results so far written, marked interrupted; train's checkpoint too).");
   app.require_subcommand(1);
   app.set_version_flag("--version", cli::version_text,
                        "print version, git revision, build type and backends, and exit");
@@ -135,17 +134,24 @@ int main(int argc, char** argv) {
   add_settings(grad, go.settings);
 
   cli::CompareOptions co;
-  auto* compare = app.add_subcommand("compare", "per-layer errors of executor B against A");
-  compare->add_option("model", co.model, "ONNX model file")->required();
+  auto* compare = app.add_subcommand(
+      "compare", "per-layer errors of executor B against A on MODEL.onnx, or RUN_A vs RUN_B");
+  compare
+      ->add_option("targets", co.targets,
+                   "MODEL.onnx, or two runs (history ids, results folders or results.json)")
+      ->required()
+      ->expected(1, 2);
   compare->add_option("--a", co.a, "executor name or backend:NAMES (default backend:reference)");
-  compare->add_option("--b", co.b, "executor name or backend:NAMES, e.g. backend:onednn")
-      ->required();
+  compare->add_option("--b", co.b, "executor name or backend:NAMES, e.g. backend:onednn");
   compare->add_option("--input", co.inputs, "NAME=FILE.npy (others: seeded random)");
   compare->add_option("--seed", co.seed, "seed of the random inputs");
   compare->add_option("--rtol", co.rtol, "relative tolerance (default per dtype)");
   compare->add_option("--atol", co.atol, "absolute tolerance (default per dtype)");
   compare->add_option("--threads", co.threads, "threads (0 = library default)");
   add_settings(compare, co.settings);
+  compare->add_option("--output-dir", co.output_dir, "runs: results folder (default results)");
+  compare->add_option("--history", co.history,
+                      "runs: history database (default OUTPUT_DIR/history.sqlite)");
 
   // deep500 train (recipes/cli/train_command.cc, docs/training.md)
   cli::TrainOptions tr;
@@ -206,7 +212,8 @@ int main(int argc, char** argv) {
 
   auto* settings = app.add_subcommand("settings", "list every --setting with its value");
 
-  // deep500 run|history|info|plot (recipes/cli/run_command.cc, history_command.cc)
+  // deep500 run|reproduce|history|scoreboard|info|plot (recipes/cli/run_command.cc,
+  // history_command.cc)
   cli::RunCommandOptions ro;
   auto* run = app.add_subcommand("run", "run a recipe: validate, check, run, judge, record");
   run->add_option("recipe", ro.recipe, "recipe YAML file, e.g. recipes/fashion_mnist_lenet.yaml")
@@ -226,6 +233,30 @@ int main(int argc, char** argv) {
   history->add_option("--output-dir", ho.output_dir, "results folder (default results)");
   history->add_option("--history", ho.history,
                       "history database (default OUTPUT_DIR/history.sqlite)");
+
+  cli::RunCommandOptions rp;
+  auto* reproduce =
+      app.add_subcommand("reproduce", "rerun a recorded run and judge whether it reproduced");
+  reproduce->add_option("run", rp.recipe, "history id, results folder or results.json")->required();
+  reproduce->add_option("--output-dir", rp.output_dir, "results folder (default results)");
+  reproduce->add_option("--history", rp.history,
+                        "history database (default OUTPUT_DIR/history.sqlite)");
+  reproduce->add_flag("!--no-plots", rp.plots, "do not render plots");
+  reproduce->add_flag("!--no-progress", rp.progress, "no progress output on stderr");
+
+  cli::ScoreboardOptions so;
+  auto* scoreboard =
+      app.add_subcommand("scoreboard", "rank recorded runs on several objectives (Pareto fronts)");
+  scoreboard
+      ->add_option("--objectives", so.objectives,
+                   "METRIC:max|min,..., e.g. test_accuracy:max,seconds:min")
+      ->required();
+  scoreboard->add_option("--recipe", so.runs.recipe, "only runs of this recipe");
+  scoreboard->add_option("--since", so.runs.since,
+                         "only runs started at or after, e.g. 2026-11-24");
+  scoreboard->add_option("--output-dir", so.runs.output_dir, "results folder (default results)");
+  scoreboard->add_option("--history", so.runs.history,
+                         "history database (default OUTPUT_DIR/history.sqlite)");
 
   auto* info = app.add_subcommand("info", "this machine's hardware and software manifests (YAML)");
 
@@ -260,6 +291,8 @@ int main(int argc, char** argv) {
     if (*settings) return cli::settings_command();
     if (*run) return cli::run_command(ro);
     if (*history) return cli::history_command(ho);
+    if (*reproduce) return cli::reproduce_command(rp);
+    if (*scoreboard) return cli::scoreboard_command(so);
     if (*info) return cli::info_command();
     if (*plot) return cli::plot_command(plot_runs, plot_out);
   } catch (const Error& e) {

@@ -1,13 +1,14 @@
 """Seed corpora for the harnesses of tests/fuzz, one folder per harness.
 
 Usage: make_seeds.py SEEDS_DIR WRITE_SEEDS_PROGRAM
-Datasets and CLI text inputs start with the byte that picks the reader or
-parser (see fuzz_datasets.cc and fuzz_cli_text.cc).
+Datasets, CLI text and recipe inputs start with the byte that picks the
+reader or parser (see fuzz_datasets.cc, fuzz_cli_text.cc, fuzz_recipe.cc).
 """
 import glob
 import gzip
 import hashlib
 import io
+import json
 import os
 import struct
 import subprocess
@@ -17,6 +18,28 @@ import tempfile
 import numpy as np
 
 TESTDATA = "/usr/share/libonnx-testdata/data/node"
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# A recipe with every manifest inline (fuzz_recipe reads it from a scratch
+# file, where relative manifest paths lead nowhere).
+TINY_RECIPE = {
+    "name": "tiny", "version": "1.0.0", "description": "a fuzz seed",
+    "hardware": {"name": "any", "version": "1.0.0", "description": "x", "cores": ">= 1",
+                 "isa": ["sse2"], "gpus": {"count": 0}},
+    "software": {"name": "sw", "version": "1.0.0", "description": "x",
+                 "requires": {"deep500": ">=0.1"}, "threads": 1, "executor": "optimized"},
+    "dataset": {"name": "noise", "version": "1.0.0", "description": "synthetic",
+                "format": "synthetic", "splits": {"train": 64, "test": 32},
+                "shape": [1, 28, 28], "classes": 10},
+    "model": {"name": "mlp", "version": "1.0.0", "description": "built in", "builtin": "mlp",
+              "inputs": [{"name": "input", "type": "float32", "shape": ["N", 1, 28, 28]}]},
+    "reference_log": {"name": "ref", "version": "1.0.0", "description": "x",
+                      "metrics": {"test_accuracy": {"value": 0.1, "tolerance": "5%"}}},
+    "task": "training",
+    "training": {"optimizer": "momentum", "hyper": {"lr": 0.1}, "epochs": 1,
+                 "lr_schedule": "cosine", "augment": ["flip"]},
+    "criteria": ["test_accuracy >= 0.1 by epoch 1", "time_to_accuracy(0.1) <= 10 s",
+                 "within 5% of the reference log"],
+}
 
 
 def write(folder, data):
@@ -99,6 +122,21 @@ def main(seeds, write_seeds):
              (6, "executor.max_nesting_depth=3")]
     for selector, text in texts:
         write(f"{seeds}/cli_text", bytes([selector]) + text.encode())
+
+    # Recipes: byte 0 a recipe file (2: with --set overrides), 1 a
+    # results.json (JSON is YAML, so the recipe seed is written as JSON too).
+    recipe = json.dumps(TINY_RECIPE, indent=1).encode()
+    write(f"{seeds}/recipe", b"\0" + recipe)
+    write(f"{seeds}/recipe", b"\2" + recipe)
+    for path in sorted(glob.glob(f"{SOURCE}/recipes/**/*.yaml", recursive=True)):
+        write(f"{seeds}/recipe", b"\0" + open(path, "rb").read())
+    results = {"recipe": {"name": "tiny", "version": "1.0.0"}, "status": "passed",
+               "resolved_recipe": TINY_RECIPE, "machine": {"cores": 2}, "software": {"deep500": "0.1.0"},
+               "metrics": {"test_accuracy": {"value": 0.5, "trials": 32},
+                           "samples_per_second": {"value": 10, "samples": [9, 10, 11]}}}
+    write(f"{seeds}/recipe", b"\1" + json.dumps(results).encode())
+    write(f"{seeds}/recipe", b"\4" + b"training.epochs=3")
+    write(f"{seeds}/recipe", b"\4" + b"test_accuracy:max,seconds:min")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 # Runs every libFuzzer harness of tests/fuzz for SECONDS on seed corpora
 # that make_seeds.py generates (.npy/.npz from numpy, HDF5 datasets and
 # checkpoints from fuzz_write_seeds, .pb files and models of
-# libonnx-testdata, IDX and CIFAR records, shape files and option text),
+# libonnx-testdata, IDX and CIFAR records, shape files and option text,
+# recipes and results),
 # keeping each harness's corpus in WORK/corpus.
 # Fails on any finding (a crash, a sanitizer report, a leak, a timeout, an
 # input over the RSS limit); the input is left in WORK/findings. The
@@ -17,7 +18,7 @@ set -eu
 build=$1 work=$2 seconds=$3
 shift 3
 src=$(cd "$(dirname "$0")/../.." && pwd)
-harnesses=${*:-npy tensor_proto sizes model datasets checkpoint cli_text}
+harnesses=${*:-npy tensor_proto sizes model datasets checkpoint cli_text recipe}
 mkdir -p "$work/findings"
 if [ ! -x "$build/tests/fuzz/fuzz_model" ]; then
   bash "$src/scripts/sanitize.sh" build address "$build"
@@ -32,11 +33,9 @@ export LSAN_OPTIONS="suppressions=$src/tests/fuzz/lsan.supp"
 ci_runs() {
   case $1 in
     npy) echo 200000 ;; tensor_proto | sizes) echo 100000 ;; cli_text) echo 50000 ;;
+    recipe) echo 20000 ;;
     datasets) echo 2000 ;; checkpoint) echo 200 ;;
-    # The model harness still finds missing kernel checks in longer runs:
-    # ci replays its seeds and every past finding, no new inputs, until it
-    # has run 10 minutes clean (docs/security.md).
-    model) echo 0 ;; *) echo 1000 ;;
+    model) echo 150000 ;; *) echo 1000 ;;
   esac
 }
 status=0

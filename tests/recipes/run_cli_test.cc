@@ -161,3 +161,48 @@ TEST(Info, DetectedManifestsHoldOnThisMachine) {
 }
 
 }  // namespace
+
+// The README's promise: a second run appears in the history, compare works
+// on the two, reproduce on the first says it reproduced; a changed result
+// is named.
+TEST_F(RunCli, CompareScoreboardAndReproduceRecordedRuns) {
+  ASSERT_EQ(run(run_args("fashion_mnist_mlp.yaml", "--no-plots")).rc, 0);
+  ASSERT_EQ(run(run_args("fashion_mnist_mlp.yaml", "--no-plots --set training.batch_size=128")).rc,
+            1);  // misses the reference log's train loss
+  const std::string where = " --output-dir " + dir_.string();
+  auto c = run("compare 1 2" + where);
+  ASSERT_EQ(c.rc, 0) << c.out;
+  EXPECT_NE(c.out.find("test_accuracy"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("proportions of 10000"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("recipe.training.batch_size: 64 -> 128"), std::string::npos) << c.out;
+
+  auto s = run("scoreboard --objectives test_accuracy:max,seconds:min" + where);
+  ASSERT_EQ(s.rc, 0) << s.out;
+  EXPECT_NE(s.out.find("2 runs ranked"), std::string::npos) << s.out;
+
+  auto r = run("reproduce 1 --no-plots --no-progress" + where);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("reproduced bit for bit"), std::string::npos) << r.out;
+  const auto runs = history();
+  ASSERT_EQ(runs.size(), 3u);
+  std::ifstream in(fs::path(runs[2]["results_dir"].get<std::string>()) / "results.json");
+  const auto third = nlohmann::json::parse(in, nullptr, false);
+  EXPECT_NE(third["reproduces"].get<std::string>().find("results.json"), std::string::npos);
+
+  // A first run whose recorded accuracy was different does not reproduce.
+  const fs::path first = fs::path(runs[0]["results_dir"].get<std::string>()) / "results.json";
+  std::ifstream first_in(first);
+  auto j = nlohmann::json::parse(first_in);
+  j["metrics"]["test_accuracy"]["value"] = 0.5;
+  j["metrics"]["train_loss"]["value"] = 9.0;
+  std::ofstream(first) << j.dump();
+  auto changed = run("reproduce " + first.string() + " --no-plots --no-progress" + where);
+  EXPECT_EQ(changed.rc, 1) << changed.out;
+  EXPECT_NE(changed.out.find("metric   test_accuracy: 0.5 -> 0.8414"), std::string::npos)
+      << changed.out;
+  EXPECT_NE(changed.out.find("did not reproduce"), std::string::npos) << changed.out;
+
+  auto missing = run("reproduce 99" + where);
+  EXPECT_EQ(missing.rc, 2) << missing.out;
+  EXPECT_NE(missing.out.find("no run with id 99"), std::string::npos) << missing.out;
+}

@@ -22,7 +22,9 @@
 //    dimensions without an overflow check (0, 0, 2^63 - 2049 copied to
 //    3 x 5 x ...: UBSan); Compress of a scalar, and Unique of a scalar with
 //    an axis, indexed past their dims; LayerNormalization of a scalar
-//    crashed inside libonnx's shape inference (optimized executor).
+//    crashed inside libonnx's shape inference (optimized executor); Scan
+//    over a scalar scan input read the dims of a rank-0 shape
+//    (std::out_of_range).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -78,7 +80,10 @@ TEST(FuzzFindings, ACheckpointThatCrashesLibhdf5IsAnError) {
   const std::string path = std::string(DEEP500_FUZZ_REGRESSIONS) + "/checkpoint-h5a-close-crash.h5";
   const std::string e = error_of([&] { (void)training::load_checkpoint(path); });
   EXPECT_NE(e.find(path), std::string::npos) << e;
-  EXPECT_NE(e.find("damaged"), std::string::npos) << e;
+  // Whether libhdf5 crashes on it (in the probe's child process: "damaged")
+  // or fails cleanly depends on its heap; either way this process goes on.
+  EXPECT_TRUE(e.find("damaged") != std::string::npos || e.find("failed") != std::string::npos)
+      << e;
 }
 
 TEST(FuzzFindings, StftOnAOneDimensionalSignalIsAnError) {
@@ -265,6 +270,17 @@ TEST(FuzzFindings, LayerNormalizationOfAScalarIsBadInput) {
                   {"B", Tensor(DataType::Float, {5})}});
   });
   EXPECT_NE(e.find("X 'X' has rank 0 (shape []), expected rank >= 1"), std::string::npos) << e;
+}
+
+TEST(FuzzFindings, ScanOverAScalarIsBadInput) {
+  frameworks::register_all();
+  auto model = network::load_model(std::string(DEEP500_FUZZ_REGRESSIONS) +
+                                   "/model-scan-scalar-input.onnx");
+  network::ReferenceExecutor ex(model, {.backends = {"reference"}, .strict_feed_shapes = false});
+  const std::string e = error_of([&] {
+    ex.run({{"initial", Tensor(DataType::Float, {2})}, {"x", Tensor::scalar<float>(1)}});
+  });
+  EXPECT_NE(e.find("scan input 0 is a scalar"), std::string::npos) << e;
 }
 
 }  // namespace
