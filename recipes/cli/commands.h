@@ -99,7 +99,7 @@ int grad_command(const GradOptions& o);
 struct CompareOptions {
   std::vector<std::string> targets;  // MODEL.onnx, or RUN_A RUN_B
   std::string output_dir = "results";
-  std::string history;  // "" = OUTPUT_DIR/history.sqlite
+  std::string history;                  // "" = OUTPUT_DIR/history.sqlite
   std::string a = "backend:reference";  // registry name or backend:NAMES
   std::string b;
   std::vector<std::string> inputs;  // NAME=FILE.npy; others seeded random

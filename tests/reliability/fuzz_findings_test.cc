@@ -82,8 +82,7 @@ TEST(FuzzFindings, ACheckpointThatCrashesLibhdf5IsAnError) {
   EXPECT_NE(e.find(path), std::string::npos) << e;
   // Whether libhdf5 crashes on it (in the probe's child process: "damaged")
   // or fails cleanly depends on its heap; either way this process goes on.
-  EXPECT_TRUE(e.find("damaged") != std::string::npos || e.find("failed") != std::string::npos)
-      << e;
+  EXPECT_TRUE(e.find("damaged") != std::string::npos || e.find("failed") != std::string::npos) << e;
 }
 
 TEST(FuzzFindings, StftOnAOneDimensionalSignalIsAnError) {
@@ -274,8 +273,8 @@ TEST(FuzzFindings, LayerNormalizationOfAScalarIsBadInput) {
 
 TEST(FuzzFindings, ScanOverAScalarIsBadInput) {
   frameworks::register_all();
-  auto model = network::load_model(std::string(DEEP500_FUZZ_REGRESSIONS) +
-                                   "/model-scan-scalar-input.onnx");
+  auto model =
+      network::load_model(std::string(DEEP500_FUZZ_REGRESSIONS) + "/model-scan-scalar-input.onnx");
   network::ReferenceExecutor ex(model, {.backends = {"reference"}, .strict_feed_shapes = false});
   const std::string e = error_of([&] {
     ex.run({{"initial", Tensor(DataType::Float, {2})}, {"x", Tensor::scalar<float>(1)}});
