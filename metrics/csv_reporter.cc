@@ -5,15 +5,15 @@
 #include "metrics/reporter.h"
 
 namespace deep500::metrics {
-namespace {
 
-// RFC 4180 quoting: only where needed.
-std::string field(const std::string& s) {
+std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string q = "\"";
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
 }
+
+namespace {
 
 std::string num(double v) {
   std::ostringstream s;
@@ -30,15 +30,15 @@ class CsvReporter final : public Reporter {
       for (const auto& kv : r.labels)
         if (std::find(keys.begin(), keys.end(), kv.first) == keys.end()) keys.push_back(kv.first);
     out_ << "name";
-    for (const auto& k : keys) out_ << ',' << field(k);
+    for (const auto& k : keys) out_ << ',' << csv_field(k);
     out_ << ",repetitions,warmup,median_s,mean_s,stddev_s,min_s,max_s,cv,robust_cv,mad_s,iqr_s,"
             "ci_low_s,ci_high_s,ci_confidence,p90_s,p99_s,flops,bytes,items,flops_per_s,"
             "bytes_per_s,items_per_s,wide_spread,warning,note,git_revision,build_type,hostname,"
             "cpu_model,timestamp_utc\n";
     for (const auto& r : results) {
       const Summary& s = r.summary;
-      out_ << field(r.name);
-      for (const auto& k : keys) out_ << ',' << field(r.label(k));
+      out_ << csv_field(r.name);
+      for (const auto& k : keys) out_ << ',' << csv_field(r.label(k));
       for (double v : {static_cast<double>(s.n),
                        static_cast<double>(r.warmup_repetitions),
                        s.median,
@@ -62,10 +62,10 @@ class CsvReporter final : public Reporter {
                        r.rates.bytes_per_second,
                        r.rates.items_per_second})
         out_ << ',' << num(v);
-      out_ << ',' << (s.wide_spread ? "true" : "false") << ',' << field(s.warning) << ','
-           << field(r.note) << ',' << field(c.git_revision) << ',' << field(c.build_type) << ','
-           << field(c.hostname) << ',' << field(c.cpu_model) << ',' << field(c.timestamp_utc)
-           << "\n";
+      out_ << ',' << (s.wide_spread ? "true" : "false") << ',' << csv_field(s.warning) << ','
+           << csv_field(r.note) << ',' << csv_field(c.git_revision) << ','
+           << csv_field(c.build_type) << ',' << csv_field(c.hostname) << ','
+           << csv_field(c.cpu_model) << ',' << csv_field(c.timestamp_utc) << "\n";
     }
   }
 

@@ -29,6 +29,8 @@ std::unique_ptr<Reporter> make_json_reporter(std::ostream& out);
 // One header row, one row per result, one column per field: one per label
 // key (in order of first appearance), the numbers, the context columns.
 std::unique_ptr<Reporter> make_csv_reporter(std::ostream& out);
+// One CSV field, quoted per RFC 4180 only where needed.
+std::string csv_field(const std::string& s);
 // Google Benchmark's JSON (--benchmark_format=json), so that its tools
 // (compare.py) read deep500 results: one "iteration" entry per timed
 // repetition, named NAME/<label values>, then mean/median/stddev/cv

@@ -37,16 +37,9 @@ std::string constraint(Fields& f, const std::string& key, bool version) {
   return c;
 }
 
-// A path relative to the directory of the file that names it.
-std::string absolute_path(const Fields& f, const std::string& path) {
-  namespace fs = std::filesystem;
-  if (path.empty() || fs::path(path).is_absolute()) return path;
-  return (fs::absolute(f.file()).parent_path() / path).lexically_normal().string();
-}
-
 Artifact read_artifact(Fields f) {
   Artifact a;
-  a.path = absolute_path(f, f.required_text("path"));
+  a.path = f.absolute(f.required_text("path"));
   f.resolve("path", YAML::Node(a.path));
   a.sha256 = f.text("sha256", "");
   const bool hex = std::all_of(a.sha256.begin(), a.sha256.end(), [](char c) {
@@ -127,6 +120,7 @@ SoftwareManifest read_software(Fields f) {
   for (const auto& entry : s.requires_versions)
     f.check("requires", [&] { check_constraint_syntax(entry.second, true, entry.first); });
   s.executor = f.text("executor", s.executor);
+  s.backends = f.texts("backends");
   s.threads = static_cast<int>(f.integer("threads", s.threads, 0, 4096));
   s.environment = f.text_map("environment");
   s.settings = f.text_map("settings");

@@ -45,6 +45,9 @@ struct SoftwareManifest {
   // names as `deep500 info` lists them.
   std::map<std::string, std::string> requires_versions;
   std::string executor = "optimized";  // registry name or backend:NAMES
+  // Kernel preference of the reference executor, e.g. [onednn, reference]
+  // (conformance; empty = the registry's default).
+  std::vector<std::string> backends;
   int threads = 1;
   std::map<std::string, std::string> environment;  // set before the run
   std::map<std::string, std::string> settings;     // NAME: VALUE (deep500 settings)

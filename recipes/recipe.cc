@@ -59,6 +59,24 @@ TrainingTask read_training(Fields f) {
   return t;
 }
 
+ConformanceTask read_conformance(Fields f) {
+  ConformanceTask t;
+  YAML::Node resolved_suites(YAML::NodeType::Sequence);
+  for (const auto& suite : f.texts("suites")) {
+    t.suites.push_back(f.absolute(suite));
+    if (!std::filesystem::is_directory(t.suites.back()))
+      f.fail("suites", cat("folder not found: ", t.suites.back()));
+    resolved_suites.push_back(t.suites.back());
+  }
+  if (t.suites.empty()) f.fail("suites", "expected at least one folder of ONNX test cases");
+  f.resolve("suites", resolved_suites);
+  t.filter = f.text("filter", "");
+  t.timeout_seconds = f.number("timeout", t.timeout_seconds, 0.001, 86400);
+  t.isolate = f.flag("isolate", t.isolate);
+  f.finish();
+  return t;
+}
+
 // A manifest section: absent ones (hardware, software) require nothing.
 Fields manifest_fields(Fields& top, const std::string& key, const Recipe& r) {
   auto file = r.manifest_files.find(key);
@@ -78,15 +96,19 @@ YAML::Node default_header(const std::string& name) {
 }  // namespace
 
 std::vector<std::string> recipe_tasks() {
-  return {"training"};
+  return {"training", "conformance"};
 }
 
-std::vector<std::string> task_metrics(const std::string& task) {
-  if (task == "training")
+std::vector<std::string> recipe_metrics(const Recipe& r) {
+  if (r.task == "training")
     return {"test_accuracy",      "train_accuracy", "train_loss",       "test_loss",
             "samples_per_second", "seconds",        "epochs_completed", "steps",
             "time_to_accuracy"};
-  return {};
+  std::vector<std::string> out = {"passed", "failed", "skipped", "cases", "pass_rate", "seconds"};
+  for (const auto& suite : r.conformance.suites)
+    for (const char* count : {"passed", "failed", "skipped"})
+      out.push_back(cat(suite_name(suite), ".", count));
+  return out;
 }
 
 bool is_timing_metric(const std::string& name) {
@@ -112,23 +134,25 @@ Recipe parse_recipe(YAML::Node root, const std::string& path,
   r.header = read_header(top);
   r.hardware = read_hardware(manifest_fields(top, "hardware", r));
   r.software = read_software(manifest_fields(top, "software", r));
-  if (!top.has("dataset")) top.fail("dataset", "required, missing");
-  r.dataset = read_dataset(manifest_fields(top, "dataset", r));
-  if (!top.has("model")) top.fail("model", "required, missing");
-  r.model = read_model(manifest_fields(top, "model", r));
+  r.task = top.required_text("task");
+  const auto tasks = recipe_tasks();
+  if (std::find(tasks.begin(), tasks.end(), r.task) == tasks.end())
+    top.fail("task", cat("unknown task '", r.task, "' (known: ", join(tasks, ", "), ")"));
+  // Training needs a dataset and a model; conformance brings its own.
+  for (const char* key : {"dataset", "model"})
+    if (r.task == "training" && !top.has(key)) top.fail(key, "required, missing");
+  if (top.has("dataset")) r.dataset = read_dataset(manifest_fields(top, "dataset", r));
+  if (top.has("model")) r.model = read_model(manifest_fields(top, "model", r));
   r.has_reference = top.has("reference_log");
   if (r.has_reference)
     r.reference = read_reference_log(manifest_fields(top, "reference_log", r));
   else
     top.node("reference_log");
 
-  r.task = top.required_text("task");
-  const auto tasks = recipe_tasks();
-  if (std::find(tasks.begin(), tasks.end(), r.task) == tasks.end())
-    top.fail("task", cat("unknown task '", r.task, "' (known: ", join(tasks, ", "), ")"));
-  r.training = read_training(top.section("training"));
+  if (r.task == "training") r.training = read_training(top.section("training"));
+  if (r.task == "conformance") r.conformance = read_conformance(top.section("conformance"));
 
-  const auto known = task_metrics(r.task);
+  const auto known = recipe_metrics(r);
   for (const auto& text : top.texts("criteria")) {
     top.check("criteria", [&] {
       Criterion c = parse_criterion(text);

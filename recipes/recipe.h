@@ -13,6 +13,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "recipes/conformance_task.h"
 #include "recipes/criteria.h"
 #include "recipes/manifests.h"
 #include "recipes/training_task.h"
@@ -27,10 +28,13 @@ struct Recipe {
   ModelManifest model;
   bool has_reference = false;
   ReferenceLog reference;
-  std::string task;  // training
+  std::string task;  // training, conformance
   // The training task's own fields (optimizer, schedule, epochs, ...); the
   // model, data, executor and threads come from the manifests.
   TrainingTask training;
+  // The conformance task's suites, filter, timeout and isolation; backends
+  // and settings come from the software manifest.
+  ConformanceTask conformance;
   std::vector<Criterion> criteria;
 
   YAML::Node resolved;                                // every field as read, defaults included
@@ -40,8 +44,9 @@ struct Recipe {
 
 // The tasks a recipe can name.
 std::vector<std::string> recipe_tasks();
-// The metrics a task measures (criteria may name these).
-std::vector<std::string> task_metrics(const std::string& task);
+// The metrics the recipe's task measures (criteria may name these):
+// conformance adds SUITE.passed, SUITE.failed, SUITE.skipped per suite.
+std::vector<std::string> recipe_metrics(const Recipe& r);
 
 // Reads and validates the recipe and its manifests, applying `sets`
 // (PATH=VALUE) in order. Error: one line naming file, line, column, field.

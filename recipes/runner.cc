@@ -18,6 +18,7 @@
 #include "recipes/plots.h"
 #include "recipes/recipe.h"
 #include "recipes/sha256.h"
+#include "recipes/tasks.h"
 #include "recipes/yaml_json.h"
 #include "training/models.h"
 
@@ -77,53 +78,6 @@ void check_declared_values(const ModelManifest& m, const network::Model& model) 
       DEEP500_CHECK(same, what, ": '", v.name, "' has shape ", shape_text(g->second.shape),
                     " in the graph, the manifest says ", shape_text(v.shape));
     }
-}
-
-TrainingTask training_task(const Recipe& r, const RunOptions& o) {
-  TrainingTask t = r.training;
-  t.builtin = r.model.builtin;
-  t.model = r.model.file.path;
-  t.logits = r.model.builtin.empty() ? r.model.logits : "";
-  t.dataset = r.dataset.spec;
-  if (r.dataset.splits.count("train")) t.expected_train_samples = r.dataset.splits.at("train");
-  if (r.dataset.splits.count("test")) t.expected_test_samples = r.dataset.splits.at("test");
-  t.executor = r.software.executor;
-  t.threads = r.software.threads;
-  for (const auto& [name, value] : r.software.settings) t.settings.push_back(name + "=" + value);
-  t.progress = o.progress;
-  t.interrupt = o.interrupt;
-  return t;
-}
-
-Measurements measurements(const TrainingOutcome& out) {
-  Measurements m;
-  const auto& r = out.report;
-  auto put = [&](const char* name, double v) {
-    if (v >= 0) m.final_values[name] = v;
-  };
-  put("test_accuracy", r.final_test_accuracy);
-  put("train_accuracy", r.final_train_accuracy);
-  put("train_loss", r.final_train_loss);
-  put("seconds", r.seconds);
-  put("epochs_completed", static_cast<double>(r.epochs_completed));
-  put("steps", static_cast<double>(r.steps));
-  put("samples_per_second", out.metrics["summary"].value("samples_per_second", 0.0));
-  for (const auto& e : r.epochs) {
-    m.per_epoch["test_accuracy"].push_back(e.test_accuracy);
-    m.per_epoch["train_accuracy"].push_back(e.train_accuracy);
-    m.per_epoch["train_loss"].push_back(e.train_loss);
-    m.per_epoch["test_loss"].push_back(e.test_loss);
-    m.per_epoch["samples_per_second"].push_back(e.samples_per_second);
-    m.per_epoch["elapsed_seconds"].push_back(e.elapsed_seconds);
-  }
-  if (!r.epochs.empty() && r.epochs.back().test_loss >= 0)
-    m.final_values["test_loss"] = r.epochs.back().test_loss;
-  m.samples["samples_per_second"] = m.per_epoch["samples_per_second"];
-  const auto& config = out.metrics["config"];
-  if (config.value("test_samples", 0) > 0) m.trials["test_accuracy"] = config["test_samples"];
-  if (!r.epochs.empty() && r.epochs.back().samples > 0)
-    m.trials["train_accuracy"] = static_cast<double>(r.epochs.back().samples);
-  return m;
 }
 
 // results/<recipe>/<UTC timestamp>[-N]: a new folder, never an existing one.
@@ -193,20 +147,18 @@ RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream&
   out << "deep500 run: " << r.header.name << " " << r.header.version << " (" << r.task << ")"
       << std::endl;
   const std::string started = utc_time("%Y-%m-%dT%H:%M:%SZ");
-  const TrainingOutcome outcome = run_training(training_task(r, o));
+  const TaskRun task = run_task(r, o, out);
   const std::string finished = utc_time("%Y-%m-%dT%H:%M:%SZ");
-  out << outcome.summary << std::endl;
+  out << task.summary << std::endl;
 
-  const Measurements m = measurements(outcome);
+  const Measurements& m = task.measurements;
   std::vector<Verdict> verdicts;
   for (const auto& c : r.criteria)
     verdicts.push_back(evaluate(c, m, r.has_reference ? &r.reference : nullptr));
   const bool all_passed =
       std::all_of(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return v.passed; });
   RunSummary s;
-  s.status = outcome.report.interrupted                 ? "interrupted"
-             : all_passed && !outcome.report.non_finite ? "passed"
-                                                        : "failed";
+  s.status = task.interrupted ? "interrupted" : all_passed && !task.broken ? "passed" : "failed";
   s.results_dir = new_results_dir(o.output_dir, r.header.name);
 
   nlohmann::json results = {{"format_version", metrics::kResultFormatVersion},
@@ -228,17 +180,17 @@ RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream&
                               {"gpus", machine.gpus},
                               {"hostname", machine.hostname}}},
                             {"software", machine.software},
-                            {"context", outcome.metrics["context"]},
-                            {"seeds", outcome.metrics["config"]["seeds"]},
+                            {"context", task.context},
+                            {"seeds", task.seeds},
                             {"started_utc", started},
                             {"finished_utc", finished},
                             {"status", s.status},
                             {"metrics", metrics_json(m)},
                             {"criteria", verdicts_json(verdicts)},
-                            {"training", outcome.metrics}};
+                            {r.task, task.details}};
   write_output_file((fs::path(s.results_dir) / "results.json").string(), {results.dump(2) + "\n"},
                     "writing results.json");
-  write_output_file((fs::path(s.results_dir) / "metrics.csv").string(), {outcome.epochs_csv},
+  write_output_file((fs::path(s.results_dir) / "metrics.csv").string(), {task.csv},
                     "writing metrics.csv");
 
   RunRecord rec;
@@ -248,9 +200,9 @@ RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream&
   rec.status = s.status;
   rec.started_utc = started;
   rec.finished_utc = finished;
-  rec.seconds = outcome.report.seconds;
+  rec.seconds = task.seconds;
   rec.results_dir = fs::absolute(s.results_dir).string();
-  rec.git_revision = outcome.metrics["context"].value("git_revision", "unknown");
+  rec.git_revision = task.context.value("git_revision", "unknown");
   rec.hostname = machine.hostname;
   rec.resolved_recipe = results["resolved_recipe"].dump();
   rec.metrics = m.final_values;
@@ -259,7 +211,7 @@ RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream&
 
   for (const auto& v : verdicts)
     out << (v.passed ? "  PASS  " : "  FAIL  ") << v.criterion << "  (" << v.detail << ")\n";
-  if (o.plots) out << render_plots({s.results_dir}, s.results_dir) << "\n";
+  if (o.plots && r.task == "training") out << render_plots({s.results_dir}, s.results_dir) << "\n";
   out << "deep500 run: " << s.status << "; results in " << s.results_dir << "; run " << s.run_id
       << " in " << history.path() << std::endl;
   return s;

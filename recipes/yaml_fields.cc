@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "deep/error.h"
 #include "deep/onnx_tensor.h"
@@ -195,6 +196,12 @@ Fields Fields::section(const std::string& key) {
 YAML::Node Fields::node(const std::string& key) {
   read_.push_back(key);
   return has(key) ? in_[key] : YAML::Node();
+}
+
+std::string Fields::absolute(const std::string& path) const {
+  namespace fs = std::filesystem;
+  if (path.empty() || fs::path(path).is_absolute()) return path;
+  return (fs::absolute(file_).parent_path() / path).lexically_normal().string();
 }
 
 void Fields::resolve(const std::string& key, const YAML::Node& value) {

@@ -55,6 +55,8 @@ class Fields {
   YAML::Node node(const std::string& key);
   // Records `value` as what `key` resolved to (e.g. a path made absolute).
   void resolve(const std::string& key, const YAML::Node& value);
+  // `path` relative to the folder of the file this map was read from.
+  std::string absolute(const std::string& path) const;
 
   // "FILE:LINE:COLUMN: PATH.KEY" (or "--set PATH.KEY=VALUE") for messages.
   std::string where(const std::string& key) const;

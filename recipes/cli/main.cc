@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   onnx_test->add_option("dirs", ot.dirs, "test folders (model.onnx + test_data_set_*)")->required();
   onnx_test->add_option("--backend", ot.backends, "backend preference, e.g. onednn,reference")
       ->delimiter(',');
-  onnx_test->add_option("--filter", ot.filter, "only cases whose name contains this");
+  onnx_test->add_option("--filter", ot.filter, "only cases whose name contains this (any case)");
   onnx_test->add_option("--timeout", ot.timeout_seconds, "seconds per case");
   onnx_test->add_flag("!--no-isolate", ot.isolate, "run cases in this process");
   onnx_test->add_flag("-v,--verbose", ot.verbose, "print every case");

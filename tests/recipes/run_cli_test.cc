@@ -206,3 +206,38 @@ TEST_F(RunCli, CompareScoreboardAndReproduceRecordedRuns) {
   EXPECT_EQ(missing.rc, 2) << missing.out;
   EXPECT_NE(missing.out.find("no run with id 99"), std::string::npos) << missing.out;
 }
+
+// task: conformance runs ONNX's backend tests through the same code as
+// `deep500 onnx-test`, with counts per suite as metrics.
+TEST_F(RunCli, ConformanceRecipeCountsCasesPerSuite) {
+  auto r = run(run_args("onnx_conformance.yaml",
+                        "--set conformance.filter=relu "
+                        "'--set=criteria=[node.passed >= 9, pytorch-converted.passed >= 9]'"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  auto runs = history();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0]["task"], "conformance");
+  const fs::path results = runs[0]["results_dir"].get<std::string>();
+  std::ifstream in(results / "results.json");
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  // The same filter through onnx-test: the same rows.
+  auto direct =
+      run("onnx-test /usr/share/libonnx-testdata/data/node "
+          "/usr/share/libonnx-testdata/data/pytorch-converted --filter RELU");
+  EXPECT_NE(direct.out.find("conformance: 18 passed, 0 failed"), std::string::npos) << direct.out;
+  EXPECT_EQ(j["conformance"]["rows"].size(), 18u);
+  EXPECT_EQ(j["metrics"]["node.passed"]["value"], 9);
+  EXPECT_EQ(j["metrics"]["pytorch-converted.passed"]["value"], 9);
+  EXPECT_EQ(j["metrics"]["pass_rate"]["trials"], 18);
+  std::ifstream csv(results / "metrics.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header, "name,op_types,status,seconds,implementations,message");
+
+  auto missing = run(run_args("onnx_conformance.yaml", "--set conformance.suites=[nowhere]"));
+  EXPECT_EQ(missing.rc, 2) << missing.out;
+  EXPECT_NE(missing.out.find("conformance.suites: folder not found"), std::string::npos)
+      << missing.out;
+  EXPECT_EQ(history().size(), 1u);
+}

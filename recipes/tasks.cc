@@ -1,0 +1,135 @@
+#include "recipes/tasks.h"
+
+#include "deep/text.h"
+#include "metrics/json_reporter.h"
+#include "metrics/reporter.h"
+#include "recipes/recipe.h"
+#include "recipes/runner.h"
+
+namespace deep500::recipes {
+
+namespace {
+
+TrainingTask training_task(const Recipe& r, const RunOptions& o) {
+  TrainingTask t = r.training;
+  t.builtin = r.model.builtin;
+  t.model = r.model.file.path;
+  t.logits = r.model.builtin.empty() ? r.model.logits : "";
+  t.dataset = r.dataset.spec;
+  if (r.dataset.splits.count("train")) t.expected_train_samples = r.dataset.splits.at("train");
+  if (r.dataset.splits.count("test")) t.expected_test_samples = r.dataset.splits.at("test");
+  t.executor = r.software.executor;
+  t.threads = r.software.threads;
+  for (const auto& [name, value] : r.software.settings) t.settings.push_back(name + "=" + value);
+  t.progress = o.progress;
+  t.interrupt = o.interrupt;
+  return t;
+}
+
+Measurements training_measurements(const TrainingOutcome& out) {
+  Measurements m;
+  const auto& r = out.report;
+  auto put = [&](const char* name, double v) {
+    if (v >= 0) m.final_values[name] = v;
+  };
+  put("test_accuracy", r.final_test_accuracy);
+  put("train_accuracy", r.final_train_accuracy);
+  put("train_loss", r.final_train_loss);
+  put("seconds", r.seconds);
+  put("epochs_completed", static_cast<double>(r.epochs_completed));
+  put("steps", static_cast<double>(r.steps));
+  put("samples_per_second", out.metrics["summary"].value("samples_per_second", 0.0));
+  for (const auto& e : r.epochs) {
+    m.per_epoch["test_accuracy"].push_back(e.test_accuracy);
+    m.per_epoch["train_accuracy"].push_back(e.train_accuracy);
+    m.per_epoch["train_loss"].push_back(e.train_loss);
+    m.per_epoch["test_loss"].push_back(e.test_loss);
+    m.per_epoch["samples_per_second"].push_back(e.samples_per_second);
+    m.per_epoch["elapsed_seconds"].push_back(e.elapsed_seconds);
+  }
+  if (!r.epochs.empty() && r.epochs.back().test_loss >= 0)
+    m.final_values["test_loss"] = r.epochs.back().test_loss;
+  m.samples["samples_per_second"] = m.per_epoch["samples_per_second"];
+  const auto& config = out.metrics["config"];
+  if (config.value("test_samples", 0) > 0) m.trials["test_accuracy"] = config["test_samples"];
+  if (!r.epochs.empty() && r.epochs.back().samples > 0)
+    m.trials["train_accuracy"] = static_cast<double>(r.epochs.back().samples);
+  return m;
+}
+
+TaskRun training_run(const Recipe& r, const RunOptions& o) {
+  const TrainingOutcome outcome = run_training(training_task(r, o));
+  TaskRun t;
+  t.measurements = training_measurements(outcome);
+  t.details = outcome.metrics;
+  t.context = outcome.metrics["context"];
+  t.seeds = outcome.metrics["config"]["seeds"];
+  t.csv = outcome.epochs_csv;
+  t.summary = outcome.summary;
+  t.interrupted = outcome.report.interrupted;
+  t.broken = outcome.report.non_finite;
+  t.seconds = outcome.report.seconds;
+  return t;
+}
+
+ConformanceTask conformance_task(const Recipe& r, const RunOptions& o) {
+  ConformanceTask t = r.conformance;
+  t.backends = r.software.backends;
+  for (const auto& [name, value] : r.software.settings) t.settings.push_back(name + "=" + value);
+  t.interrupt = o.interrupt;
+  return t;
+}
+
+Measurements conformance_measurements(const ConformanceOutcome& c) {
+  Measurements m;
+  const Tally& t = c.total;
+  const int64_t ran = t.passed + t.failed + t.skipped;
+  m.final_values = {{"passed", static_cast<double>(t.passed)},
+                    {"failed", static_cast<double>(t.failed)},
+                    {"skipped", static_cast<double>(t.skipped)},
+                    {"cases", static_cast<double>(c.cases)},
+                    {"seconds", c.seconds}};
+  if (ran > 0) {
+    m.final_values["pass_rate"] = static_cast<double>(t.passed) / static_cast<double>(ran);
+    m.trials["pass_rate"] = static_cast<double>(ran);
+  }
+  for (const auto& [suite, tally] : c.per_suite) {
+    m.final_values[suite + ".passed"] = static_cast<double>(tally.passed);
+    m.final_values[suite + ".failed"] = static_cast<double>(tally.failed);
+    m.final_values[suite + ".skipped"] = static_cast<double>(tally.skipped);
+  }
+  return m;
+}
+
+std::string conformance_csv(const ConformanceOutcome& c) {
+  std::string csv = "name,op_types,status,seconds,implementations,message\n";
+  for (const auto& row : c.rows)
+    csv += cat(metrics::csv_field(row.name), ",", metrics::csv_field(row.op_types), ",",
+               validation::status_name(row.status), ",", row.seconds, ",",
+               metrics::csv_field(row.implementations), ",", metrics::csv_field(row.message), "\n");
+  return csv;
+}
+
+TaskRun conformance_run(const Recipe& r, const RunOptions& o, std::ostream& out) {
+  const ConformanceOutcome outcome = run_conformance(conformance_task(r, o), out);
+  TaskRun t;
+  t.measurements = conformance_measurements(outcome);
+  t.details = outcome.json;
+  t.context = outcome.json["context"];
+  t.csv = conformance_csv(outcome);
+  const Tally& n = outcome.total;
+  t.summary = cat("deep500 conformance: ", n.passed, " passed, ", n.failed, " failed, ", n.skipped,
+                  " skipped of ", outcome.cases, " cases in ", short_number(outcome.seconds), " s");
+  t.interrupted = outcome.interrupted;
+  t.seconds = outcome.seconds;
+  return t;
+}
+
+}  // namespace
+
+TaskRun run_task(const Recipe& r, const RunOptions& o, std::ostream& out) {
+  if (r.task == "conformance") return conformance_run(r, o, out);
+  return training_run(r, o);
+}
+
+}  // namespace deep500::recipes
