@@ -97,15 +97,16 @@ std::map<std::string, std::string> setup_fields(const json& r) {
 
 json load_run_results(const std::string& ref, const std::string& history_path) {
   std::string file = ref;
-  if (all_digits(ref) && !fs::exists(ref)) {
-    DEEP500_CHECK(fs::exists(history_path), "run ", ref, ": no history at ", history_path,
+  std::error_code ec;
+  if (all_digits(ref) && !fs::exists(ref, ec)) {
+    DEEP500_CHECK(fs::exists(history_path, ec), "run ", ref, ": no history at ", history_path,
                   " (--history PATH)");
     file = (fs::path(History(history_path).run(std::stoll(ref)).results_dir) / "results.json")
                .string();
-  } else if (fs::is_directory(ref)) {
+  } else if (fs::is_directory(ref, ec)) {
     file = (fs::path(ref) / "results.json").string();
   }
-  DEEP500_CHECK(fs::exists(file), ref, ": no such run, results folder or results.json (", file,
+  DEEP500_CHECK(fs::exists(file, ec), ref, ": no such run, results folder or results.json (", file,
                 ")");
   const uint64_t size = regular_file_size(file);
   DEEP500_CHECK(size <= kMaxResultsBytes, file, ": ", size, " bytes; results.json is at most ",

@@ -70,8 +70,9 @@ std::string suite_name(const std::string& folder) {
 }
 
 ConformanceOutcome run_conformance(const ConformanceTask& task, std::ostream& out) {
+  std::error_code ec;
   for (const auto& suite : task.suites)
-    DEEP500_CHECK(std::filesystem::is_directory(suite), "conformance suite ", suite,
+    DEEP500_CHECK(std::filesystem::is_directory(suite, ec), "conformance suite ", suite,
                   ": folder not found");
   network::ExecutorOptions eo{.backends = task.backends, .strict_feed_shapes = false};
   network::apply_settings(task.settings, &eo);

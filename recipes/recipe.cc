@@ -26,7 +26,8 @@ void inline_manifests(YAML::Node root, const std::string& recipe_path,
     fs::path p = n.Scalar();
     if (p.is_relative()) p = fs::absolute(recipe_path).parent_path() / p;
     const std::string file = p.lexically_normal().string();
-    if (!fs::exists(file)) {
+    std::error_code ec;
+    if (!fs::exists(file, ec)) {
       const YAML::Mark m = n.Mark();
       throw Error(cat(recipe_path, ":", m.line + 1, ":", m.column + 1, ": ", key,
                       ": manifest file not found: ", file));
@@ -64,7 +65,8 @@ ConformanceTask read_conformance(Fields f) {
   YAML::Node resolved_suites(YAML::NodeType::Sequence);
   for (const auto& suite : f.texts("suites")) {
     t.suites.push_back(f.absolute(suite));
-    if (!std::filesystem::is_directory(t.suites.back()))
+    std::error_code ec;
+    if (!std::filesystem::is_directory(t.suites.back(), ec))
       f.fail("suites", cat("folder not found: ", t.suites.back()));
     resolved_suites.push_back(t.suites.back());
   }

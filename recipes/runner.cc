@@ -38,7 +38,8 @@ std::string utc_time(const char* format) {
 }
 
 void verify_artifact(const Artifact& a, const std::string& what) {
-  DEEP500_CHECK(fs::exists(a.path), what, ": file not found: ", a.path);
+  std::error_code ec;
+  DEEP500_CHECK(fs::exists(a.path, ec), what, ": file not found: ", a.path);
   if (a.sha256.empty()) return;
   const std::string actual = sha256_of_file(a.path);
   DEEP500_CHECK(actual == a.sha256, what, ": ", a.path, ": SHA-256 mismatch: expected ", a.sha256,

@@ -75,8 +75,9 @@ TrainingOutcome run_training(const TrainingTask& o) {
         std::pair{o.save_model, "--save-model"}})
     if (!path.empty()) check_output_path(path, option);
   if (!o.save_params.empty()) prepare_output_dir(o.save_params, "--save-params");
+  std::error_code ec;
   if (!o.resume.empty())
-    DEEP500_CHECK(std::filesystem::exists(o.resume), "--resume: file not found: ", o.resume);
+    DEEP500_CHECK(std::filesystem::exists(o.resume, ec), "--resume: file not found: ", o.resume);
 
   // Settings first: they bound what loading may allocate (memory.budget).
   network::ExecutorOptions eo;
@@ -97,7 +98,7 @@ TrainingOutcome run_training(const TrainingTask& o) {
                     " has its own (logits)");
       return training::make_builtin_model(o.builtin, seeds.initialization);
     }
-    DEEP500_CHECK(std::filesystem::exists(o.model), "model: file not found: ", o.model);
+    DEEP500_CHECK(std::filesystem::exists(o.model, ec), "model: file not found: ", o.model);
     return network::Network::load(o.model);
   }();
   const std::string model_name = o.builtin.empty() ? o.model : o.builtin;

@@ -84,6 +84,8 @@ def main(seeds, write_seeds):
         write(f"{seeds}/model", open(path, "rb").read())
     for path in sorted(glob.glob(f"{regressions}/checkpoint-*.h5")):
         write(f"{seeds}/checkpoint", open(path, "rb").read())
+    for path in sorted(glob.glob(f"{regressions}/recipe-*.bin")):
+        write(f"{seeds}/recipe", open(path, "rb").read())
     for s in ["4096", "512K", "1.5G", "8GiB", "2x3x224x224", "9223372036854775807x2", "-1x5",
               "0x99999999999"]:
         write(f"{seeds}/sizes", s.encode())

@@ -251,4 +251,12 @@ TEST_F(RecipeFiles, HistoryRefusesFilesItDoesNotOwn) {
             std::string::npos);
 }
 
+// fuzz_recipe: a manifest path longer than the file system allows made
+// std::filesystem throw (an internal error); it is a file not found.
+TEST_F(RecipeFiles, OverlongManifestPathIsNotFound) {
+  const std::string path = write("long.yaml", "hardware: " + std::string(5000, 'x') + "\n");
+  EXPECT_NE(error_of([&] { load_recipe(path, {}); }).find("hardware: manifest file not found"),
+            std::string::npos);
+}
+
 }  // namespace

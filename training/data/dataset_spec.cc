@@ -44,7 +44,8 @@ DatasetSpec parse_synthetic(const std::vector<std::string>& p, const std::string
 }
 
 void require_file(const std::string& path, const std::string& what) {
-  DEEP500_CHECK(std::filesystem::exists(path), what, ": file not found: ", path);
+  std::error_code ec;
+  DEEP500_CHECK(std::filesystem::exists(path, ec), what, ": file not found: ", path);
 }
 
 std::unique_ptr<Dataset> npz_fields(const std::string& path, const std::string& input,
