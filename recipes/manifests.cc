@@ -190,7 +190,6 @@ ModelManifest read_model(Fields f) {
     f.fail(m.builtin.empty() ? "file" : "builtin",
            "give either builtin: NAME or file: {path, sha256}");
   m.logits = f.text("logits", m.builtin.empty() ? "" : "logits");
-  if (m.logits.empty()) f.fail("logits", "required for an ONNX file: the class scores [N, C]");
   m.inputs = read_values(f, "inputs");
   m.outputs = read_values(f, "outputs");
   f.finish();

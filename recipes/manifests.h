@@ -71,9 +71,9 @@ struct ValueDecl {
 
 struct ModelManifest {
   ManifestHeader header;
-  std::string builtin;                     // a built-in network (training/models.h), or
-  Artifact file;                           // an ONNX file
-  std::string logits;                      // class scores [N, C] ("logits" for built-ins)
+  std::string builtin;  // a built-in network (training/models.h), or
+  Artifact file;        // an ONNX file
+  std::string logits;   // class scores [N, C] ("logits" for built-ins; training needs it)
   std::vector<ValueDecl> inputs, outputs;  // checked against the graph
 };
 

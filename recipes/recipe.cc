@@ -79,6 +79,49 @@ ConformanceTask read_conformance(Fields f) {
   return t;
 }
 
+// NAME: FILE.npy entries as NAME=ABSOLUTE_PATH (files relative to the recipe).
+std::vector<std::string> npy_files(Fields& f, const std::string& key) {
+  std::vector<std::string> out;
+  YAML::Node resolved(YAML::NodeType::Map);
+  for (const auto& [name, file] : f.text_map(key)) {
+    const std::string path = f.absolute(file);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+      f.fail(key, cat(name, ": file not found: ", path));
+    out.push_back(name + "=" + path);
+    resolved[name] = path;
+  }
+  f.resolve(key, resolved);
+  return out;
+}
+
+InferenceTask read_inference(Fields f) {
+  InferenceTask t;
+  t.scenarios = f.has("scenarios") ? f.texts("scenarios") : inference_scenarios();
+  const auto known = inference_scenarios();
+  for (const auto& s : t.scenarios)
+    if (std::find(known.begin(), known.end(), s) == known.end())
+      f.fail("scenarios", cat("unknown scenario '", s, "' (known: ", join(known, ", "), ")"));
+  YAML::Node resolved_scenarios(YAML::NodeType::Sequence);
+  for (const auto& s : t.scenarios) resolved_scenarios.push_back(s);
+  f.resolve("scenarios", resolved_scenarios);
+  t.inputs = npy_files(f, "inputs");
+  if (t.inputs.empty()) f.fail("inputs", "expected NAME: FILE.npy for the model's inputs");
+  t.expected = npy_files(f, "expected_outputs");
+  t.tolerance.rtol = f.number("rtol", t.tolerance.rtol, 0, 1);
+  t.tolerance.atol = f.number("atol", t.tolerance.atol, 0, 1e30);
+  t.runner.warmup = static_cast<int>(f.integer("warmup", t.runner.warmup, 0, 1000000));
+  t.runner.min_repetitions =
+      static_cast<int>(f.integer("min_repetitions", t.runner.min_repetitions, 1, 100000000));
+  t.runner.max_repetitions =
+      static_cast<int>(f.integer("max_repetitions", t.runner.max_repetitions, 1, 100000000));
+  t.runner.min_time_seconds = f.number("min_time", t.runner.min_time_seconds, 0, 86400);
+  t.runner.max_time_seconds = f.number("max_time", t.runner.max_time_seconds, 0.001, 86400);
+  f.check("max_repetitions", [&] { t.runner.validate(); });
+  f.finish();
+  return t;
+}
+
 // A manifest section: absent ones (hardware, software) require nothing.
 Fields manifest_fields(Fields& top, const std::string& key, const Recipe& r) {
   auto file = r.manifest_files.find(key);
@@ -98,7 +141,7 @@ YAML::Node default_header(const std::string& name) {
 }  // namespace
 
 std::vector<std::string> recipe_tasks() {
-  return {"training", "conformance"};
+  return {"training", "conformance", "inference"};
 }
 
 std::vector<std::string> recipe_metrics(const Recipe& r) {
@@ -106,6 +149,9 @@ std::vector<std::string> recipe_metrics(const Recipe& r) {
     return {"test_accuracy",      "train_accuracy", "train_loss",       "test_loss",
             "samples_per_second", "seconds",        "epochs_completed", "steps",
             "time_to_accuracy"};
+  if (r.task == "inference")
+    return {"latency.p50",   "latency.p90",   "latency.p99",   "samples_per_second",
+            "outputs_match", "max_abs_error", "max_rel_error", "seconds"};
   std::vector<std::string> out = {"passed", "failed", "skipped", "cases", "pass_rate", "seconds"};
   for (const auto& suite : r.conformance.suites)
     for (const char* count : {"passed", "failed", "skipped"})
@@ -140,9 +186,12 @@ Recipe parse_recipe(YAML::Node root, const std::string& path,
   const auto tasks = recipe_tasks();
   if (std::find(tasks.begin(), tasks.end(), r.task) == tasks.end())
     top.fail("task", cat("unknown task '", r.task, "' (known: ", join(tasks, ", "), ")"));
-  // Training needs a dataset and a model; conformance brings its own.
+  // Training needs a dataset and a model, inference a model; conformance
+  // brings its own.
   for (const char* key : {"dataset", "model"})
-    if (r.task == "training" && !top.has(key)) top.fail(key, "required, missing");
+    if ((r.task == "training" || (r.task == "inference" && key == std::string("model"))) &&
+        !top.has(key))
+      top.fail(key, "required, missing");
   if (top.has("dataset")) r.dataset = read_dataset(manifest_fields(top, "dataset", r));
   if (top.has("model")) r.model = read_model(manifest_fields(top, "model", r));
   r.has_reference = top.has("reference_log");
@@ -151,8 +200,16 @@ Recipe parse_recipe(YAML::Node root, const std::string& path,
   else
     top.node("reference_log");
 
-  if (r.task == "training") r.training = read_training(top.section("training"));
+  if (r.task == "training") {
+    r.training = read_training(top.section("training"));
+    if (r.model.logits.empty())
+      top.fail("model", "training an ONNX file needs model.logits: the class scores [N, C]");
+  }
   if (r.task == "conformance") r.conformance = read_conformance(top.section("conformance"));
+  if (r.task == "inference") {
+    r.inference = read_inference(top.section("inference"));
+    if (r.model.file.path.empty()) top.fail("model", "inference needs an ONNX file (model.file)");
+  }
 
   const auto known = recipe_metrics(r);
   for (const auto& text : top.texts("criteria")) {

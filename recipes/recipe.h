@@ -15,6 +15,7 @@
 
 #include "recipes/conformance_task.h"
 #include "recipes/criteria.h"
+#include "recipes/inference_task.h"
 #include "recipes/manifests.h"
 #include "recipes/training_task.h"
 
@@ -28,13 +29,16 @@ struct Recipe {
   ModelManifest model;
   bool has_reference = false;
   ReferenceLog reference;
-  std::string task;  // training, conformance
+  std::string task;  // training, conformance, inference
   // The training task's own fields (optimizer, schedule, epochs, ...); the
   // model, data, executor and threads come from the manifests.
   TrainingTask training;
   // The conformance task's suites, filter, timeout and isolation; backends
   // and settings come from the software manifest.
   ConformanceTask conformance;
+  // The inference task's queries, reference outputs, scenarios and timing;
+  // the model, executor, threads and settings come from the manifests.
+  InferenceTask inference;
   std::vector<Criterion> criteria;
 
   YAML::Node resolved;                                // every field as read, defaults included
@@ -46,6 +50,7 @@ struct Recipe {
 std::vector<std::string> recipe_tasks();
 // The metrics the recipe's task measures (criteria may name these):
 // conformance adds SUITE.passed, SUITE.failed, SUITE.skipped per suite.
+// Latencies are in seconds (criteria convert ms and us).
 std::vector<std::string> recipe_metrics(const Recipe& r);
 
 // Reads and validates the recipe and its manifests, applying `sets`

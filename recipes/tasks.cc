@@ -1,5 +1,7 @@
 #include "recipes/tasks.h"
 
+#include <algorithm>
+
 #include "deep/text.h"
 #include "metrics/json_reporter.h"
 #include "metrics/reporter.h"
@@ -9,6 +11,13 @@
 namespace deep500::recipes {
 
 namespace {
+
+// The software manifest's settings as NAME=VALUE (network/settings.h).
+std::vector<std::string> setting_assignments(const SoftwareManifest& s) {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : s.settings) out.push_back(name + "=" + value);
+  return out;
+}
 
 TrainingTask training_task(const Recipe& r, const RunOptions& o) {
   TrainingTask t = r.training;
@@ -20,7 +29,7 @@ TrainingTask training_task(const Recipe& r, const RunOptions& o) {
   if (r.dataset.splits.count("test")) t.expected_test_samples = r.dataset.splits.at("test");
   t.executor = r.software.executor;
   t.threads = r.software.threads;
-  for (const auto& [name, value] : r.software.settings) t.settings.push_back(name + "=" + value);
+  t.settings = setting_assignments(r.software);
   t.progress = o.progress;
   t.interrupt = o.interrupt;
   return t;
@@ -75,7 +84,7 @@ TaskRun training_run(const Recipe& r, const RunOptions& o) {
 ConformanceTask conformance_task(const Recipe& r, const RunOptions& o) {
   ConformanceTask t = r.conformance;
   t.backends = r.software.backends;
-  for (const auto& [name, value] : r.software.settings) t.settings.push_back(name + "=" + value);
+  t.settings = setting_assignments(r.software);
   t.interrupt = o.interrupt;
   return t;
 }
@@ -125,10 +134,75 @@ TaskRun conformance_run(const Recipe& r, const RunOptions& o, std::ostream& out)
   return t;
 }
 
+InferenceTask inference_task(const Recipe& r, const RunOptions& o) {
+  InferenceTask t = r.inference;
+  t.model = r.model.file.path;
+  t.executor = r.software.executor;
+  t.threads = r.software.threads;
+  t.settings = setting_assignments(r.software);
+  t.interrupt = o.interrupt;
+  return t;
+}
+
+Measurements inference_measurements(const InferenceOutcome& o) {
+  Measurements m;
+  double abs_error = 0, rel_error = 0;
+  for (const auto& c : o.outputs) {
+    abs_error = std::max(abs_error, c.comparison.max_abs_error);
+    rel_error = std::max(rel_error, c.comparison.max_rel_error);
+  }
+  m.final_values = {{"outputs_match", o.outputs_match ? 1.0 : 0.0},
+                    {"max_abs_error", abs_error},
+                    {"max_rel_error", rel_error},
+                    {"seconds", o.seconds}};
+  for (const auto& s : o.scenarios) {
+    if (s.scenario == "SingleStream") {
+      m.final_values["latency.p50"] = s.p50;
+      m.final_values["latency.p90"] = s.p90;
+      m.final_values["latency.p99"] = s.p99;
+      for (const char* p : {"latency.p50", "latency.p90", "latency.p99"})
+        m.samples[p] = s.result.seconds;
+    } else {
+      m.final_values["samples_per_second"] = s.samples_per_second;
+      auto& rates = m.samples["samples_per_second"];
+      for (double t : s.result.seconds)
+        if (t > 0) rates.push_back(static_cast<double>(s.samples_per_query) / t);
+    }
+  }
+  return m;
+}
+
+TaskRun inference_run(const Recipe& r, const RunOptions& o) {
+  const InferenceOutcome outcome = run_inference(inference_task(r, o));
+  TaskRun t;
+  t.measurements = inference_measurements(outcome);
+  t.details = outcome.json;
+  t.context = outcome.json["context"];
+  t.csv = "scenario,repetition,seconds\n";
+  for (const auto& s : outcome.scenarios)
+    for (size_t i = 0; i < s.result.seconds.size(); ++i)
+      t.csv += cat(s.scenario, ",", i + 1, ",", s.result.seconds[i], "\n");
+  t.summary =
+      cat("deep500 inference: outputs ", outcome.outputs_match ? "match" : "DIFFER",
+          " (max abs error ", short_number(t.measurements.final_values["max_abs_error"]), ")");
+  for (const auto& s : outcome.scenarios)
+    t.summary += s.scenario == "SingleStream"
+                     ? cat("; SingleStream p50 ", short_number(s.p50 * 1e3), " ms, p90 ",
+                           short_number(s.p90 * 1e3), " ms")
+                     : cat("; Offline ", short_number(s.samples_per_second), " samples/s");
+  for (const auto& c : outcome.outputs)
+    if (!c.comparison.ok) t.summary += cat("\n  output '", c.name, "': ", c.comparison.message);
+  t.interrupted = outcome.interrupted;
+  t.broken = !outcome.outputs_match;
+  t.seconds = outcome.seconds;
+  return t;
+}
+
 }  // namespace
 
 TaskRun run_task(const Recipe& r, const RunOptions& o, std::ostream& out) {
   if (r.task == "conformance") return conformance_run(r, o, out);
+  if (r.task == "inference") return inference_run(r, o);
   return training_run(r, o);
 }
 

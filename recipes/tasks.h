@@ -1,7 +1,7 @@
 // A recipe's task run and reported in one shape, whatever the task:
-// training (recipes/training_task.h) or conformance
-// (recipes/conformance_task.h). The runner judges the criteria on
-// `measurements` and writes the rest into the results folder.
+// training (recipes/training_task.h), conformance
+// (recipes/conformance_task.h) or inference (recipes/inference_task.h). The runner judges the
+// criteria on `measurements` and writes the rest into the results folder.
 #pragma once
 
 #include <ostream>
@@ -21,10 +21,10 @@ struct TaskRun {
   nlohmann::json details;  // results.json's entry named after the task
   nlohmann::json context;  // the machine context with every setting that ran
   nlohmann::json seeds;    // null when the task draws nothing at random
-  std::string csv;         // metrics.csv: per epoch (training), per case (conformance)
+  std::string csv;         // metrics.csv: per epoch, per case, per timed query
   std::string summary;     // one line
   bool interrupted = false;
-  bool broken = false;  // failed whatever the criteria say (a NaN/Inf loss)
+  bool broken = false;  // failed whatever the criteria say (NaN/Inf loss, outputs differ)
   double seconds = 0;
 };
 

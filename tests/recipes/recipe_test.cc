@@ -259,4 +259,36 @@ TEST_F(RecipeFiles, OverlongManifestPathIsNotFound) {
             std::string::npos);
 }
 
+// task: inference: scenarios, files and the model are checked before
+// anything runs.
+TEST_F(RecipeFiles, InferenceSectionIsChecked) {
+  const std::string model = write("m.onnx", "not read before the run");
+  const std::string query = write("x.npy", "");
+  auto recipe_with = [&](const std::string& inference) {
+    return write("inference.yaml",
+                 "name: inf\nversion: 1.0.0\ndescription: d\n"
+                 "model: {name: m, version: 1.0.0, description: d, file: {path: m.onnx}}\n"
+                 "task: inference\ninference:\n" +
+                     inference + "criteria: [latency.p90 <= 30 ms]\n");
+  };
+  const Recipe r = load_recipe(recipe_with("  inputs: {x: x.npy}\n"), {});
+  EXPECT_EQ(r.inference.scenarios, (std::vector<std::string>{"SingleStream", "Offline"}));
+  EXPECT_EQ(r.inference.inputs, std::vector<std::string>{"x=" + query});
+  EXPECT_EQ(r.criteria[0].bound, 0.03);
+  EXPECT_NE(
+      error_of([&] {
+        load_recipe(recipe_with("  inputs: {x: x.npy}\n  scenarios: [Server]\n"), {});
+      }).find("inference.scenarios: unknown scenario 'Server' (known: SingleStream, Offline)"),
+      std::string::npos);
+  EXPECT_NE(error_of([&] {
+              load_recipe(recipe_with("  inputs: {x: y.npy}\n"), {});
+            }).find("inference.inputs: x: file not found"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              load_recipe(recipe_with("  inputs: {}\n"), {});
+            }).find("inference.inputs: expected NAME: FILE.npy"),
+            std::string::npos);
+  (void)model;
+}
+
 }  // namespace

@@ -1,0 +1,105 @@
+#include "recipes/inference_task.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "deep/error.h"
+#include "deep/npy.h"
+#include "deep/sizes.h"
+#include "deep/text.h"
+#include "metrics/json_reporter.h"
+#include "network/model.h"
+#include "network/settings.h"
+#include "recipes/model_feeds.h"
+#include "validation/layer_compare.h"
+
+namespace deep500::recipes {
+
+namespace {
+
+// NAME=FILE.npy -> the tensors, named.
+std::map<std::string, Tensor> read_expected(const std::vector<std::string>& specs) {
+  std::map<std::string, Tensor> out;
+  for (const auto& spec : specs) {
+    const size_t eq = spec.find('=');
+    DEEP500_CHECK(eq != std::string::npos && eq > 0, "expected output '", spec,
+                  "': expected NAME=FILE.npy");
+    out[spec.substr(0, eq)] = read_npy(spec.substr(eq + 1));
+  }
+  return out;
+}
+
+std::vector<OutputCheck> check_outputs(const std::map<std::string, Tensor>& got,
+                                       const std::map<std::string, Tensor>& expected,
+                                       const validation::Tolerance& tol) {
+  std::vector<OutputCheck> out;
+  for (const auto& [name, want] : expected) {
+    auto g = got.find(name);
+    DEEP500_CHECK(g != got.end(), "expected output '", name, "': the model has no output named so");
+    out.push_back({name, validation::compare(g->second, want, tol)});
+  }
+  return out;
+}
+
+nlohmann::json outcome_json(const InferenceOutcome& o, const network::GraphExecutor& exec) {
+  nlohmann::json j = {{"format_version", metrics::kResultFormatVersion},
+                      {"context", metrics::to_json(network::result_context(&exec))},
+                      {"outputs_match", o.outputs_match},
+                      {"outputs", nlohmann::json::array()},
+                      {"scenarios", nlohmann::json::array()}};
+  for (const auto& c : o.outputs)
+    j["outputs"].push_back({{"name", c.name},
+                            {"ok", c.comparison.ok},
+                            {"max_abs_error", c.comparison.max_abs_error},
+                            {"max_rel_error", c.comparison.max_rel_error},
+                            {"message", c.comparison.message}});
+  for (const auto& s : o.scenarios)
+    j["scenarios"].push_back({{"scenario", s.scenario},
+                              {"samples_per_query", s.samples_per_query},
+                              {"p50_seconds", s.p50},
+                              {"p90_seconds", s.p90},
+                              {"p99_seconds", s.p99},
+                              {"samples_per_second", s.samples_per_second},
+                              {"result", metrics::to_json(s.result)}});
+  return j;
+}
+
+}  // namespace
+
+std::vector<std::string> inference_scenarios() {
+  return {"SingleStream", "Offline"};
+}
+
+InferenceOutcome run_inference(const InferenceTask& t) {
+  const auto known = inference_scenarios();
+  for (const auto& s : t.scenarios)
+    DEEP500_CHECK(std::find(known.begin(), known.end(), s) != known.end(), "scenario '", s,
+                  "': expected one of ", join(known, ", "));
+  check_thread_count(t.threads, "threads");
+  const auto start = std::chrono::steady_clock::now();
+  network::Model model = network::load_model(t.model);
+  const auto query = load_feeds(model, t.inputs);
+  const auto expected = read_expected(t.expected);
+  network::ExecutorOptions options;
+  options.threads = t.threads;
+  network::apply_settings(t.settings, &options);
+  auto exec = validation::make_executor(t.executor, model, options);
+
+  InferenceOutcome o;
+  o.outputs = check_outputs(exec->inference(query), expected, t.tolerance);
+  o.outputs_match = std::all_of(o.outputs.begin(), o.outputs.end(),
+                                [](const OutputCheck& c) { return c.comparison.ok; });
+  const metrics::Runner runner(t.runner);
+  for (const auto& s : t.scenarios) {
+    if (t.interrupt && t.interrupt->load()) break;
+    o.scenarios.push_back(s == "SingleStream"
+                              ? network::single_stream(*exec, network::first_sample(query), runner)
+                              : network::offline(*exec, query, runner));
+  }
+  o.interrupted = t.interrupt && t.interrupt->load();
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  o.json = outcome_json(o, *exec);
+  return o;
+}
+
+}  // namespace deep500::recipes

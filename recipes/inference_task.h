@@ -1,0 +1,55 @@
+// The inference task, after MLPerf LoadGen: a model run on a query whose
+// outputs are checked against reference outputs (accuracy equivalence:
+// numpy's assert_allclose rule), then timed in the SingleStream scenario
+// (one sample per query: latency percentiles) and the Offline scenario
+// (the whole query batch back to back: samples per second), on the one
+// timing loop of metrics::Runner (network/scenarios.h).
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "metrics/runner.h"
+#include "network/scenarios.h"
+#include "validation/compare.h"
+
+namespace deep500::recipes {
+
+struct InferenceTask {
+  std::string model;                   // ONNX file
+  std::vector<std::string> inputs;     // NAME=FILE.npy: the query (dim 0 = its samples)
+  std::vector<std::string> expected;   // NAME=FILE.npy: reference outputs of that query
+  std::vector<std::string> scenarios;  // SingleStream, Offline
+  std::string executor = "optimized";  // registry name or backend:NAMES
+  int threads = 1;
+  std::vector<std::string> settings;  // NAME=VALUE (network/settings.h)
+  validation::Tolerance tolerance;
+  metrics::RunnerSettings runner;
+  const std::atomic<bool>* interrupt = nullptr;  // checked between scenarios
+};
+
+struct OutputCheck {
+  std::string name;
+  validation::Comparison comparison;
+};
+
+struct InferenceOutcome {
+  std::vector<OutputCheck> outputs;  // one per expected output
+  bool outputs_match = false;
+  std::vector<network::ScenarioResult> scenarios;
+  bool interrupted = false;
+  double seconds = 0;
+  nlohmann::json json;  // context, output checks, every scenario's result
+};
+
+// The scenarios a task may name.
+std::vector<std::string> inference_scenarios();
+
+// Error for a model, input or expected output that does not load or fit.
+InferenceOutcome run_inference(const InferenceTask& task);
+
+}  // namespace deep500::recipes
