@@ -19,12 +19,11 @@ namespace {
 constexpr const char* kPython = "/usr/bin/python3";  // Debian's modules are visible to it only
 constexpr int kNoMatplotlib = 3;                     // plot_results.py's exit code for it
 
-}  // namespace
-
-std::string render_plots(const std::vector<std::string>& run_dirs, const std::string& out_dir) {
+// Runs plot_results.py with `script_args`; the note it printed.
+std::string run_plot_script(const std::vector<std::string>& script_args) {
   const std::string script = std::string(DEEP500_SOURCE_DIR) + "/scripts/plot_results.py";
-  std::vector<std::string> args = {kPython, script, "--out", out_dir};
-  args.insert(args.end(), run_dirs.begin(), run_dirs.end());
+  std::vector<std::string> args = {kPython, script};
+  args.insert(args.end(), script_args.begin(), script_args.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -54,6 +53,18 @@ std::string render_plots(const std::vector<std::string>& run_dirs, const std::st
   DEEP500_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "plots: ", script,
                 " failed: ", note);
   return note;
+}
+
+}  // namespace
+
+std::string render_plots(const std::vector<std::string>& run_dirs, const std::string& out_dir) {
+  std::vector<std::string> args = {"--out", out_dir};
+  args.insert(args.end(), run_dirs.begin(), run_dirs.end());
+  return run_plot_script(args);
+}
+
+std::string render_scoreboard_plot(const std::string& scoreboard_json, const std::string& out_dir) {
+  return run_plot_script({"--out", out_dir, "--scoreboard", scoreboard_json});
 }
 
 }  // namespace deep500::recipes

@@ -1,7 +1,9 @@
 // Plots of recipe runs, rendered with matplotlib by the script the project
-// ships (scripts/plot_results.py, run with /usr/bin/python3): training
-// curves (loss and accuracy against epoch and against time, several runs
-// overlaid) as PNG and SVG.
+// ships (scripts/plot_results.py, run with /usr/bin/python3), as PNG and
+// SVG: training curves (loss and accuracy against epoch and against time,
+// several runs overlaid), SingleStream latency distributions with p50, p90
+// and p99 marked, conformance counts per suite, and the scoreboard's
+// Pareto front.
 #pragma once
 
 #include <string>
@@ -13,5 +15,8 @@ namespace deep500::recipes {
 // one-line note: the files written, or why none were (no matplotlib). Error
 // when the script fails otherwise.
 std::string render_plots(const std::vector<std::string>& run_dirs, const std::string& out_dir);
+// The same for a scoreboard written as JSON (scoreboard_json in
+// recipes/scoreboard.h): the runs on the first two objectives.
+std::string render_scoreboard_plot(const std::string& scoreboard_json, const std::string& out_dir);
 
 }  // namespace deep500::recipes

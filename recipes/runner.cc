@@ -212,7 +212,7 @@ RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream&
 
   for (const auto& v : verdicts)
     out << (v.passed ? "  PASS  " : "  FAIL  ") << v.criterion << "  (" << v.detail << ")\n";
-  if (o.plots && r.task == "training") out << render_plots({s.results_dir}, s.results_dir) << "\n";
+  if (o.plots) out << render_plots({s.results_dir}, s.results_dir) << "\n";
   out << "deep500 run: " << s.status << "; results in " << s.results_dir << "; run " << s.run_id
       << " in " << history.path() << std::endl;
   return s;

@@ -109,4 +109,17 @@ std::string format_scoreboard(const Scoreboard& s, const std::vector<Objective>&
   return out;
 }
 
+nlohmann::json scoreboard_json(const Scoreboard& s, const std::vector<Objective>& objectives) {
+  nlohmann::json j = {{"objectives", nlohmann::json::array()},
+                      {"entries", nlohmann::json::array()}};
+  for (const auto& o : objectives)
+    j["objectives"].push_back({{"metric", o.metric}, {"maximize", o.maximize}});
+  for (const auto& e : s.entries)
+    j["entries"].push_back({{"run", e.run.id},
+                            {"recipe", e.run.recipe + " " + e.run.recipe_version},
+                            {"values", e.values},
+                            {"front", e.front}});
+  return j;
+}
+
 }  // namespace deep500::recipes

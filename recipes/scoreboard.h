@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "recipes/history.h"
 
 namespace deep500::recipes {
@@ -37,5 +39,8 @@ Scoreboard rank_runs(const std::vector<RunRecord>& runs, const std::vector<Objec
 
 // The ranked table as text.
 std::string format_scoreboard(const Scoreboard& s, const std::vector<Objective>& objectives);
+// {"objectives": [{metric, maximize}], "entries": [{run, recipe, values,
+// front}]}: what `scoreboard --plot DIR` writes and plots.
+nlohmann::json scoreboard_json(const Scoreboard& s, const std::vector<Objective>& objectives);
 
 }  // namespace deep500::recipes

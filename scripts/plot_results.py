@@ -4,8 +4,15 @@ deep500 run after each run).
 
 Training runs: loss and accuracy against epoch and against training time,
 every run given overlaid, as training_curves.png and training_curves.svg.
+Inference runs: the SingleStream latency distribution of every run (a
+histogram of every query's time, p50/p90/p99 marked) as latency.png/.svg.
+Conformance runs: passed, failed and skipped cases per suite as
+conformance.png/.svg. With --scoreboard FILE (what `deep500 scoreboard
+--plot DIR` writes): the runs on the first two objectives, the Pareto front
+joined, as scoreboard.png/.svg.
 
 Usage: plot_results.py --out DIR RUN_DIR...
+       plot_results.py --out DIR --scoreboard SCOREBOARD.json
 Exit 0 with one line naming the files; 3 with one line when matplotlib is
 not installed (Debian: python3-matplotlib); 2 for a missing or malformed
 results.json.
@@ -50,20 +57,105 @@ def training_curves(runs, out_dir, plt):
     axes[0][0].legend(fontsize="small")
     fig.suptitle("deep500 training curves")
     fig.tight_layout()
+    return save(fig, out_dir, "training_curves", plt)
+
+
+def save(fig, out_dir, name, plt):
     written = []
     for ext in ("png", "svg"):
-        path = os.path.join(out_dir, f"training_curves.{ext}")
+        path = os.path.join(out_dir, f"{name}.{ext}")
         fig.savefig(path)
         written.append(path)
     plt.close(fig)
     return written
 
 
+def latency_distribution(runs, out_dir, plt):
+    fig, ax = plt.subplots(figsize=(9, 5))
+    for recipe, stamp, results in runs:
+        for scenario in results["inference"].get("scenarios", []):
+            if scenario.get("scenario") != "SingleStream":
+                continue
+            ms = [1e3 * t for t in scenario.get("result", {}).get("seconds", [])]
+            if not ms:
+                continue
+            line = ax.hist(ms, bins=min(50, max(5, len(ms) // 4)), alpha=0.5,
+                           label=f"{recipe} {stamp}")[2][0]
+            for p, style in (("p50", "-"), ("p90", "--"), ("p99", ":")):
+                value = 1e3 * scenario.get(f"{p}_seconds", 0)
+                ax.axvline(value, color=line.get_facecolor(), linestyle=style,
+                           label=f"{p} {value:.3g} ms")
+    ax.set_xlabel("query latency (ms)")
+    ax.set_ylabel("queries")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.suptitle("deep500 SingleStream latency")
+    fig.tight_layout()
+    return save(fig, out_dir, "latency", plt)
+
+
+def conformance_counts(runs, out_dir, plt):
+    fig, ax = plt.subplots(figsize=(9, 5))
+    bars = []
+    for recipe, stamp, results in runs:
+        metrics = results.get("metrics", {})
+        suites = sorted({k.rsplit(".", 1)[0] for k in metrics if k.endswith(".passed")})
+        for suite in suites:
+            counts = [metrics.get(f"{suite}.{c}", {}).get("value", 0)
+                      for c in ("passed", "failed", "skipped")]
+            bars.append((f"{suite}\n{stamp}" if len(runs) > 1 else suite, counts))
+    bottom = [0] * len(bars)
+    for i, (status, color) in enumerate((("passed", "tab:green"), ("failed", "tab:red"),
+                                         ("skipped", "tab:gray"))):
+        values = [b[1][i] for b in bars]
+        ax.bar([b[0] for b in bars], values, bottom=bottom, color=color, label=status)
+        bottom = [x + y for x, y in zip(bottom, values)]
+    ax.set_ylabel("cases")
+    ax.legend()
+    fig.suptitle("deep500 ONNX conformance")
+    fig.tight_layout()
+    return save(fig, out_dir, "conformance", plt)
+
+
+def scoreboard(path, out_dir, plt):
+    try:
+        with open(path, encoding="utf-8") as f:
+            board = json.load(f)
+        objectives = board["objectives"]
+        entries = board["entries"]
+    except (OSError, ValueError, KeyError) as e:
+        print(f"plots: {path}: {e}")
+        sys.exit(2)
+    if len(objectives) < 2:
+        return []
+    fig, ax = plt.subplots(figsize=(8, 6))
+    front = sorted((e for e in entries if e["front"] == 1), key=lambda e: e["values"][0])
+    rest = [e for e in entries if e["front"] != 1]
+    ax.scatter([e["values"][0] for e in rest], [e["values"][1] for e in rest], color="tab:gray",
+               label="dominated")
+    ax.plot([e["values"][0] for e in front], [e["values"][1] for e in front], "o-",
+            color="tab:red", label="Pareto front")
+    for e in entries:
+        ax.annotate(f"run {e['run']}", (e["values"][0], e["values"][1]), fontsize="small",
+                    textcoords="offset points", xytext=(4, 4))
+    for axis, o in zip(("x", "y"), objectives):
+        label = f"{o['metric']} ({'higher' if o['maximize'] else 'lower'} is better)"
+        (ax.set_xlabel if axis == "x" else ax.set_ylabel)(label)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.suptitle("deep500 scoreboard")
+    fig.tight_layout()
+    return save(fig, out_dir, "scoreboard", plt)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="folder for the plot files")
-    parser.add_argument("runs", nargs="+", help="results folders (holding results.json)")
+    parser.add_argument("--scoreboard", help="a scoreboard JSON file to plot instead of runs")
+    parser.add_argument("runs", nargs="*", help="results folders (holding results.json)")
     args = parser.parse_args()
+    if not args.runs and not args.scoreboard:
+        parser.error("give results folders or --scoreboard FILE")
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -74,8 +166,12 @@ def main():
     runs = [load_run(d) for d in args.runs]
     os.makedirs(args.out, exist_ok=True)
     written = []
-    if any("training" in r[2] for r in runs):
-        written += training_curves([r for r in runs if "training" in r[2]], args.out, plt)
+    for task, plot in (("training", training_curves), ("inference", latency_distribution),
+                       ("conformance", conformance_counts)):
+        if any(task in r[2] for r in runs):
+            written += plot([r for r in runs if task in r[2]], args.out, plt)
+    if args.scoreboard:
+        written += scoreboard(args.scoreboard, args.out, plt)
     print("plots: " + (", ".join(written) if written else "nothing to plot for these runs"))
 
 

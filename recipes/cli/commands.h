@@ -179,6 +179,7 @@ int history_command(const HistoryOptions& o);
 struct ScoreboardOptions {
   HistoryOptions runs;  // which runs (json unused)
   std::string objectives;
+  std::string plot_dir;  // write scoreboard.json and the Pareto plot here ("" = none)
 };
 int scoreboard_command(const ScoreboardOptions& o);
 

@@ -1,15 +1,18 @@
 // deep500 history, compare RUN_A RUN_B, scoreboard, info and plot: reading
 // what runs recorded, and this machine's manifests.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
+#include "deep/output_file.h"
 #include "deep/text.h"
 #include "recipes/cli/commands.h"
 #include "recipes/comparison.h"
 #include "recipes/history.h"
 #include "recipes/machine.h"
+#include "recipes/model_feeds.h"
 #include "recipes/plots.h"
 #include "recipes/runner.h"
 #include "recipes/scoreboard.h"
@@ -77,9 +80,14 @@ int compare_runs_command(const CompareOptions& o) {
 
 int scoreboard_command(const ScoreboardOptions& o) {
   const auto objectives = parse_objectives(o.objectives);
+  if (!o.plot_dir.empty()) prepare_output_dir(o.plot_dir, "--plot");
   History h(history_path(o.runs.output_dir, o.runs.history));
-  std::cout << format_scoreboard(rank_runs(h.runs(o.runs.recipe, o.runs.since), objectives),
-                                 objectives);
+  const Scoreboard board = rank_runs(h.runs(o.runs.recipe, o.runs.since), objectives);
+  std::cout << format_scoreboard(board, objectives);
+  if (o.plot_dir.empty()) return kSuccess;
+  const std::string file = (std::filesystem::path(o.plot_dir) / "scoreboard.json").string();
+  write_output_file(file, {scoreboard_json(board, objectives).dump(1) + "\n"}, "--plot");
+  std::cout << render_scoreboard_plot(file, o.plot_dir) << "\n";
   return kSuccess;
 }
 

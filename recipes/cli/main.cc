@@ -254,6 +254,8 @@ int main(int argc, char** argv) {
   scoreboard->add_option("--recipe", so.runs.recipe, "only runs of this recipe");
   scoreboard->add_option("--since", so.runs.since,
                          "only runs started at or after, e.g. 2026-11-24");
+  scoreboard->add_option("--plot", so.plot_dir,
+                         "write scoreboard.json and a Pareto plot (PNG, SVG) into this folder");
   scoreboard->add_option("--output-dir", so.runs.output_dir, "results folder (default results)");
   scoreboard->add_option("--history", so.runs.history,
                          "history database (default OUTPUT_DIR/history.sqlite)");

@@ -176,9 +176,15 @@ TEST_F(RunCli, CompareScoreboardAndReproduceRecordedRuns) {
   EXPECT_NE(c.out.find("proportions of 10000"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("recipe.training.batch_size: 64 -> 128"), std::string::npos) << c.out;
 
-  auto s = run("scoreboard --objectives test_accuracy:max,seconds:min" + where);
+  auto s = run("scoreboard --objectives test_accuracy:max,seconds:min --plot " +
+               (dir_ / "board").string() + where);
   ASSERT_EQ(s.rc, 0) << s.out;
   EXPECT_NE(s.out.find("2 runs ranked"), std::string::npos) << s.out;
+  EXPECT_TRUE(fs::exists(dir_ / "board" / "scoreboard.png")) << s.out;
+  std::ifstream board_in(dir_ / "board" / "scoreboard.json");
+  const auto board = nlohmann::json::parse(board_in, nullptr, false);
+  ASSERT_FALSE(board.is_discarded());
+  EXPECT_EQ(board["entries"].size(), 2u);
 
   auto r = run("reproduce 1 --no-plots --no-progress" + where);
   ASSERT_EQ(r.rc, 0) << r.out;
@@ -234,6 +240,7 @@ TEST_F(RunCli, ConformanceRecipeCountsCasesPerSuite) {
   std::string header;
   std::getline(csv, header);
   EXPECT_EQ(header, "name,op_types,status,seconds,implementations,message");
+  EXPECT_TRUE(fs::exists(results / "conformance.svg"));
 
   auto missing = run(run_args("onnx_conformance.yaml", "--set conformance.suites=[nowhere]"));
   EXPECT_EQ(missing.rc, 2) << missing.out;
