@@ -19,6 +19,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr uint64_t kMaxResultsBytes = 256ull << 20;
+constexpr int kMaxDepth = 64;
 
 bool all_digits(const std::string& s) {
   return !s.empty() && s.size() < 19 && s.find_first_not_of("0123456789") == std::string::npos;
@@ -111,7 +112,15 @@ json load_run_results(const std::string& ref, const std::string& history_path) {
   const uint64_t size = regular_file_size(file);
   DEEP500_CHECK(size <= kMaxResultsBytes, file, ": ", size, " bytes; results.json is at most ",
                 kMaxResultsBytes, " bytes");
-  json j = json::parse(read_file(file), nullptr, false);
+  // A results.json nests a few levels; deeper input is refused while
+  // parsing, before anything walks it recursively.
+  bool too_deep = false;
+  const json::parser_callback_t depth_check = [&](int depth, json::parse_event_t, json&) {
+    too_deep = too_deep || depth > kMaxDepth;
+    return !too_deep;
+  };
+  json j = json::parse(read_file(file), depth_check, false);
+  DEEP500_CHECK(!too_deep, file, ": nested deeper than ", kMaxDepth, " levels");
   DEEP500_CHECK(!j.is_discarded(), file, ": not valid JSON");
   DEEP500_CHECK(member(j, "recipe").is_object() && member(j, "metrics").is_object() &&
                     member(j, "resolved_recipe").is_object(),

@@ -88,6 +88,9 @@ TEST(CompareRuns, RunReferencesThatAreNotRunsAreNamed) {
               load_run_results(dir.string(), "");
             }).find("not the results.json of a deep500 run"),
             std::string::npos);
+  std::ofstream(dir / "results.json") << std::string(100000, '[') << std::string(100000, ']');
+  EXPECT_NE(error_of([&] { load_run_results(dir.string(), ""); }).find("nested deeper than 64"),
+            std::string::npos);
   std::ofstream(dir / "results.json") << "{\"metrics\": ";
   EXPECT_NE(error_of([&] { load_run_results(dir.string(), ""); }).find("not valid JSON"),
             std::string::npos);
