@@ -1,4 +1,4 @@
-// Text the command line takes from the user (recipes/cli/problems.h,
+// Text the command line takes from the user (recipes/problems.h,
 // operators/attribute_text.h, network/settings.h): the first byte picks the
 // parser, the rest is the text: a benchdnn-style shape file for Conv, Gemm,
 // MatMul or Add (with and without --batch), an --input spec, an --attr
@@ -8,7 +8,7 @@
 
 #include "network/settings.h"
 #include "operators/attribute_text.h"
-#include "recipes/cli/problems.h"
+#include "recipes/problems.h"
 #include "tests/fuzz/fuzz_common.h"
 
 using namespace deep500;
@@ -19,12 +19,12 @@ void parse(uint8_t parser, const std::string& text) {
   static const char* kOps[] = {"Conv", "Gemm", "MatMul", "Add", "Resize", "Pad"};
   const std::string op = kOps[(parser / 8) % 6];
   switch (parser % 8) {
-    case 0: (void)cli::parse_shape_file(text, "fuzz.shapes", op, DataType::Float, {}, {}); break;
+    case 0: (void)recipes::parse_shape_file(text, "fuzz.shapes", op, DataType::Float, {}, {}); break;
     case 1:
-      (void)cli::parse_shape_file(text, "fuzz.shapes", op, DataType::Float, {1, 3}, {"A", "B"});
+      (void)recipes::parse_shape_file(text, "fuzz.shapes", op, DataType::Float, {1, 3}, {"A", "B"});
       break;
-    case 2: (void)cli::parse_input(text, cli::kNoBatch); break;
-    case 3: (void)cli::parse_input(text, 2); break;
+    case 2: (void)recipes::parse_input(text, recipes::kNoBatch); break;
+    case 3: (void)recipes::parse_input(text, 2); break;
     case 4:
     case 5: {
       const auto* schema = onnx::OpSchemaRegistry::Schema(op, 17, "");

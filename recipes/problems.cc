@@ -1,4 +1,4 @@
-#include "recipes/cli/problems.h"
+#include "recipes/problems.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +10,7 @@
 #include "deep/sizes.h"
 #include "deep/text.h"
 
-namespace deep500::cli {
+namespace deep500::recipes {
 namespace {
 
 using onnx::AttributeProto;
@@ -198,4 +198,4 @@ std::vector<Problem> parse_shape_file(const std::string& text, const std::string
   return out;
 }
 
-}  // namespace deep500::cli
+}  // namespace deep500::recipes

@@ -14,7 +14,7 @@
 
 #include "deep/tensor.h"
 
-namespace deep500::cli {
+namespace deep500::recipes {
 
 // A shape without a batch value (no --batch): "N" in it is an error.
 inline constexpr int64_t kNoBatch = -1;
@@ -48,4 +48,4 @@ std::vector<Problem> parse_shape_file(const std::string& text, const std::string
                                       const std::vector<int64_t>& batch,
                                       const std::vector<std::string>& names);
 
-}  // namespace deep500::cli
+}  // namespace deep500::recipes

@@ -1,0 +1,77 @@
+// One ONNX (or custom) operator on problems from --input specs or
+// benchdnn-style shape files (recipes/problems.h): the node it builds, and
+// the operator benchmark, every (problem, backend, pass) measured on the
+// metrics Runner. `deep500 op check|bench` and recipes with
+// `task: operator_benchmark` both call it, so both measure the same thing.
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <onnx/defs/schema.h>
+
+#include "metrics/runner.h"
+#include "operators/custom_op_loader.h"
+#include "operators/node.h"
+#include "recipes/problems.h"
+
+namespace deep500::recipes {
+
+struct OperatorSpec {
+  std::string op_type;
+  std::string domain;  // "" = ai.onnx
+  int opset = 17;
+  int outputs = -1;                // node outputs; -1 = the schema's minimum
+  std::vector<std::string> attrs;  // key=value, typed by the schema
+};
+
+// The operator's definition: an ONNX schema, or a custom operator's
+// signature (loaded with --plugin; it has no schema).
+struct OpDefinition {
+  const onnx::OpSchema* schema = nullptr;
+  std::optional<ops::CustomOpSignature> custom;
+  std::vector<onnx::AttributeProto> attrs;  // the spec's, parsed
+};
+
+// Error naming the operator (or attribute) when it is unknown or bad.
+OpDefinition find_definition(const OperatorSpec& op);
+
+// Builds and validates the node for `p` (schema check: input count,
+// attributes; a custom operator's declared input count).
+ops::NodeSpec make_node(const OperatorSpec& op, const OpDefinition& def, const Problem& p);
+
+// `asked` (empty: reference, or custom for a plugin's operator; "all":
+// every registered backend), checked against the registry.
+std::vector<std::string> backend_list(const std::vector<std::string>& asked,
+                                      const OpDefinition& def);
+
+std::vector<TensorDesc> descs(const Problem& p);
+
+struct OperatorBenchmark {
+  OperatorSpec op;
+  std::vector<Problem> problems;
+  std::vector<std::string> backends;  // as backend_list takes them
+  bool backward = false;              // also time backward() (pass "backward")
+  uint64_t seed = 42;                 // of the random inputs
+  double low = -1, high = 1;          // uniform input range
+  bool isolate = true;  // each kernel's first run in a child process: a crash is an error row
+  int threads = 0;      // OpenMP threads of the kernels (0 = library default)
+  metrics::RunnerSettings runner;
+  const std::atomic<bool>* interrupt = nullptr;  // checked between measurements
+};
+
+struct BenchmarkOutcome {
+  // Labelled problem, backend, pass, implementation.
+  std::vector<metrics::Result> results;
+  int errors = 0;  // kernels that threw or crashed
+  bool interrupted = false;
+};
+
+// Validates every problem's node first (Error), then measures; skipped and
+// failed kernels are reported on `info`, one line each.
+BenchmarkOutcome run_operator_benchmark(const OperatorBenchmark& b, std::ostream& info);
+
+}  // namespace deep500::recipes
