@@ -19,7 +19,9 @@ void parse(uint8_t parser, const std::string& text) {
   static const char* kOps[] = {"Conv", "Gemm", "MatMul", "Add", "Resize", "Pad"};
   const std::string op = kOps[(parser / 8) % 6];
   switch (parser % 8) {
-    case 0: (void)recipes::parse_shape_file(text, "fuzz.shapes", op, DataType::Float, {}, {}); break;
+    case 0:
+      (void)recipes::parse_shape_file(text, "fuzz.shapes", op, DataType::Float, {}, {});
+      break;
     case 1:
       (void)recipes::parse_shape_file(text, "fuzz.shapes", op, DataType::Float, {1, 3}, {"A", "B"});
       break;
