@@ -68,13 +68,7 @@ Roles roles_of(const std::string& format) {
 
 std::vector<ValueDecl> read_values(Fields& f, const std::string& key) {
   std::vector<ValueDecl> out;
-  YAML::Node list = f.node(key);
-  YAML::Node resolved_list(YAML::NodeType::Sequence);
-  const bool given = list.IsDefined() && !list.IsNull();
-  if (given && !list.IsSequence()) f.fail(key, "expected a list of {name, type, shape}");
-  for (size_t i = 0; given && i < list.size(); ++i) {
-    YAML::Node resolved(YAML::NodeType::Map);
-    Fields v(list[i], f.file(), cat(f.path(), ".", key, "[", i, "]"), resolved, nullptr);
+  f.for_each_map(key, "{name, type, shape}", [&](Fields& v) {
     ValueDecl d;
     d.name = v.required_text("name");
     d.type = v.text("type", "float32");
@@ -88,9 +82,7 @@ std::vector<ValueDecl> read_values(Fields& f, const std::string& key) {
     }
     v.finish();
     out.push_back(d);
-    resolved_list.push_back(resolved);
-  }
-  f.resolve(key, resolved_list);
+  });
   return out;
 }
 

@@ -188,6 +188,10 @@ BenchmarkOutcome run_operator_benchmark(const OperatorBenchmark& b, std::ostream
         if (b.isolate) {  // a kernel that crashes on its first run is an error row
           ChildResult first = run_in_child(
               [&] {
+                // One thread: libgomp's pool, started by an earlier
+                // measurement in this process, does not survive fork()
+                // (a parallel region in the child would wait for it forever).
+                network::ThreadScope single(1);
                 w.setup();
                 w.run();
                 return std::string();
@@ -216,6 +220,24 @@ BenchmarkOutcome run_operator_benchmark(const OperatorBenchmark& b, std::ostream
   }
   out.interrupted = stop();
   return out;
+}
+
+MeasuredPeak measure_peak(const std::vector<std::string>& backends,
+                          const metrics::RunnerSettings& runner, int threads, std::ostream& info) {
+  OperatorBenchmark gemm;
+  gemm.op.op_type = "MatMul";
+  gemm.problems =
+      make_problems("MatMul", {"a:float32:1024x1024", "b:float32:1024x1024"}, "", "float32", {});
+  gemm.backends = backends;
+  gemm.runner = runner;
+  gemm.threads = threads;
+  MeasuredPeak peak;
+  for (auto& r : run_operator_benchmark(gemm, info).results)
+    if (r.rates.flops_per_second > peak.flops_per_second) {
+      peak.flops_per_second = r.rates.flops_per_second;
+      peak.result = std::move(r);
+    }
+  return peak;
 }
 
 }  // namespace deep500::recipes

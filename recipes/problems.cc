@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "deep/error.h"
+#include "deep/onnx_tensor.h"
 #include "deep/sizes.h"
 #include "deep/text.h"
 
@@ -196,6 +197,43 @@ std::vector<Problem> parse_shape_file(const std::string& text, const std::string
   }
   DEEP500_CHECK(!out.empty(), path, ": no problems in the file");
   return out;
+}
+
+std::vector<Problem> make_problems(const std::string& op_type,
+                                   const std::vector<std::string>& inputs,
+                                   const std::string& shapes_path, const std::string& dtype,
+                                   const std::vector<int64_t>& batch) {
+  std::vector<std::string> names;
+  for (const auto& spec : inputs) names.push_back(parse_input(spec, 1).name);
+  if (!shapes_path.empty()) {
+    std::string text;
+    try {
+      text = read_file(shapes_path);  // a regular file of known size
+    } catch (const Error& e) {
+      throw Error(cat("--shapes '", shapes_path, "': ", e.what()));
+    }
+    return parse_shape_file(text, shapes_path, op_type, parse_dtype(dtype, "--dtype"), batch,
+                            names);
+  }
+  DEEP500_CHECK(!inputs.empty(), "--input: ", op_type,
+                " needs inputs, e.g. --input x:float32:1x3x224x224 (or --shapes FILE)");
+  DEEP500_CHECK(batch.empty() || std::any_of(inputs.begin(), inputs.end(),
+                                             [](const std::string& spec) {
+                                               return has_batch_dimension(split(spec, ':').back());
+                                             }),
+                "--batch: mark the batch dimension of an --input shape with N, e.g. "
+                "x:float32:Nx3x224x224");
+  std::vector<Problem> problems;
+  for (int64_t b : batch_values(batch)) {
+    Problem p;
+    for (const auto& spec : inputs) {
+      p.inputs.push_back(parse_input(spec, b));
+      p.label += (p.label.empty() ? "" : " ") + p.inputs.back().name + ":" +
+                 to_string(p.inputs.back().desc);
+    }
+    problems.push_back(std::move(p));
+  }
+  return problems;
 }
 
 }  // namespace deep500::recipes

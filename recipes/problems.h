@@ -48,4 +48,12 @@ std::vector<Problem> parse_shape_file(const std::string& text, const std::string
                                       const std::vector<int64_t>& batch,
                                       const std::vector<std::string>& names);
 
+// The problems of `inputs` (NAME:dtype:shape, once per batch value) or,
+// when `shapes_path` is given, of that shape file (inputs then only name
+// the inputs). Errors name --input, --batch or --shapes.
+std::vector<Problem> make_problems(const std::string& op_type,
+                                   const std::vector<std::string>& inputs,
+                                   const std::string& shapes_path, const std::string& dtype,
+                                   const std::vector<int64_t>& batch);
+
 }  // namespace deep500::recipes

@@ -6,6 +6,7 @@
 
 #include "deep/error.h"
 #include "deep/text.h"
+#include "operators/registry.h"
 #include "training/optimizer_registry.h"
 #include "training/schedules.h"
 #include "training/transforms.h"
@@ -95,6 +96,71 @@ std::vector<std::string> npy_files(Fields& f, const std::string& key) {
   return out;
 }
 
+// The benchmark loop's settings (metrics::RunnerSettings).
+metrics::RunnerSettings read_runner(Fields& f) {
+  metrics::RunnerSettings r;
+  r.warmup = static_cast<int>(f.integer("warmup", r.warmup, 0, 1000000));
+  r.min_repetitions =
+      static_cast<int>(f.integer("min_repetitions", r.min_repetitions, 1, 100000000));
+  r.max_repetitions =
+      static_cast<int>(f.integer("max_repetitions", r.max_repetitions, 1, 100000000));
+  r.min_time_seconds = f.number("min_time", r.min_time_seconds, 0, 86400);
+  r.max_time_seconds = f.number("max_time", r.max_time_seconds, 0.001, 86400);
+  f.check("max_repetitions", [&] { r.validate(); });
+  return r;
+}
+
+OperatorBenchmark read_benchmarked_operator(Fields& g, const OperatorBenchmark& common) {
+  OperatorBenchmark b = common;
+  b.op.op_type = g.required_text("op");
+  b.op.domain = g.text("domain", "");
+  b.op.opset = static_cast<int>(g.integer("opset", b.op.opset, 1, 1000));
+  b.op.attrs = g.texts("attrs");
+  g.check("attrs", [&] { find_definition(b.op); });
+  const std::string shapes = g.absolute(g.text("shapes", ""));
+  if (!shapes.empty()) g.resolve("shapes", YAML::Node(shapes));
+  const auto inputs = g.texts("inputs");
+  const std::string dtype = g.text("dtype", "float32");
+  std::vector<int64_t> batch;
+  for (const auto& text : g.texts("batch")) {
+    int64_t n = 0;
+    if (!parse_int(text, n) || n < 1 || n > (int64_t{1} << 31))
+      g.fail("batch", cat("expected batch sizes >= 1, got '", text, "'"));
+    batch.push_back(n);
+  }
+  if (shapes.empty() && inputs.empty())
+    g.fail("op", "give shapes (a benchdnn-style problem file) or inputs (NAME:dtype:shape)");
+  g.check(shapes.empty() ? "inputs" : "shapes",
+          [&] { b.problems = make_problems(b.op.op_type, inputs, shapes, dtype, batch); });
+  for (const auto& p : b.problems)
+    g.check(shapes.empty() ? "inputs" : "shapes",
+            [&] { make_node(b.op, find_definition(b.op), p); });
+  g.finish();
+  return b;
+}
+
+OperatorBenchmarkSuite read_operator_benchmark(Fields f) {
+  OperatorBenchmarkSuite suite;
+  OperatorBenchmark common;
+  common.backends = f.texts("backends");
+  f.check("backends", [&] {
+    if (!(common.backends.size() == 1 && common.backends[0] == "all"))
+      ops::Registry::global().check_backend_names(common.backends, "backends");
+  });
+  common.backward = f.flag("backward", false);
+  common.seed = static_cast<uint64_t>(
+      f.integer("seed", static_cast<int64_t>(common.seed), 0, std::numeric_limits<int64_t>::max()));
+  common.isolate = f.flag("isolate", common.isolate);
+  common.runner = read_runner(f);
+  suite.measure_peak = f.flag("peak", suite.measure_peak);
+  f.for_each_map("operators", "{op, shapes or inputs, attrs, dtype, batch}", [&](Fields& g) {
+    suite.operators.push_back(read_benchmarked_operator(g, common));
+  });
+  if (suite.operators.empty()) f.fail("operators", "expected at least one operator to measure");
+  f.finish();
+  return suite;
+}
+
 InferenceTask read_inference(Fields f) {
   InferenceTask t;
   t.scenarios = f.has("scenarios") ? f.texts("scenarios") : inference_scenarios();
@@ -110,14 +176,7 @@ InferenceTask read_inference(Fields f) {
   t.expected = npy_files(f, "expected_outputs");
   t.tolerance.rtol = f.number("rtol", t.tolerance.rtol, 0, 1);
   t.tolerance.atol = f.number("atol", t.tolerance.atol, 0, 1e30);
-  t.runner.warmup = static_cast<int>(f.integer("warmup", t.runner.warmup, 0, 1000000));
-  t.runner.min_repetitions =
-      static_cast<int>(f.integer("min_repetitions", t.runner.min_repetitions, 1, 100000000));
-  t.runner.max_repetitions =
-      static_cast<int>(f.integer("max_repetitions", t.runner.max_repetitions, 1, 100000000));
-  t.runner.min_time_seconds = f.number("min_time", t.runner.min_time_seconds, 0, 86400);
-  t.runner.max_time_seconds = f.number("max_time", t.runner.max_time_seconds, 0.001, 86400);
-  f.check("max_repetitions", [&] { t.runner.validate(); });
+  t.runner = read_runner(f);
   f.finish();
   return t;
 }
@@ -141,7 +200,7 @@ YAML::Node default_header(const std::string& name) {
 }  // namespace
 
 std::vector<std::string> recipe_tasks() {
-  return {"training", "conformance", "inference"};
+  return {"training", "conformance", "inference", "operator_benchmark"};
 }
 
 std::vector<std::string> recipe_metrics(const Recipe& r) {
@@ -149,6 +208,7 @@ std::vector<std::string> recipe_metrics(const Recipe& r) {
     return {"test_accuracy",      "train_accuracy", "train_loss",       "test_loss",
             "samples_per_second", "seconds",        "epochs_completed", "steps",
             "time_to_accuracy"};
+  if (r.task == "operator_benchmark") return benchmark_metrics(r.operator_benchmark);
   if (r.task == "inference")
     return {"latency.p50",   "latency.p90",   "latency.p99",   "samples_per_second",
             "outputs_match", "max_abs_error", "max_rel_error", "seconds"};
@@ -160,7 +220,13 @@ std::vector<std::string> recipe_metrics(const Recipe& r) {
 }
 
 bool is_timing_metric(const std::string& name) {
-  return name == "seconds" || name == "samples_per_second" || name == "time_to_accuracy";
+  auto ends_with = [&](const std::string& tail) {
+    return name.size() >= tail.size() &&
+           name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return name == "seconds" || name == "time_to_accuracy" || name == "peak_gflops" ||
+         name.rfind("latency.", 0) == 0 || ends_with("samples_per_second") || ends_with("gflops") ||
+         ends_with("percent_of_peak");
 }
 
 Recipe load_recipe(const std::string& path, const std::vector<std::string>& sets) {
@@ -206,6 +272,8 @@ Recipe parse_recipe(YAML::Node root, const std::string& path,
       top.fail("model", "training an ONNX file needs model.logits: the class scores [N, C]");
   }
   if (r.task == "conformance") r.conformance = read_conformance(top.section("conformance"));
+  if (r.task == "operator_benchmark")
+    r.operator_benchmark = read_operator_benchmark(top.section("operator_benchmark"));
   if (r.task == "inference") {
     r.inference = read_inference(top.section("inference"));
     if (r.model.file.path.empty()) top.fail("model", "inference needs an ONNX file (model.file)");

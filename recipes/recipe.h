@@ -17,6 +17,7 @@
 #include "recipes/criteria.h"
 #include "recipes/inference_task.h"
 #include "recipes/manifests.h"
+#include "recipes/operator_task.h"
 #include "recipes/training_task.h"
 
 namespace deep500::recipes {
@@ -29,7 +30,7 @@ struct Recipe {
   ModelManifest model;
   bool has_reference = false;
   ReferenceLog reference;
-  std::string task;  // training, conformance, inference
+  std::string task;  // training, conformance, inference, operator_benchmark
   // The training task's own fields (optimizer, schedule, epochs, ...); the
   // model, data, executor and threads come from the manifests.
   TrainingTask training;
@@ -39,6 +40,8 @@ struct Recipe {
   // The inference task's queries, reference outputs, scenarios and timing;
   // the model, executor, threads and settings come from the manifests.
   InferenceTask inference;
+  // The operator benchmark's operators, problems, backends and timing.
+  OperatorBenchmarkSuite operator_benchmark;
   std::vector<Criterion> criteria;
 
   YAML::Node resolved;                                // every field as read, defaults included
@@ -50,7 +53,11 @@ struct Recipe {
 std::vector<std::string> recipe_tasks();
 // The metrics the recipe's task measures (criteria may name these):
 // conformance adds SUITE.passed, SUITE.failed, SUITE.skipped per suite.
-// Latencies are in seconds (criteria convert ms and us).
+// Latencies are in seconds (criteria convert ms and us). The operator
+// benchmark measures, per backend B and operator OP, B.gflops and
+// OP.B.gflops (geometric means over problems and passes), their
+// percent_of_peak, and peak_gflops, measured, errors.
+std::vector<std::string> benchmark_metrics(const OperatorBenchmarkSuite& suite);
 std::vector<std::string> recipe_metrics(const Recipe& r);
 
 // Reads and validates the recipe and its manifests, applying `sets`
@@ -62,8 +69,9 @@ Recipe load_recipe(const std::string& path, const std::vector<std::string>& sets
 Recipe parse_recipe(YAML::Node root, const std::string& origin,
                     const std::vector<std::string>& sets);
 
-// Timing metrics vary from run to run; every other metric of a
-// deterministic run is the same bit for bit.
+// Timing metrics vary from run to run (seconds, time_to_accuracy,
+// latency.*, *samples_per_second, *gflops, *percent_of_peak); every other
+// metric of a deterministic run is the same bit for bit.
 bool is_timing_metric(const std::string& name);
 
 // The resolved recipe as YAML (`deep500 run --dry-run`); reading it back

@@ -1,10 +1,16 @@
 #include "recipes/tasks.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iterator>
+#include <sstream>
 
 #include "deep/text.h"
 #include "metrics/json_reporter.h"
 #include "metrics/reporter.h"
+#include "network/settings.h"
+#include "operators/registry.h"
 #include "recipes/recipe.h"
 #include "recipes/runner.h"
 
@@ -198,11 +204,120 @@ TaskRun inference_run(const Recipe& r, const RunOptions& o) {
   return t;
 }
 
+std::vector<std::string> suite_backends(const OperatorBenchmarkSuite& suite) {
+  if (suite.operators.empty()) return {};
+  const auto& asked = suite.operators[0].backends;
+  if (asked.empty()) return {"reference"};
+  if (asked.size() == 1 && asked[0] == "all") return ops::Registry::global().backends();
+  return asked;
+}
+
+double geomean(const std::vector<double>& v) {
+  double log_sum = 0;
+  for (double x : v) log_sum += std::log(x);
+  return v.empty() ? 0 : std::exp(log_sum / static_cast<double>(v.size()));
+}
+
+double gflops_of(const metrics::Result& r) {
+  return r.rates.flops_per_second / 1e9;
+}
+
+Measurements benchmark_measurements(const std::vector<metrics::Result>& results, int errors,
+                                    double peak_gflops) {
+  Measurements m;
+  m.final_values["measured"] = static_cast<double>(results.size());
+  m.final_values["errors"] = errors;
+  if (peak_gflops > 0) m.final_values["peak_gflops"] = peak_gflops;
+  std::map<std::string, std::vector<double>> groups;  // B and OP.B -> GFLOP/s of each row
+  for (const auto& r : results) {
+    if (gflops_of(r) <= 0) continue;  // no cost model for this operator
+    groups[r.label("backend")].push_back(gflops_of(r));
+    groups[r.name + "." + r.label("backend")].push_back(gflops_of(r));
+  }
+  for (const auto& [group, values] : groups) {
+    const double g = geomean(values);
+    m.final_values[group + ".gflops"] = g;
+    m.samples[group + ".gflops"] = values;
+    if (peak_gflops > 0) m.final_values[group + ".percent_of_peak"] = 100 * g / peak_gflops;
+  }
+  return m;
+}
+
+nlohmann::json benchmark_json(const std::vector<metrics::Result>& results,
+                              const MeasuredPeak& peak) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : results) {
+    nlohmann::json row = metrics::to_json(r);
+    row["gflops"] = gflops_of(r);
+    if (peak.flops_per_second > 0)
+      row["percent_of_peak"] = 100 * r.rates.flops_per_second / peak.flops_per_second;
+    rows.push_back(row);
+  }
+  nlohmann::json j = {{"format_version", metrics::kResultFormatVersion},
+                      {"context", metrics::to_json(network::result_context(nullptr))},
+                      {"results", rows}};
+  if (peak.result)
+    j["peak"] = {{"gflops", peak.flops_per_second / 1e9},
+                 {"problem", "MatMul 1024x1024 x 1024x1024 float32"},
+                 {"result", metrics::to_json(*peak.result)}};
+  return j;
+}
+
+TaskRun benchmark_run(const Recipe& r, const RunOptions& o, std::ostream& out) {
+  const auto start = std::chrono::steady_clock::now();
+  const OperatorBenchmarkSuite& suite = r.operator_benchmark;
+  MeasuredPeak peak;
+  if (suite.measure_peak && !suite.operators.empty())
+    peak = measure_peak(suite_backends(suite), suite.operators[0].runner, r.software.threads, out);
+  std::vector<metrics::Result> results;
+  int errors = 0;
+  TaskRun t;
+  for (OperatorBenchmark b : suite.operators) {
+    b.threads = r.software.threads;
+    b.interrupt = o.interrupt;
+    BenchmarkOutcome outcome = run_operator_benchmark(b, out);
+    errors += outcome.errors;
+    std::move(outcome.results.begin(), outcome.results.end(), std::back_inserter(results));
+    if (outcome.interrupted) t.interrupted = true;
+    if (t.interrupted) break;
+  }
+  t.measurements = benchmark_measurements(results, errors, peak.flops_per_second / 1e9);
+  t.details = benchmark_json(results, peak);
+  t.context = t.details["context"];
+  std::ostringstream csv;
+  metrics::make_csv_reporter(csv)->report(network::result_context(nullptr), results);
+  t.csv = csv.str();
+  t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  t.measurements.final_values["seconds"] = t.seconds;
+  t.summary =
+      cat("deep500 operator benchmark: ", results.size(), " measured, ", errors, " errors",
+          peak.result ? cat("; peak ", short_number(peak.flops_per_second / 1e9), " GFLOP/s") : "");
+  for (const auto& b : suite_backends(suite)) {
+    auto g = t.measurements.final_values.find(b + ".gflops");
+    if (g != t.measurements.final_values.end())
+      t.summary += cat("; ", b, " ", short_number(g->second), " GFLOP/s");
+  }
+  t.broken = errors > 0 || results.empty();
+  return t;
+}
+
 }  // namespace
+
+std::vector<std::string> benchmark_metrics(const OperatorBenchmarkSuite& suite) {
+  std::vector<std::string> out = {"measured", "errors", "peak_gflops", "seconds"};
+  for (const auto& b : suite_backends(suite)) {
+    for (const char* m : {".gflops", ".percent_of_peak"}) out.push_back(b + m);
+    for (const auto& op : suite.operators)
+      for (const char* m : {".gflops", ".percent_of_peak"})
+        out.push_back(op.op.op_type + "." + b + m);
+  }
+  return out;
+}
 
 TaskRun run_task(const Recipe& r, const RunOptions& o, std::ostream& out) {
   if (r.task == "conformance") return conformance_run(r, o, out);
   if (r.task == "inference") return inference_run(r, o);
+  if (r.task == "operator_benchmark") return benchmark_run(r, o, out);
   return training_run(r, o);
 }
 

@@ -198,6 +198,22 @@ YAML::Node Fields::node(const std::string& key) {
   return has(key) ? in_[key] : YAML::Node();
 }
 
+void Fields::for_each_map(const std::string& key, const std::string& expected,
+                          const std::function<void(Fields&)>& read) {
+  YAML::Node list = node(key);
+  const bool given = list.IsDefined() && !list.IsNull();
+  if (given && !list.IsSequence()) fail(key, cat("expected a list of ", expected));
+  YAML::Node resolved_list(YAML::NodeType::Sequence);
+  for (size_t i = 0; given && i < list.size(); ++i) {
+    YAML::Node resolved(YAML::NodeType::Map);
+    Fields item(list[i], file_, cat(path_.empty() ? "" : path_ + ".", key, "[", i, "]"), resolved,
+                nullptr);
+    read(item);
+    resolved_list.push_back(resolved);
+  }
+  resolve(key, resolved_list);
+}
+
 std::string Fields::absolute(const std::string& path) const {
   namespace fs = std::filesystem;
   if (path.empty() || fs::path(path).is_absolute()) return path;

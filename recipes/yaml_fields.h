@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -57,6 +58,10 @@ class Fields {
   void resolve(const std::string& key, const YAML::Node& value);
   // `path` relative to the folder of the file this map was read from.
   std::string absolute(const std::string& path) const;
+  // A list of maps (absent = empty): `read` gets each element's Fields
+  // (path KEY[i]) and must finish it; Error naming `expected` otherwise.
+  void for_each_map(const std::string& key, const std::string& expected,
+                    const std::function<void(Fields&)>& read);
 
   // "FILE:LINE:COLUMN: PATH.KEY" (or "--set PATH.KEY=VALUE") for messages.
   std::string where(const std::string& key) const;

@@ -7,7 +7,9 @@ every run given overlaid, as training_curves.png and training_curves.svg.
 Inference runs: the SingleStream latency distribution of every run (a
 histogram of every query's time, p50/p90/p99 marked) as latency.png/.svg.
 Conformance runs: passed, failed and skipped cases per suite as
-conformance.png/.svg. With --scoreboard FILE (what `deep500 scoreboard
+conformance.png/.svg. Operator benchmarks: GFLOP/s of every problem and
+backend with the median's confidence interval as whiskers and the measured
+peak as a line, as operator_benchmark.png/.svg. With --scoreboard FILE (what `deep500 scoreboard
 --plot DIR` writes): the runs on the first two objectives, the Pareto front
 joined, as scoreboard.png/.svg.
 
@@ -117,6 +119,51 @@ def conformance_counts(runs, out_dir, plt):
     return save(fig, out_dir, "conformance", plt)
 
 
+def operator_benchmark(runs, out_dir, plt):
+    rows, peaks = [], []
+    for recipe, stamp, results in runs:
+        bench = results["operator_benchmark"]
+        if "peak" in bench:
+            peaks.append((stamp, bench["peak"]["gflops"]))
+        for r in bench.get("results", []):
+            labels = r.get("labels", {})
+            median = r.get("statistics", {}).get("median", 0)
+            flops = r.get("counters", {}).get("flops", 0)
+            if median <= 0 or flops <= 0:
+                continue
+            ci = r.get("statistics", {})
+            # GFLOP/s of the median, whiskers from the median's confidence interval.
+            low = flops / ci.get("ci_high", median) / 1e9
+            high = flops / max(ci.get("ci_low", median), 1e-12) / 1e9
+            value = flops / median / 1e9
+            rows.append((f"{r.get('name', '')} {labels.get('problem', '')}",
+                         labels.get("backend", "") + ("" if len(runs) == 1 else f" {stamp}"),
+                         value, value - low, high - value))
+    if not rows:
+        return []
+    problems = list(dict.fromkeys(r[0] for r in rows))
+    backends = list(dict.fromkeys(r[1] for r in rows))
+    width = 0.8 / len(backends)
+    fig, ax = plt.subplots(figsize=(min(24, max(8, 0.45 * len(problems) + 2)), 6.5))
+    for i, backend in enumerate(backends):
+        mine = {r[0]: r for r in rows if r[1] == backend}
+        xs = [j + i * width for j, p in enumerate(problems) if p in mine]
+        ax.bar(xs, [mine[p][2] for p in problems if p in mine], width,
+               yerr=[[mine[p][3] for p in problems if p in mine],
+                     [mine[p][4] for p in problems if p in mine]],
+               capsize=2, label=backend)
+    for stamp, gflops in peaks:
+        ax.axhline(gflops, color="black", linestyle="--",
+                   label=f"measured peak {gflops:.4g} GFLOP/s")
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(problems))])
+    ax.set_xticklabels(problems, rotation=75, ha="right", fontsize="x-small")
+    ax.set_ylabel("GFLOP/s (median, 95% CI)")
+    ax.legend(fontsize="small")
+    fig.suptitle("deep500 operator benchmark")
+    fig.tight_layout()
+    return save(fig, out_dir, "operator_benchmark", plt)
+
+
 def scoreboard(path, out_dir, plt):
     try:
         with open(path, encoding="utf-8") as f:
@@ -167,7 +214,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     written = []
     for task, plot in (("training", training_curves), ("inference", latency_distribution),
-                       ("conformance", conformance_counts)):
+                       ("conformance", conformance_counts),
+                       ("operator_benchmark", operator_benchmark)):
         if any(task in r[2] for r in runs):
             written += plot([r for r in runs if task in r[2]], args.out, plt)
     if args.scoreboard:

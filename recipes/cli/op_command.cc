@@ -189,42 +189,6 @@ int run_bench(const OpOptions& o, const std::vector<Problem>& problems) {
   return kSuccess;
 }
 
-// The problems of --input (once per --batch value) or of the --shapes file.
-std::vector<Problem> make_problems(const OpOptions& o) {
-  std::vector<std::string> names;
-  for (const auto& spec : o.inputs) names.push_back(parse_input(spec, 1).name);
-  if (!o.shapes_path.empty()) {
-    std::string text;
-    try {
-      text = read_file(o.shapes_path);  // a regular file of known size
-    } catch (const Error& e) {
-      throw Error(cat("--shapes '", o.shapes_path, "': ", e.what()));
-    }
-    return parse_shape_file(text, o.shapes_path, o.op_type, parse_dtype(o.dtype, "--dtype"),
-                            o.batch, names);
-  }
-  DEEP500_CHECK(!o.inputs.empty(), "--input: ", o.op_type,
-                " needs inputs, e.g. --input x:float32:1x3x224x224 (or --shapes FILE)");
-  DEEP500_CHECK(
-      o.batch.empty() || std::any_of(o.inputs.begin(), o.inputs.end(),
-                                     [](const std::string& spec) {
-                                       return has_batch_dimension(split(spec, ':').back());
-                                     }),
-      "--batch: mark the batch dimension of an --input shape with N, e.g. "
-      "x:float32:Nx3x224x224");
-  std::vector<Problem> problems;
-  for (int64_t b : batch_values(o.batch)) {
-    Problem p;
-    for (const auto& spec : o.inputs) {
-      p.inputs.push_back(parse_input(spec, b));
-      p.label += (p.label.empty() ? "" : " ") + p.inputs.back().name + ":" +
-                 to_string(p.inputs.back().desc);
-    }
-    problems.push_back(std::move(p));
-  }
-  return problems;
-}
-
 }  // namespace
 
 int op_command(const OpOptions& o) {
@@ -235,7 +199,8 @@ int op_command(const OpOptions& o) {
   network::apply_settings(o.settings, nullptr);
   const OperatorSpec op = operator_spec(o);
   const OpDefinition def = find_definition(op);
-  std::vector<Problem> problems = make_problems(o);
+  std::vector<Problem> problems =
+      make_problems(o.op_type, o.inputs, o.shapes_path, o.dtype, o.batch);
   if (o.mode == "bench") return run_bench(o, problems);
   int rc = kSuccess;
   for (const auto& p : problems) rc = std::max(rc, run_check(o, def, make_node(op, def, p), p));

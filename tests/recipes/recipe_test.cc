@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include "deep/text.h"
+#include "frameworks/register_all.h"
 #include "recipes/constraints.h"
 #include "recipes/criteria.h"
 #include "recipes/history.h"
@@ -289,6 +290,49 @@ TEST_F(RecipeFiles, InferenceSectionIsChecked) {
             }).find("inference.inputs: expected NAME: FILE.npy"),
             std::string::npos);
   (void)model;
+}
+
+// task: operator_benchmark: operators, their problems and the backends
+// are checked before anything is measured.
+TEST_F(RecipeFiles, OperatorBenchmarkSectionIsChecked) {
+  deep500::frameworks::register_all();
+  write("gemm.txt", "m8n8k8\nm16n8k4\n");
+  auto recipe_with = [&](const std::string& bench) {
+    return write("bench.yaml",
+                 "name: b\nversion: 1.0.0\ndescription: d\ntask: operator_benchmark\n"
+                 "operator_benchmark:\n" +
+                     bench + "criteria: [reference.gflops > 0]\n");
+  };
+  const Recipe r =
+      load_recipe(recipe_with("  operators: [{op: Gemm, shapes: gemm.txt}, {op: Relu, inputs: "
+                              "['x:float32:4x4']}]\n  backends: [reference]\n"),
+                  {});
+  ASSERT_EQ(r.operator_benchmark.operators.size(), 2u);
+  EXPECT_EQ(r.operator_benchmark.operators[0].problems.size(), 2u);
+  EXPECT_EQ(r.operator_benchmark.operators[1].problems[0].label, "x:float32[4,4]");
+  EXPECT_NE(error_of([&] {
+              load_recipe(recipe_with("  operators: [{op: Gemmm, shapes: gemm.txt}]\n"), {});
+            }).find("unknown operator 'Gemmm'"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              load_recipe(recipe_with("  operators: [{op: Gemm, shapes: none.txt}]\n"), {});
+            }).find("operator_benchmark.operators[0].shapes: --shapes"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              load_recipe(recipe_with("  operators: [{op: Gemm, shapes: gemm.txt}]\n"
+                                      "  backends: [onedn]\n"),
+                          {});
+            }).find("operator_benchmark.backends"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              load_recipe(recipe_with("  operators: []\n"), {});
+            }).find("expected at least one operator"),
+            std::string::npos);
+  write("bad.txt", "m8n8k8\nm8n8q8\n");
+  EXPECT_NE(error_of([&] {
+              load_recipe(recipe_with("  operators: [{op: Gemm, shapes: bad.txt}]\n"), {});
+            }).find("bad.txt:2"),
+            std::string::npos);
 }
 
 }  // namespace

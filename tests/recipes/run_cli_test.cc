@@ -248,3 +248,37 @@ TEST_F(RunCli, ConformanceRecipeCountsCasesPerSuite) {
       << missing.out;
   EXPECT_EQ(history().size(), 1u);
 }
+
+// task: operator_benchmark measures what `op bench` measures, through the
+// same code: the same rows for the same problems and backends.
+TEST_F(RunCli, OperatorBenchmarkRecipeMeasuresEveryProblemAndBackend) {
+  const std::string quick =
+      "--set operator_benchmark.warmup=0 --set operator_benchmark.min_repetitions=1 "
+      "--set operator_benchmark.min_time=0 --set operator_benchmark.max_time=0.1 ";
+  auto r = run(run_args("deepbench_conv_gemm.yaml",
+                        quick + "'--set=operator_benchmark.backends=[onednn, reference]' "
+                                "'--set=criteria=[errors == 0]'"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto runs = history();
+  ASSERT_EQ(runs.size(), 1u);
+  const fs::path results = runs[0]["results_dir"].get<std::string>();
+  std::ifstream in(results / "results.json");
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  const auto& rows = j["operator_benchmark"]["results"];
+  EXPECT_EQ(rows.size(), 2u * (20 + 7));  // 20 convolutions, 7 GEMMs, 2 backends
+  EXPECT_GT(j["metrics"]["onednn.gflops"]["value"].get<double>(), 0);
+  EXPECT_GT(j["metrics"]["Gemm.reference.percent_of_peak"]["value"].get<double>(), 0);
+  EXPECT_GT(j["operator_benchmark"]["peak"]["gflops"].get<double>(), 0);
+  EXPECT_TRUE(fs::exists(results / "operator_benchmark.png"));
+
+  auto direct = run("op bench Gemm --shapes " + kRecipes +
+                    "/deepbench/training_gemm.txt --backend onednn,reference --warmup 0 "
+                    "--min-reps 1 --min-time 0 --max-time 0.1 --format json");
+  ASSERT_EQ(direct.rc, 0) << direct.out;
+  const auto bench = nlohmann::json::parse(direct.out, nullptr, false);
+  ASSERT_FALSE(bench.is_discarded()) << direct.out;
+  size_t gemm_rows = 0;
+  for (const auto& row : rows) gemm_rows += row["name"] == "Gemm";
+  EXPECT_EQ(bench["results"].size(), gemm_rows);
+}
