@@ -18,15 +18,23 @@ namespace deep500::recipes {
 namespace {
 
 // NAME=FILE.npy -> the tensors, named.
-std::map<std::string, Tensor> read_expected(const std::vector<std::string>& specs) {
+std::map<std::string, Tensor> read_named(const std::vector<std::string>& specs) {
   std::map<std::string, Tensor> out;
   for (const auto& spec : specs) {
     const size_t eq = spec.find('=');
-    DEEP500_CHECK(eq != std::string::npos && eq > 0, "expected output '", spec,
-                  "': expected NAME=FILE.npy");
+    DEEP500_CHECK(eq != std::string::npos && eq > 0, "'", spec, "': expected NAME=FILE.npy");
     out[spec.substr(0, eq)] = read_npy(spec.substr(eq + 1));
   }
   return out;
+}
+
+// The query: checked against the declared inputs as read, or preprocessed
+// first (then the executor checks what it is fed).
+std::map<std::string, Tensor> read_query(const network::Model& model, const InferenceTask& t) {
+  if (t.preprocess.empty()) return load_feeds(model, t.inputs);
+  auto query = read_named(t.inputs);
+  for (auto& [name, x] : query) x = apply_steps(t.preprocess, x);
+  return query;
 }
 
 std::vector<OutputCheck> check_outputs(const std::map<std::string, Tensor>& got,
@@ -78,15 +86,17 @@ InferenceOutcome run_inference(const InferenceTask& t) {
   check_thread_count(t.threads, "threads");
   const auto start = std::chrono::steady_clock::now();
   network::Model model = network::load_model(t.model);
-  const auto query = load_feeds(model, t.inputs);
-  const auto expected = read_expected(t.expected);
+  const auto query = read_query(model, t);
+  const auto expected = read_named(t.expected);
   network::ExecutorOptions options;
   options.threads = t.threads;
   network::apply_settings(t.settings, &options);
   auto exec = validation::make_executor(t.executor, model, options);
 
   InferenceOutcome o;
-  o.outputs = check_outputs(exec->inference(query), expected, t.tolerance);
+  auto outputs = exec->inference(query);
+  for (auto& [name, y] : outputs) y = apply_steps(t.postprocess, y);
+  o.outputs = check_outputs(outputs, expected, t.tolerance);
   o.outputs_match = std::all_of(o.outputs.begin(), o.outputs.end(),
                                 [](const OutputCheck& c) { return c.comparison.ok; });
   const metrics::Runner runner(t.runner);

@@ -1,5 +1,6 @@
-// The inference task, after MLPerf LoadGen: a model run on a query whose
-// outputs are checked against reference outputs (accuracy equivalence:
+// The inference task, after MLPerf LoadGen: a model run on a query (after
+// the model's preprocessing steps) whose outputs (after its postprocessing
+// steps) are checked against reference outputs (accuracy equivalence:
 // numpy's assert_allclose rule), then timed in the SingleStream scenario
 // (one sample per query: latency percentiles) and the Offline scenario
 // (the whole query batch back to back: samples per second), on the one
@@ -15,6 +16,7 @@
 
 #include "metrics/runner.h"
 #include "network/scenarios.h"
+#include "recipes/processing.h"
 #include "validation/compare.h"
 
 namespace deep500::recipes {
@@ -27,6 +29,9 @@ struct InferenceTask {
   std::string executor = "optimized";  // registry name or backend:NAMES
   int threads = 1;
   std::vector<std::string> settings;  // NAME=VALUE (network/settings.h)
+  // Applied to every query input, and to every output before the
+  // comparison (recipes/processing.h).
+  std::vector<ProcessingStep> preprocess, postprocess;
   validation::Tolerance tolerance;
   metrics::RunnerSettings runner;
   const std::atomic<bool>* interrupt = nullptr;  // checked between scenarios

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 
@@ -82,6 +83,45 @@ std::vector<ValueDecl> read_values(Fields& f, const std::string& key) {
     }
     v.finish();
     out.push_back(d);
+  });
+  return out;
+}
+
+std::vector<double> numbers(Fields& f, const std::string& key) {
+  std::vector<double> out;
+  for (const auto& text : f.texts(key)) {
+    double v = 0;
+    if (!parse_float(text, v) || !std::isfinite(v))
+      f.fail(key, cat("expected numbers, got '", text, "'"));
+    out.push_back(v);
+  }
+  return out;
+}
+
+// Each step reads only its own keys, so a key another step takes is refused.
+std::vector<ProcessingStep> read_steps(Fields& f, const std::string& key) {
+  std::vector<ProcessingStep> out;
+  f.for_each_map(key, "{step, ...} (recipes/processing.h)", [&](Fields& g) {
+    ProcessingStep s;
+    s.step = g.required_text("step");
+    if (s.step == "layout") {
+      s.from = g.required_text("from");
+      s.to = g.required_text("to");
+    }
+    if (s.step == "resize" || s.step == "crop")
+      for (const auto& text : g.texts("size")) {
+        int64_t n = 0;
+        if (!parse_int(text, n)) g.fail("size", cat("expected [H, W], got '", text, "'"));
+        s.size.push_back(n);
+      }
+    if (s.step == "normalize") {
+      s.mean = numbers(g, "mean");
+      s.stdev = numbers(g, "std");
+    }
+    if (s.step == "top_k") s.k = g.integer("k", 0, 1, 1 << 20);
+    g.check("step", [&] { check_step(s); });
+    g.finish();
+    out.push_back(s);
   });
   return out;
 }
@@ -184,6 +224,8 @@ ModelManifest read_model(Fields f) {
   m.logits = f.text("logits", m.builtin.empty() ? "" : "logits");
   m.inputs = read_values(f, "inputs");
   m.outputs = read_values(f, "outputs");
+  m.preprocess = read_steps(f, "preprocess");
+  m.postprocess = read_steps(f, "postprocess");
   f.finish();
   return m;
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "recipes/processing.h"
 #include "recipes/yaml_fields.h"
 #include "training/data/dataset_spec.h"
 
@@ -75,6 +76,9 @@ struct ModelManifest {
   Artifact file;        // an ONNX file
   std::string logits;   // class scores [N, C] ("logits" for built-ins; training needs it)
   std::vector<ValueDecl> inputs, outputs;  // checked against the graph
+  // Inference: steps on every query input, and on every output before it is
+  // compared with the reference outputs (recipes/processing.h).
+  std::vector<ProcessingStep> preprocess, postprocess;
 };
 
 // An expected value: |measured - value| <= tolerance (absolute), or a

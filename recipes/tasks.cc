@@ -143,6 +143,8 @@ TaskRun conformance_run(const Recipe& r, const RunOptions& o, std::ostream& out)
 InferenceTask inference_task(const Recipe& r, const RunOptions& o) {
   InferenceTask t = r.inference;
   t.model = r.model.file.path;
+  t.preprocess = r.model.preprocess;
+  t.postprocess = r.model.postprocess;
   t.executor = r.software.executor;
   t.threads = r.software.threads;
   t.settings = setting_assignments(r.software);

@@ -11,9 +11,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "deep/npy.h"
 #include "frameworks/register_all.h"
 #include "recipes/machine.h"
 #include "recipes/yaml_fields.h"
+#include "tests/onnx_models.h"
 #include "tests/validation/cli_runner.h"
 
 using deep500::testing::run;
@@ -281,4 +283,38 @@ TEST_F(RunCli, OperatorBenchmarkRecipeMeasuresEveryProblemAndBackend) {
   size_t gemm_rows = 0;
   for (const auto& row : rows) gemm_rows += row["name"] == "Gemm";
   EXPECT_EQ(bench["results"].size(), gemm_rows);
+}
+
+// task: inference with the model manifest's pre- and postprocessing: raw
+// uint8 rows are normalized to float, the model's scores become argmax
+// indices, and those are what the reference outputs are compared with.
+TEST_F(RunCli, InferenceRecipeAppliesPreAndPostprocessing) {
+  std::ofstream(dir_ / "scores.onnx", std::ios::binary) << deep500::test::serialize_model_text(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N, 3] x) => (float[N, 3] y) { y = Identity(x) }
+  )");
+  deep500::write_npy((dir_ / "x.npy").string(),
+                     deep500::Tensor::from_vector<uint8_t>({2, 3}, {10, 50, 30, 90, 20, 40}));
+  deep500::write_npy((dir_ / "y.npy").string(), deep500::Tensor::from_vector<int64_t>({2}, {1, 0}));
+  deep500::write_npy((dir_ / "wrong.npy").string(),
+                     deep500::Tensor::from_vector<int64_t>({2}, {1, 1}));
+  std::ofstream(dir_ / "inference.yaml")
+      << "name: inf\nversion: 1.0.0\ndescription: d\n"
+         "model:\n  name: m\n  version: 1.0.0\n  description: d\n  file: {path: scores.onnx}\n"
+         "  preprocess: [{step: normalize, mean: [0, 0, 0], std: [1, 1, 1]}]\n"
+         "  postprocess: [{step: argmax}]\n"
+         "task: inference\ninference:\n  inputs: {x: x.npy}\n  expected_outputs: {y: y.npy}\n"
+         "  scenarios: [SingleStream]\n  warmup: 0\n  min_repetitions: 2\n  min_time: 0\n"
+         "criteria: [outputs_match == 1]\n";
+  const std::string recipe = (dir_ / "inference.yaml").string();
+  const std::string where = " --output-dir " + dir_.string() + " --no-progress --no-plots";
+  auto r = run("run " + recipe + where);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("outputs match"), std::string::npos) << r.out;
+  auto wrong = run("run " + recipe + where + " --set inference.expected_outputs.y=wrong.npy");
+  EXPECT_EQ(wrong.rc, 1) << wrong.out;
+  EXPECT_NE(wrong.out.find("outputs DIFFER"), std::string::npos) << wrong.out;
+  auto typo = run("run " + recipe + where + " '--set=model.postprocess=[{step: softmax, k: 3}]'");
+  EXPECT_EQ(typo.rc, 2) << typo.out;
+  EXPECT_NE(typo.out.find("model.postprocess[0].k: unknown key"), std::string::npos) << typo.out;
 }
