@@ -7,9 +7,11 @@
 #include "deep/npy.h"
 #include "deep/sizes.h"
 #include "deep/text.h"
+#include "metrics/chrome_trace.h"
 #include "metrics/json_reporter.h"
 #include "network/model.h"
 #include "network/settings.h"
+#include "network/trace_events.h"
 #include "recipes/model_feeds.h"
 #include "validation/layer_compare.h"
 
@@ -94,7 +96,13 @@ InferenceOutcome run_inference(const InferenceTask& t) {
   auto exec = validation::make_executor(t.executor, model, options);
 
   InferenceOutcome o;
+  metrics::ChromeTrace trace;
+  network::ChromeTraceRecorder recorder(trace);
+  trace.name_process(1, "deep500 inference " + t.model + " (" + exec->name() + ")");
+  exec->add_events(&recorder);
   auto outputs = exec->inference(query);
+  exec->remove_events(&recorder);
+  o.trace = trace.to_json();
   for (auto& [name, y] : outputs) y = apply_steps(t.postprocess, y);
   o.outputs = check_outputs(outputs, expected, t.tolerance);
   o.outputs_match = std::all_of(o.outputs.begin(), o.outputs.end(),

@@ -48,7 +48,8 @@ struct InferenceOutcome {
   std::vector<network::ScenarioResult> scenarios;
   bool interrupted = false;
   double seconds = 0;
-  nlohmann::json json;  // context, output checks, every scenario's result
+  nlohmann::json json;   // context, output checks, every scenario's result
+  nlohmann::json trace;  // a Chrome trace (Perfetto) of the checked inference, node by node
 };
 
 // The scenarios a task may name.

@@ -193,6 +193,9 @@ RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream&
                     "writing results.json");
   write_output_file((fs::path(s.results_dir) / "metrics.csv").string(), {task.csv},
                     "writing metrics.csv");
+  if (!task.trace.is_null())
+    write_output_file((fs::path(s.results_dir) / "trace.json").string(), {task.trace.dump() + "\n"},
+                      "writing trace.json");
 
   RunRecord rec;
   rec.recipe = r.header.name;

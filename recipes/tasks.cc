@@ -186,6 +186,7 @@ TaskRun inference_run(const Recipe& r, const RunOptions& o) {
   t.measurements = inference_measurements(outcome);
   t.details = outcome.json;
   t.context = outcome.json["context"];
+  t.trace = outcome.trace;
   t.csv = "scenario,repetition,seconds\n";
   for (const auto& s : outcome.scenarios)
     for (size_t i = 0; i < s.result.seconds.size(); ++i)

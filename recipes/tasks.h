@@ -23,6 +23,7 @@ struct TaskRun {
   nlohmann::json seeds;    // null when the task draws nothing at random
   std::string csv;         // metrics.csv: per epoch, per case, per timed query
   std::string summary;     // one line
+  nlohmann::json trace;    // trace.json where the task records one (null: none)
   bool interrupted = false;
   bool broken = false;  // failed whatever the criteria say (NaN/Inf loss, outputs differ)
   double seconds = 0;

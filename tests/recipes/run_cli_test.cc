@@ -311,6 +311,12 @@ TEST_F(RunCli, InferenceRecipeAppliesPreAndPostprocessing) {
   auto r = run("run " + recipe + where);
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("outputs match"), std::string::npos) << r.out;
+  const auto runs = history();
+  ASSERT_EQ(runs.size(), 1u);
+  std::ifstream trace_in(fs::path(runs[0]["results_dir"].get<std::string>()) / "trace.json");
+  const auto trace = nlohmann::json::parse(trace_in, nullptr, false);
+  ASSERT_FALSE(trace.is_discarded());
+  EXPECT_NE(trace.dump().find("Identity"), std::string::npos);
   auto wrong = run("run " + recipe + where + " --set inference.expected_outputs.y=wrong.npy");
   EXPECT_EQ(wrong.rc, 1) << wrong.out;
   EXPECT_NE(wrong.out.find("outputs DIFFER"), std::string::npos) << wrong.out;
