@@ -257,9 +257,9 @@ TEST_F(RunCli, OperatorBenchmarkRecipeMeasuresEveryProblemAndBackend) {
   const std::string quick =
       "--set operator_benchmark.warmup=0 --set operator_benchmark.min_repetitions=1 "
       "--set operator_benchmark.min_time=0 --set operator_benchmark.max_time=0.1 ";
-  auto r = run(run_args("deepbench_conv_gemm.yaml",
-                        quick + "'--set=operator_benchmark.backends=[onednn]' "
-                                "'--set=criteria=[errors == 0]'"));
+  auto r = run(
+      run_args("deepbench_conv_gemm.yaml", quick + "'--set=operator_benchmark.backends=[onednn]' "
+                                                   "'--set=criteria=[errors == 0]'"));
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto runs = history();
   ASSERT_EQ(runs.size(), 1u);
