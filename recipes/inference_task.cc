@@ -87,24 +87,28 @@ InferenceOutcome run_inference(const InferenceTask& t) {
                   "': expected one of ", join(known, ", "));
   check_thread_count(t.threads, "threads");
   const auto start = std::chrono::steady_clock::now();
+  InferenceOutcome o;
   network::Model model = network::load_model(t.model);
+  if (!t.passes.empty()) o.passes = network::apply_passes(model, t.passes);
   const auto query = read_query(model, t);
   const auto expected = read_named(t.expected);
   network::ExecutorOptions options;
+  options.backends = t.backends;
   options.threads = t.threads;
   network::apply_settings(t.settings, &options);
   auto exec = validation::make_executor(t.executor, model, options);
 
-  InferenceOutcome o;
   metrics::ChromeTrace trace;
   network::ChromeTraceRecorder recorder(trace);
   trace.name_process(1, "deep500 inference " + t.model + " (" + exec->name() + ")");
+  trace.set_other_data({{"format_version", metrics::kResultFormatVersion},
+                        {"context", metrics::to_json(network::result_context(exec.get()))}});
   exec->add_events(&recorder);
-  auto outputs = exec->inference(query);
+  o.values = exec->inference(query);
   exec->remove_events(&recorder);
   o.trace = trace.to_json();
-  for (auto& [name, y] : outputs) y = apply_steps(t.postprocess, y);
-  o.outputs = check_outputs(outputs, expected, t.tolerance);
+  for (auto& [name, y] : o.values) y = apply_steps(t.postprocess, y);
+  o.outputs = check_outputs(o.values, expected, t.tolerance);
   o.outputs_match = std::all_of(o.outputs.begin(), o.outputs.end(),
                                 [](const OutputCheck& c) { return c.comparison.ok; });
   const metrics::Runner runner(t.runner);

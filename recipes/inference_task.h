@@ -1,4 +1,5 @@
-// The inference task, after MLPerf LoadGen: a model run on a query (after
+// The inference task, after MLPerf LoadGen (shared by recipes and
+// `deep500 infer`): a model run on a query (after
 // the model's preprocessing steps) whose outputs (after its postprocessing
 // steps) are checked against reference outputs (accuracy equivalence:
 // numpy's assert_allclose rule), then timed in the SingleStream scenario
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "metrics/runner.h"
+#include "network/passes/pass.h"
 #include "network/scenarios.h"
 #include "recipes/processing.h"
 #include "validation/compare.h"
@@ -27,7 +29,9 @@ struct InferenceTask {
   std::vector<std::string> expected;   // NAME=FILE.npy: reference outputs of that query
   std::vector<std::string> scenarios;  // SingleStream, Offline
   std::string executor = "optimized";  // registry name or backend:NAMES
+  std::vector<std::string> backends;   // kernel preference ("" = the registry's)
   int threads = 1;
+  std::vector<std::string> passes;    // graph passes applied first ("default" = all)
   std::vector<std::string> settings;  // NAME=VALUE (network/settings.h)
   // Applied to every query input, and to every output before the
   // comparison (recipes/processing.h).
@@ -43,7 +47,9 @@ struct OutputCheck {
 };
 
 struct InferenceOutcome {
-  std::vector<OutputCheck> outputs;  // one per expected output
+  std::vector<network::PassResult> passes;  // one per pass applied
+  std::map<std::string, Tensor> values;     // every graph output, postprocessed
+  std::vector<OutputCheck> outputs;         // one per expected output
   bool outputs_match = false;
   std::vector<network::ScenarioResult> scenarios;
   bool interrupted = false;

@@ -1,5 +1,6 @@
 // The deep500 command line: one function per subcommand, each taking typed,
-// validated options (the CLI11 parsing lives only in main.cc).
+// validated options, and the add_*_command functions with which each
+// command file registers its subcommands (recipes/cli/command_line.h).
 #pragma once
 
 #include <string>
@@ -8,6 +9,19 @@
 namespace deep500::recipes {}
 
 namespace deep500::cli {
+
+class CommandLine;
+
+// Each command file registers its subcommands (main.cc calls them all).
+void add_onnx_test_command(CommandLine& line);
+void add_op_command(CommandLine& line);  // op check, op bench
+void add_infer_command(CommandLine& line);
+void add_grad_command(CommandLine& line);
+void add_compare_command(CommandLine& line);
+void add_train_command(CommandLine& line);
+void add_settings_command(CommandLine& line);
+void add_run_commands(CommandLine& line);      // run, reproduce
+void add_history_commands(CommandLine& line);  // history, scoreboard, info, plot
 
 // The command files call the recipes library (tasks, feeds, interrupts).
 using namespace deep500::recipes;
@@ -63,7 +77,8 @@ struct OpOptions {
 int op_command(const OpOptions& o);
 
 // deep500 infer MODEL.onnx: runs a model on an executor, writes every graph
-// output as OUTPUT_DIR/<output name>.npy (recipes/cli/infer_command.cc).
+// output as OUTPUT_DIR/<output name>.npy, then times the scenarios asked
+// for; the recipes' inference task (recipes/cli/infer_command.cc).
 struct InferOptions {
   std::string model;
   std::vector<std::string> inputs;  // NAME=FILE.npy
@@ -71,9 +86,11 @@ struct InferOptions {
   std::string executor = "reference";  // registry name or backend:NAMES
   std::vector<std::string> backends;   // kernel preference (reference executor)
   int threads = 0;
-  std::string trace_path;             // Chrome trace of every node (Perfetto)
-  std::vector<std::string> passes;    // graph passes applied before running ("default" = all)
-  std::vector<std::string> settings;  // NAME=VALUE (recipes/cli/settings.h)
+  std::string trace_path;              // Chrome trace of every node (Perfetto)
+  std::vector<std::string> passes;     // graph passes applied before running ("default" = all)
+  std::vector<std::string> scenarios;  // SingleStream, Offline (recipes/inference_task.h)
+  std::string json_path;               // context and scenario statistics as JSON
+  std::vector<std::string> settings;   // NAME=VALUE (recipes/cli/settings.h)
 };
 int infer_command(const InferOptions& o);
 

@@ -13,6 +13,7 @@
 #include "deep/sizes.h"
 #include "network/model.h"
 #include "network/settings.h"
+#include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
 #include "recipes/model_feeds.h"
 #include "validation/layer_compare.h"
@@ -80,6 +81,24 @@ int compare_command(const CompareOptions& o) {
   }
   std::cout << "all " << report.rows.size() << " layer outputs within tolerance\n";
   return 0;
+}
+
+void add_compare_command(CommandLine& line) {
+  auto o = std::make_shared<CompareOptions>();
+  line.add("compare", "per-layer errors of executor B against A on MODEL.onnx, or RUN_A vs RUN_B")
+      .positionals("targets", o->targets,
+                   "MODEL.onnx, or two runs (history ids, results folders or results.json)", 1, 2)
+      .option("--a", o->a, "executor name or backend:NAMES (default backend:reference)")
+      .option("--b", o->b, "executor name or backend:NAMES, e.g. backend:onednn")
+      .option("--input", o->inputs, "NAME=FILE.npy (others: seeded random)")
+      .option("--seed", o->seed, "seed of the random inputs")
+      .option("--rtol", o->rtol, "relative tolerance (default per dtype)")
+      .option("--atol", o->atol, "absolute tolerance (default per dtype)")
+      .option("--threads", o->threads, "threads (0 = library default)")
+      .operator_options(o->settings)
+      .option("--output-dir", o->output_dir, "runs: results folder (default results)")
+      .option("--history", o->history, "runs: history database (default OUTPUT_DIR/history.sqlite)")
+      .runs([o] { return compare_command(*o); });
 }
 
 }  // namespace deep500::cli

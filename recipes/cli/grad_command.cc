@@ -7,6 +7,7 @@
 #include "deep/sizes.h"
 #include "network/model.h"
 #include "network/settings.h"
+#include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
 #include "recipes/model_feeds.h"
 #include "validation/layer_compare.h"
@@ -30,6 +31,22 @@ int grad_command(const GradOptions& o) {
   std::cout << "loss " << o.loss << " = " << result.outputs.at(o.loss).at_as_double(0) << "\n";
   write_outputs(o.output_dir, result.gradients);
   return 0;
+}
+
+void add_grad_command(CommandLine& line) {
+  auto o = std::make_shared<GradOptions>();
+  line.add("grad", "gradients of a scalar loss w.r.t. every parameter")
+      .positional("model", o->model, "ONNX model file")
+      .option("--loss", o->loss, "name of the scalar loss value")
+      .required()
+      .option("--input", o->inputs, "NAME=FILE.npy, one per graph input")
+      .option("--output-dir", o->output_dir, "where DIR/<parameter>.npy are written")
+      .required()
+      .option("--executor", o->executor, "executor name or backend:NAMES (default reference)")
+      .list("--backend", o->backends, "kernel preference, e.g. onednn,reference")
+      .option("--threads", o->threads, "threads (0 = library default)")
+      .operator_options(o->settings)
+      .runs([o] { return grad_command(*o); });
 }
 
 }  // namespace deep500::cli

@@ -8,6 +8,7 @@
 
 #include "deep/output_file.h"
 #include "deep/text.h"
+#include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
 #include "recipes/comparison.h"
 #include "recipes/history.h"
@@ -60,7 +61,8 @@ int history_command(const HistoryOptions& o) {
       if (m == r.metrics.end()) continue;
       char buf[64];
       std::snprintf(buf, sizeof buf, "%s=%.4g", name, m->second);
-      key += (key.empty() ? "" : " ") + std::string(buf);
+      if (!key.empty()) key += ' ';
+      key += buf;
     }
     std::printf("%-5lld %-21s %-28s %-12s %9.1f  %s\n", static_cast<long long>(r.id),
                 r.started_utc.c_str(), (r.recipe + " " + r.recipe_version).c_str(),
@@ -99,6 +101,50 @@ int info_command() {
 int plot_command(const std::vector<std::string>& run_dirs, const std::string& out_dir) {
   std::cout << render_plots(run_dirs, out_dir.empty() ? run_dirs.at(0) : out_dir) << "\n";
   return kSuccess;
+}
+
+namespace {
+
+// --output-dir and --history of the commands that read recorded runs.
+Command& add_history_options(Command& c, HistoryOptions& o) {
+  return c.option("--output-dir", o.output_dir, "results folder (default results)")
+      .option("--history", o.history, "history database (default OUTPUT_DIR/history.sqlite)");
+}
+
+}  // namespace
+
+void add_history_commands(CommandLine& line) {
+  auto h = std::make_shared<HistoryOptions>();
+  auto history = line.add("history", "list the recorded recipe runs");
+  history.option("--recipe", h->recipe, "only runs of this recipe")
+      .option("--since", h->since, "only runs started at or after, e.g. 2026-11-24")
+      .flag("--json", h->json, "print the runs as a JSON list");
+  add_history_options(history, *h).runs([h] { return history_command(*h); });
+
+  auto s = std::make_shared<ScoreboardOptions>();
+  auto scoreboard =
+      line.add("scoreboard", "rank recorded runs on several objectives (Pareto fronts)");
+  scoreboard
+      .option("--objectives", s->objectives,
+              "METRIC:max|min,..., e.g. test_accuracy:max,seconds:min")
+      .required()
+      .option("--recipe", s->runs.recipe, "only runs of this recipe")
+      .option("--since", s->runs.since, "only runs started at or after, e.g. 2026-11-24")
+      .option("--plot", s->plot_dir,
+              "write scoreboard.json and a Pareto plot (PNG, SVG) into this folder");
+  add_history_options(scoreboard, s->runs).runs([s] { return scoreboard_command(*s); });
+
+  line.add("info", "this machine's hardware and software manifests (YAML)").runs(info_command);
+
+  struct PlotOptions {
+    std::vector<std::string> runs;
+    std::string out;
+  };
+  auto p = std::make_shared<PlotOptions>();
+  line.add("plot", "plot recipe runs (their results folders)")
+      .positionals("runs", p->runs, "results folders holding results.json")
+      .option("--out", p->out, "folder for the plots (default the first run's)")
+      .runs([p] { return plot_command(p->runs, p->out); });
 }
 
 }  // namespace deep500::cli

@@ -1,58 +1,85 @@
 // deep500 infer MODEL.onnx --input NAME=FILE.npy ... --output-dir DIR
-//   [--executor E] [--backend B] [--threads T] [--trace FILE]
+//   [--executor E] [--backend B] [--threads T] [--passes P] [--trace FILE]
+//   [--scenario SingleStream,Offline] [--json FILE]
 // Runs the model once and writes each graph output as DIR/<name>.npy; with
 // --trace, a Chrome trace (one event per node: op type, backend,
-// implementation, input shapes) that opens in ui.perfetto.dev.
+// implementation, input shapes) that opens in ui.perfetto.dev; with
+// --scenario, then times the LoadGen-style scenarios. The work is the
+// recipes' inference task (recipes/inference_task.h), so a recipe and this
+// command give the same outputs and timings.
 #include <iostream>
 
 #include "deep/output_file.h"
-#include "deep/sizes.h"
-#include "metrics/chrome_trace.h"
-#include "metrics/json_reporter.h"
-#include "network/model.h"
-#include "network/settings.h"
-#include "network/trace_events.h"
+#include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
+#include "recipes/inference_task.h"
 #include "recipes/model_feeds.h"
-#include "validation/layer_compare.h"
-
-#include "network/passes/pass.h"
 
 namespace deep500::cli {
 
+namespace {
+
+InferenceTask inference_task(const InferOptions& o) {
+  InferenceTask t;
+  t.model = o.model;
+  t.inputs = o.inputs;
+  t.scenarios = o.scenarios;
+  t.executor = o.executor;
+  t.backends = o.backends;
+  t.threads = o.threads;
+  t.passes = o.passes;
+  t.settings = o.settings;
+  return t;
+}
+
+void print_scenario(const network::ScenarioResult& s) {
+  std::cout << s.scenario << ": " << s.samples_per_query << " samples per query, p50 "
+            << s.p50 * 1e3 << " ms, p90 " << s.p90 * 1e3 << " ms, p99 " << s.p99 * 1e3 << " ms, "
+            << s.samples_per_second << " samples/s (" << s.result.seconds.size()
+            << " timed queries)\n";
+}
+
+}  // namespace
+
 int infer_command(const InferOptions& o) {
-  check_thread_count(o.threads, "--threads");
   prepare_output_dir(o.output_dir, "--output-dir");
   if (!o.trace_path.empty()) check_output_path(o.trace_path, "--trace");
-  network::Model model = network::load_model(o.model);
-  if (!o.passes.empty())
-    for (const auto& r : network::apply_passes(model, o.passes))
-      std::cout << "pass " << r.pass << ": " << r.nodes_before << " -> " << r.nodes_after
-                << " nodes\n";
-  auto feeds = load_feeds(model, o.inputs);
-  network::ExecutorOptions options;
-  options.backends = o.backends;
-  options.threads = o.threads;
-  network::apply_settings(o.settings, &options);
-  auto exec = validation::make_executor(o.executor, model, options);
-
-  metrics::ChromeTrace trace;
-  network::ChromeTraceRecorder recorder(trace);
+  if (!o.json_path.empty()) check_output_path(o.json_path, "--json");
+  const InferenceOutcome out = run_inference(inference_task(o));
+  for (const auto& r : out.passes)
+    std::cout << "pass " << r.pass << ": " << r.nodes_before << " -> " << r.nodes_after
+              << " nodes\n";
+  write_outputs(o.output_dir, out.values);
+  for (const auto& s : out.scenarios) print_scenario(s);
   if (!o.trace_path.empty()) {
-    trace.name_process(1, "deep500 infer " + o.model + " (" + exec->name() + ")");
-    trace.set_other_data({{"format_version", metrics::kResultFormatVersion},
-                          {"context", metrics::to_json(network::result_context(exec.get()))}});
-    exec->add_events(&recorder);
+    write_output_file(o.trace_path, {out.trace.dump() + "\n"}, "--trace");
+    std::cout << "wrote " << o.trace_path << " (" << out.trace.at("traceEvents").size()
+              << " node events)\n";
   }
-  auto outputs = exec->inference(feeds);
-  exec->remove_events(&recorder);
+  if (!o.json_path.empty()) write_output_file(o.json_path, {out.json.dump(1) + "\n"}, "--json");
+  return kSuccess;
+}
 
-  write_outputs(o.output_dir, outputs);
-  if (!o.trace_path.empty()) {
-    trace.write(o.trace_path);
-    std::cout << "wrote " << o.trace_path << " (" << trace.events().size() << " node events)\n";
-  }
-  return 0;
+void add_infer_command(CommandLine& line) {
+  auto o = std::make_shared<InferOptions>();
+  line.add("infer", "run a model; write each output as DIR/<name>.npy")
+      .positional("model", o->model, "ONNX model file")
+      .option("--input", o->inputs, "NAME=FILE.npy, one per graph input")
+      .option("--output-dir", o->output_dir, "where the outputs are written")
+      .required()
+      .option("--executor", o->executor, "executor name or backend:NAMES (default reference)")
+      .list("--backend", o->backends, "kernel preference, e.g. onednn,reference")
+      .option("--threads", o->threads, "threads (0 = library default)")
+      .option("--trace", o->trace_path, "write a Chrome trace (Perfetto) of every node")
+      .list("--passes", o->passes,
+            "graph passes before running, e.g. default or identity-elimination,bn-folding")
+      .list("--scenario", o->scenarios,
+            "then time these scenarios: SingleStream (latency of the first sample), Offline "
+            "(throughput of the whole input batch)")
+      .option("--json", o->json_path,
+              "write the context and every scenario's statistics to this JSON file")
+      .operator_options(o->settings)
+      .runs([o] { return infer_command(*o); });
 }
 
 }  // namespace deep500::cli

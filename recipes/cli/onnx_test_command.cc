@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "deep/output_file.h"
+#include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
 #include "recipes/conformance_task.h"
 #include "recipes/interrupt.h"
@@ -39,6 +40,21 @@ int onnx_test(const OnnxTestOptions& o) {
     return 1;
   }
   return 0;
+}
+
+void add_onnx_test_command(CommandLine& line) {
+  auto o = std::make_shared<OnnxTestOptions>();
+  line.add("onnx-test", "run ONNX backend test folders")
+      .positionals("dirs", o->dirs, "test folders (model.onnx + test_data_set_*)")
+      .list("--backend", o->backends, "backend preference, e.g. onednn,reference")
+      .option("--filter", o->filter, "only cases whose name contains this (any case)")
+      .option("--timeout", o->timeout_seconds, "seconds per case")
+      .flag("!--no-isolate", o->isolate, "run cases in this process")
+      .flag("-v,--verbose", o->verbose, "print every case")
+      .option("--json", o->json_path, "write every row to this JSON file")
+      .option("--min-pass", o->min_pass, "exit 1 when fewer cases pass")
+      .operator_options(o->settings)
+      .runs([o] { return onnx_test(*o); });
 }
 
 }  // namespace deep500::cli

@@ -22,6 +22,7 @@
 #include "deep/text.h"
 #include "metrics/reporter.h"
 #include "network/settings.h"
+#include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
 #include "recipes/operator_task.h"
 #include "recipes/problems.h"
@@ -205,6 +206,63 @@ int op_command(const OpOptions& o) {
   int rc = kSuccess;
   for (const auto& p : problems) rc = std::max(rc, run_check(o, def, make_node(op, def, p), p));
   return rc;
+}
+
+namespace {
+
+// The options `op check` and `op bench` share.
+void add_problem_options(Command& c, OpOptions& o) {
+  c.positional("optype", o.op_type, "ONNX op type, e.g. Conv")
+      .option("--input", o.inputs, "NAME:dtype:shape, e.g. x:float32:1x3x224x224")
+      .option("--attr", o.attrs, "key=value (ints 1,2,3; floats; strings)")
+      .option("--opset", o.opset, "opset version (default 17)")
+      .option("--domain", o.domain, "operator domain (default ai.onnx)")
+      .option("--outputs", o.outputs, "number of node outputs (default: schema minimum)")
+      .list("--backend", o.backends, "backends, e.g. reference,onednn or all")
+      .option("--seed", o.seed, "seed of the random inputs")
+      .pair("--range", o.range, "uniform input range LOW,HIGH (default -1,1)")
+      .option("--shapes", o.shapes_path, "benchdnn-style problem file")
+      .option("--dtype", o.dtype, "element type of --shapes problems (default float32)")
+      .list("--batch", o.batch,
+            "batch sizes, e.g. 1,8,32: N in --input/--shapes shapes, mb of Conv/MatMul and "
+            "m of Gemm descriptors; one problem each")
+      .operator_options(o.settings)
+      .flag("!--no-isolate", o.isolate,
+            "run kernels in this process (default: each backend's check, and a first run before "
+            "timing, in a child process, so that a crashing kernel is a failed row)");
+}
+
+}  // namespace
+
+void add_op_command(CommandLine& line) {
+  auto o = std::make_shared<OpOptions>();
+  auto op = line.add("op", "check or benchmark one ONNX operator");
+  auto check = op.subcommand("check", "compare backends with the reference (and gradients)");
+  add_problem_options(check, *o);
+  check.flag("--grad", o->grad, "also check backward() with finite differences").runs([o] {
+    o->mode = "check";
+    return op_command(*o);
+  });
+
+  auto bench = op.subcommand("bench", "time backends with median, 95% CI, CV, GFLOP/s");
+  add_problem_options(bench, *o);
+  bench.flag("--backward", o->backward, "also time backward() (rows with pass=backward)")
+      .option("--threads", o->threads, "OpenMP threads of the kernels (0 = library default)")
+      .choice("--format", o->format, "what stdout gets: console (default), json, csv, gbench",
+              {"console", "json", "csv", "gbench"})
+      .option("--json", o->json_path, "write results with context to this JSON file")
+      .option("--csv", o->csv_path, "write results to this CSV file")
+      .option("--gbench", o->gbench_path,
+              "write Google Benchmark JSON (for its compare.py) to this file")
+      .option("--warmup", o->warmup, "untimed repetitions (default 3)")
+      .option("--min-reps", o->min_repetitions, "minimum repetitions (default 10)")
+      .option("--max-reps", o->max_repetitions, "maximum repetitions (default 10000)")
+      .option("--min-time", o->min_time_seconds, "minimum seconds measured (default 0.2)")
+      .option("--max-time", o->max_time_seconds, "maximum seconds measured (default 10)")
+      .runs([o] {
+        o->mode = "bench";
+        return op_command(*o);
+      });
 }
 
 }  // namespace deep500::cli

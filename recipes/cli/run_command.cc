@@ -4,6 +4,7 @@
 // interrupted.
 #include <iostream>
 
+#include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
 #include "recipes/interrupt.h"
 #include "recipes/reproduce.h"
@@ -50,6 +51,28 @@ int reproduce_command(const RunCommandOptions& o) {
   std::cout << "deep500 reproduce: reproduced " << rep.verdict << " (run " << rep.run.run_id << ", "
             << rep.setup_differences.size() << " setup fields differ)\n";
   return kSuccess;
+}
+
+void add_run_commands(CommandLine& line) {
+  auto r = std::make_shared<RunCommandOptions>();
+  line.add("run", "run a recipe: validate, check, run, judge, record")
+      .positional("recipe", r->recipe, "recipe YAML file, e.g. recipes/fashion_mnist_lenet.yaml")
+      .option("--set", r->sets, "PATH=VALUE: override a recipe field, e.g. training.epochs=1")
+      .flag("--dry-run", r->dry_run, "print the resolved recipe and exit")
+      .option("--output-dir", r->output_dir, "results folder (default results)")
+      .option("--history", r->history, "history database (default OUTPUT_DIR/history.sqlite)")
+      .flag("!--no-plots", r->plots, "do not render plots")
+      .flag("!--no-progress", r->progress, "no progress output on stderr")
+      .runs([r] { return run_command(*r); });
+
+  auto p = std::make_shared<RunCommandOptions>();
+  line.add("reproduce", "rerun a recorded run and judge whether it reproduced")
+      .positional("run", p->recipe, "history id, results folder or results.json")
+      .option("--output-dir", p->output_dir, "results folder (default results)")
+      .option("--history", p->history, "history database (default OUTPUT_DIR/history.sqlite)")
+      .flag("!--no-plots", p->plots, "do not render plots")
+      .flag("!--no-progress", p->progress, "no progress output on stderr")
+      .runs([p] { return reproduce_command(*p); });
 }
 
 }  // namespace deep500::cli

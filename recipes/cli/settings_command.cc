@@ -8,6 +8,7 @@
 #include "metrics/context.h"
 #include "network/executor_options.h"
 #include "operators/registry.h"
+#include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
 
 namespace deep500::cli {
@@ -31,6 +32,10 @@ std::string version_text() {
   return cat("deep500 ", DEEP500_VERSION, " (git ", c.git_revision, ", ", c.build_type, ", ",
              c.compiler, ")\nbackends: ", join(ops::Registry::global().default_preference(), " "),
              "\nlibraries:", libraries);
+}
+
+void add_settings_command(CommandLine& line) {
+  line.add("settings", "list every --setting with its value").runs(settings_command);
 }
 
 }  // namespace deep500::cli

@@ -6,6 +6,7 @@
 
 #include "deep/error.h"
 #include "deep/text.h"
+#include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
 #include "recipes/interrupt.h"
 #include "recipes/training_task.h"
@@ -77,6 +78,54 @@ int train_command(const TrainOptions& o) {
   if (r.interrupted) return kInterrupted;
   if (r.non_finite) return kCheckFailed;
   return o.target_accuracy > 0 && r.time_to_accuracy < 0 ? kCheckFailed : kSuccess;
+}
+
+void add_train_command(CommandLine& line) {
+  auto o = std::make_shared<TrainOptions>();
+  line.add("train", "train a network with the Level 2 Trainer")
+      .optional_positional("onnx", o->model, "ONNX model file (or --model NAME)")
+      .option("--model", o->builtin, "built-in network instead of a file: lenet5")
+      .option("--logits", o->logits, "class scores [N, C] of the ONNX model (accuracy, loss)")
+      .option("--loss", o->loss, "use this scalar loss of the model instead of appending one")
+      .option("--input", o->input, "graph input fed with the images (default: the only one)")
+      .option("--labels", o->labels, "graph input fed with the labels (default labels)")
+      .option("--dataset", o->dataset,
+              "fashion-mnist[:DIR] | mnist:DIR | idx:IMAGES,LABELS[,TEST_IMAGES,TEST_LABELS] "
+              "| cifar10:DIR | npz:TRAIN.npz[,TEST.npz]")
+      .required()
+      .option("--optimizer", o->optimizer, "sgd, momentum, nesterov, adam, ... (default momentum)")
+      .list("--hyper", o->hyper, "hyper-parameters, e.g. lr=0.05,momentum=0.9")
+      .option("--lr-schedule", o->lr_schedule,
+              "step:SIZE[:GAMMA] | cosine[:T_MAX[:ETA_MIN]] (epochs) | warmup:STEPS[:FACTOR]")
+      .option("--epochs", o->epochs, "epochs (default 1)")
+      .option("--batch-size", o->batch_size, "batch size (default 64)")
+      .option("--seed", o->seed, "seed of initialization, shuffling and augmentation")
+      .option("--threads", o->threads, "executor threads (default 1; 0 = library default)")
+      .option("--executor", o->executor, "executor name or backend:NAMES (default optimized)")
+      .option("--checkpoint", o->checkpoint, "HDF5 checkpoint written every epoch and at the end")
+      .option("--checkpoint-every-batches", o->checkpoint_every_batches,
+              "also write the checkpoint every N optimizer steps")
+      .option("--resume", o->resume, "continue from this checkpoint")
+      .option("--metrics-json", o->metrics_json, "write per-epoch metrics and a summary")
+      .option("--metrics-csv", o->metrics_csv, "write per-epoch metrics as CSV")
+      .option("--loss-csv", o->loss_csv, "write every training batch's loss as CSV")
+      .option("--save-params", o->save_params, "write DIR/<parameter>.npy at the end")
+      .option("--save-model", o->save_model, "write the trained ONNX model")
+      .option("--target-accuracy", o->target_accuracy,
+              "report the time to this test accuracy (0..1); exit 1 when not reached")
+      .flag("--stop-at-target", o->stop_at_target, "stop once --target-accuracy is reached")
+      .option("--time-limit", o->time_limit, "stop after this many seconds of training")
+      .option("--subset", o->subset, "train on the first N samples only")
+      .option("--test-subset", o->test_subset, "test on the first N samples only")
+      .option("--prefetch-threads", o->prefetch_threads,
+              "data loader threads (default 1; 0 = build batches inline)")
+      .list("--augment", o->augment, "training augmentations: flip[:P],crop:SIZE:PAD,cutout:SIZE")
+      .flag("!--no-progress", o->progress, "no progress output on stderr")
+      .flag("--continue-on-non-finite", o->continue_on_non_finite,
+            "apply steps whose loss or gradients hold NaN/Inf instead of stopping there "
+            "(a stopped run exits 1)")
+      .operator_options(o->settings)
+      .runs([o] { return train_command(*o); });
 }
 
 }  // namespace deep500::cli

@@ -186,6 +186,43 @@ TEST_F(ModelCli, InferWithPassesGivesTheSameOutputs) {
   EXPECT_NE(bad.out.find("no-such-pass"), std::string::npos) << bad.out;
 }
 
+// --scenario: the recipes' inference task times the LoadGen scenarios after
+// the checked run (a batch dimension the model leaves free: N).
+TEST_F(ModelCli, InferTimesScenariosAndWritesTheirStatistics) {
+  std::string text = kModel;
+  for (const std::string from : {"float[2,3] X", "float[2,2] Y"})
+    text.replace(text.find(from), from.size(), std::string(from).replace(6, 1, "N"));
+  onnx::ModelProto m;
+  ASSERT_TRUE(onnx::OnnxParser::Parse(m, text.c_str()).IsOK());
+  const std::string model = path("mlp_n.onnx"), out = path("out_scenarios"),
+                    json = path("scenarios.json");
+  std::ofstream f(model, std::ios::binary);
+  ASSERT_TRUE(m.SerializeToOstream(&f));
+  f.close();
+  CliRun r = run("infer " + model + " --input X=" + x_ + " --output-dir " + out +
+                 " --scenario SingleStream,Offline --json " + json + " --executor optimized");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  expect_values(read_npy(out + "/Y.npy"), {2, 2}, {3, 9.5, 0, 7}, "Y");
+  EXPECT_NE(r.out.find("SingleStream: 1 samples per query"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Offline: 2 samples per query"), std::string::npos) << r.out;
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j.at("scenarios").size(), 2u) << j.dump();
+  for (const auto& s : j.at("scenarios")) {
+    EXPECT_GT(s.at("p50_seconds").get<double>(), 0) << s.dump();
+    EXPECT_LE(s.at("p50_seconds").get<double>(), s.at("p99_seconds").get<double>()) << s.dump();
+    EXPECT_GT(s.at("samples_per_second").get<double>(), 0) << s.dump();
+  }
+  EXPECT_EQ(j.at("context").at("settings").at("executor"), "optimized") << j.dump();
+
+  CliRun bad =
+      run("infer " + model + " --input X=" + x_ + " --output-dir " + out + " --scenario Server");
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+  EXPECT_NE(bad.out.find("scenario 'Server': expected one of SingleStream, Offline"),
+            std::string::npos)
+      << bad.out;
+}
+
 // onnx-test --json: the rows with the context and settings they ran with.
 TEST_F(ModelCli, OnnxTestJsonRecordsRowsAndSettings) {
   const std::string json = path("rows.json");
