@@ -91,7 +91,8 @@ void add_train_command(CommandLine& line) {
       .option("--labels", o->labels, "graph input fed with the labels (default labels)")
       .option("--dataset", o->dataset,
               "fashion-mnist[:DIR] | mnist:DIR | idx:IMAGES,LABELS[,TEST_IMAGES,TEST_LABELS] "
-              "| cifar10:DIR | npz:TRAIN.npz[,TEST.npz]")
+              "| cifar10:DIR | npz:TRAIN.npz[,TEST.npz] | hdf5:TRAIN.h5[,TEST.h5] "
+              "| synthetic:TRAIN_SIZE,TEST_SIZE:CxHxW:CLASSES[:SEED]")
       .required()
       .option("--optimizer", o->optimizer, "sgd, momentum, nesterov, adam, ... (default momentum)")
       .list("--hyper", o->hyper, "hyper-parameters, e.g. lr=0.05,momentum=0.9")

@@ -24,6 +24,7 @@
 
 #include "network/executor_options.h"
 #include "training/checkpoint.h"
+#include "training/data/hdf5_io.h"
 #include "training/run_seeds.h"
 
 namespace fs = std::filesystem;
@@ -284,6 +285,31 @@ TEST(TrainCli, KillNineAndResumeEndsWithTheUninterruptedParameters) {
                        (dir / "resumed"));
   ASSERT_EQ(resumed.status, 0) << resumed.output;
   expect_same_params(dir / "full", dir / "resumed");
+}
+
+// The dataset kinds without a shipped dataset: synthetic (generated from a
+// seed) and HDF5 (a file this test writes), each recorded in the metrics.
+TEST(TrainCli, TrainsOnSyntheticAndHdf5Datasets) {
+  TempDir dir;
+  const std::string synthetic = "synthetic:128,32:1x28x28:10:7";
+  const std::string base = "train --model lenet5 --epochs 1 --batch-size 32 --no-progress ";
+  Result r = run(base + "--dataset " + synthetic + " --metrics-json " + (dir / "s.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::ifstream s(dir / "s.json");
+  EXPECT_EQ(nlohmann::json::parse(s).at("config").at("dataset"), synthetic);
+
+  deep500::Tensor x(deep500::DataType::Float, {64, 1, 28, 28});
+  deep500::Tensor y(deep500::DataType::Int64, {64});
+  for (int64_t i = 0; i < 64; ++i) {
+    y.data<int64_t>()[i] = i % 10;
+    x.data<float>()[i * 784 + i % 784] = 1;
+  }
+  const std::string h5 = dir / "train.h5";
+  deep500::training::write_hdf5(h5, {{"input", x}, {"label", y}});
+  r = run(base + "--dataset hdf5:" + h5 + " --metrics-json " + (dir / "h.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::ifstream h(dir / "h.json");
+  EXPECT_EQ(nlohmann::json::parse(h).at("config").at("dataset"), "hdf5:" + h5);
 }
 
 TEST(TrainCli, BadInputIsOneLineNamingTheProblem) {
