@@ -27,7 +27,7 @@ function(deep500_install_package)
   if(TARGET deep500_libtorch)  # a dlopen'ed plugin: installed, not exported
     install(TARGETS deep500_libtorch LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   endif()
-  install(DIRECTORY deep metrics operators network training validation frameworks
+  install(DIRECTORY deep metrics operators network training distributed validation frameworks
           DESTINATION ${DEEP500_INSTALL_INCLUDEDIR}
           FILES_MATCHING PATTERN "*.h" PATTERN "examples" EXCLUDE)
 

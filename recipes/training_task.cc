@@ -13,6 +13,7 @@
 #include "deep/text.h"
 #include "metrics/json_reporter.h"
 #include "network/settings.h"
+#include "recipes/distributed_training.h"
 #include "recipes/model_feeds.h"
 #include "training/data/subset_dataset.h"
 #include "training/dataset_bias.h"
@@ -53,6 +54,18 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+// What --metrics-json, --metrics-csv, --loss-csv, --save-params and
+// --save-model ask for.
+void write_training_outputs(const TrainingTask& o, const nlohmann::json& metrics,
+                            training::Trainer& trainer, const std::string& losses,
+                            network::Network& net) {
+  if (!o.metrics_json.empty()) write_text(o.metrics_json, metrics.dump(2) + "\n");
+  if (!o.metrics_csv.empty()) trainer.metrics().write_csv(o.metrics_csv);
+  if (!o.loss_csv.empty()) write_text(o.loss_csv, losses);
+  if (!o.save_params.empty()) write_outputs(o.save_params, trainer.parameters());
+  if (!o.save_model.empty()) net.save(o.save_model);
+}
+
 }  // namespace
 
 TrainingOutcome run_training(const TrainingTask& o) {
@@ -83,7 +96,12 @@ TrainingOutcome run_training(const TrainingTask& o) {
   network::ExecutorOptions eo;
   eo.threads = o.threads;
   network::apply_settings(o.settings, &eo);
-  // Optimizer next: an unknown name or hyper-parameter fails before any loading.
+  // Optimizer and scheme next: an unknown name or hyper-parameter fails
+  // before any loading.
+  const DistributedSetup dist = distributed_setup(o.communicator, o.scheme, o.shard);
+  DEEP500_CHECK(!dist.enabled() || o.checkpoint.empty() || dist.scheme.name == "allreduce",
+                "--checkpoint: only the allreduce scheme keeps every rank's optimizer state ",
+                "identical, so only its runs resume exactly from rank 0's checkpoint");
   auto opt = training::make_optimizer(o.optimizer, o.hyper);
   auto schedule =
       training::parse_lr_schedule(o.lr_schedule, opt->learning_rate(), o.epochs, "--lr-schedule");
@@ -136,9 +154,11 @@ TrainingOutcome run_training(const TrainingTask& o) {
   training::SamplerOptions so;
   so.batch_size = o.batch_size;
   so.seed = seeds.shuffle;
-  training::ShuffledSampler sampler(train->size(), so);
+  auto sampler = make_sampler(dist, train->size(), so);
   // What the sampler draws in one epoch, per class (Deep500's DatasetBias).
-  const training::DatasetBias bias = training::dataset_bias(*train, sampler);
+  const training::DatasetBias bias = training::dataset_bias(*train, *sampler);
+  std::unique_ptr<distributed::DistributedOptimizer> scheme;
+  if (dist.enabled()) scheme = distributed::make_scheme(dist.scheme, *dist.comm, *opt);
 
   training::TrainerConfig cfg;
   cfg.epochs = o.epochs;
@@ -148,17 +168,17 @@ TrainingOutcome run_training(const TrainingTask& o) {
   cfg.target_accuracy = o.target_accuracy;
   cfg.stop_at_target = o.stop_at_target;
   cfg.time_limit_seconds = o.time_limit;
-  cfg.checkpoint_path = o.checkpoint;
+  cfg.checkpoint_path = dist.writes() ? o.checkpoint : "";
   cfg.checkpoint_every_batches = o.checkpoint_every_batches;
   cfg.seed = seeds.trainer;
-  cfg.progress = o.progress;
+  cfg.progress = o.progress && dist.writes();
   cfg.stop_on_non_finite = !o.continue_on_non_finite;
   cfg.interrupt = o.interrupt;
   cfg.loader.threads = o.prefetch_threads;
   cfg.loader.prefetch = std::max(2, o.prefetch_threads);
   cfg.loader.transforms = transforms;
   cfg.loader.seed = seeds.augmentation;
-  training::Trainer trainer(net, *exec, *opt, sampler, *train, test, cfg);
+  training::Trainer trainer(net, *exec, scheme ? *scheme : *opt, *sampler, *train, test, cfg);
 
   std::unique_ptr<training::ScheduleEvents> sched_events;
   if (schedule) {
@@ -170,6 +190,7 @@ TrainingOutcome run_training(const TrainingTask& o) {
   LossLog loss_log;
   if (!o.loss_csv.empty()) trainer.add_events(&loss_log);
   if (!o.resume.empty()) trainer.resume(o.resume);
+  if (scheme) scheme->synchronize(trainer.parameters());
 
   // As asked: a schedule changes the optimizer's values while it runs.
   const auto asked_hyper = opt->hyper_parameters();
@@ -181,7 +202,9 @@ TrainingOutcome run_training(const TrainingTask& o) {
     samples += e.samples;
     if (e.samples_per_second > 0) train_seconds += e.samples / e.samples_per_second;
   }
-  const double samples_per_second = train_seconds > 0 ? samples / train_seconds : 0;
+  // All ranks together (each trains an equal share, in lockstep).
+  const double ranks = dist.enabled() ? dist.comm->size() : 1;
+  const double samples_per_second = train_seconds > 0 ? ranks * samples / train_seconds : 0;
 
   TrainingOutcome outcome;
   {
@@ -212,6 +235,7 @@ TrainingOutcome run_training(const TrainingTask& o) {
                    {"augment", o.augment},
                    {"resumed_from", o.resume}};
     j["context"] = metrics::to_json(network::result_context(exec.get()));
+    if (scheme) j["distributed"] = rank_figures(dist, *scheme, r);
     j["dataset_bias"] = {
         {"counts", bias.counts},
         {"total", bias.total},
@@ -232,11 +256,7 @@ TrainingOutcome run_training(const TrainingTask& o) {
                     {"samples_per_second", samples_per_second},
                     {"seconds", r.seconds}};
   }
-  if (!o.metrics_json.empty()) write_text(o.metrics_json, outcome.metrics.dump(2) + "\n");
-  if (!o.metrics_csv.empty()) trainer.metrics().write_csv(o.metrics_csv);
-  if (!o.loss_csv.empty()) write_text(o.loss_csv, loss_log.text);
-  if (!o.save_params.empty()) write_outputs(o.save_params, trainer.parameters());
-  if (!o.save_model.empty()) net.save(o.save_model);
+  if (dist.writes()) write_training_outputs(o, outcome.metrics, trainer, loss_log.text, net);
 
   std::string line =
       cat("deep500 train: ", model_name, " ", r.epochs_completed, " epochs, ", r.steps, " steps");
@@ -250,6 +270,7 @@ TrainingOutcome run_training(const TrainingTask& o) {
                                           fixed(r.time_to_accuracy, 1), " s")
                                     : cat(", target ", o.target_accuracy, " not reached");
   line += cat(", ", fixed(samples_per_second, 0), " samples/s, ", fixed(r.seconds, 1), " s");
+  if (scheme) line += cat(", ", dist.comm->size(), " ranks (", scheme->scheme(), ")");
   if (r.stopped_early) line += cat(" (stopped: ", r.stop_reason, ")");
   outcome.summary = line;
   outcome.epochs_csv = trainer.metrics().to_csv();

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "distributed/communicator.h"
 #include "training/data/dataset_spec.h"
 #include "training/trainer.h"
 
@@ -49,8 +50,14 @@ struct TrainingTask {
   int prefetch_threads = 1;
   std::vector<std::string> augment;  // training::parse_transforms's text forms
   bool progress = true;
-  bool continue_on_non_finite = false;           // apply NaN/Inf steps instead of stopping
-  const std::atomic<bool>* interrupt = nullptr;  // stop after the current batch when set
+  bool continue_on_non_finite = false;  // apply NaN/Inf steps instead of stopping
+  // Distributed data-parallel training (Level 3): every rank of
+  // `communicator` runs the task with the same fields; batch_size is per
+  // rank; rank 0 alone writes the outputs, the checkpoint and progress.
+  distributed::Communicator* communicator = nullptr;  // null: one process
+  std::string scheme = "allreduce";                   // distributed::parse_scheme's text form
+  std::string shard = "replicated";                   // replicated | partitioned
+  const std::atomic<bool>* interrupt = nullptr;       // stop after the current batch when set
   // Outputs ("" = not written); checked before training starts.
   std::string metrics_json, metrics_csv, loss_csv;
   std::string save_params;  // DIR/<parameter>.npy at the end

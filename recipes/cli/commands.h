@@ -161,6 +161,9 @@ struct TrainOptions {
   std::vector<std::string> augment;  // flip[:P], crop:SIZE:PAD, cutout:SIZE
   bool progress = true;
   bool continue_on_non_finite = false;  // apply NaN/Inf steps instead of stopping (exit 1)
+  std::string distributed;              // scheme under mpirun ("" = one process)
+  std::string shard = "replicated";     // replicated | partitioned
+  double comm_timeout = 300;            // seconds (distributed)
   std::vector<std::string> settings;    // NAME=VALUE (recipes/cli/settings.h)
 };
 int train_command(const TrainOptions& o);

@@ -2,10 +2,14 @@
 // the command line's form of the training task (recipes/training_task.h),
 // which recipes run too. Prints the summary line; exit 1 when the target
 // accuracy is not reached or a NaN/Inf stopped the run, 130 when interrupted.
+// With --distributed SCHEME (under mpirun) every rank trains its share on
+// the MPI communicator; rank 0 prints and writes; an Error on any rank ends
+// the whole job (MPI_Abort) with exit 2, so no rank waits for it.
 #include <iostream>
 
 #include "deep/error.h"
 #include "deep/text.h"
+#include "distributed/mpi_communicator.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
 #include "recipes/interrupt.h"
@@ -27,6 +31,16 @@ std::map<std::string, double> parse_hyper(const std::vector<std::string>& specs)
     out[s.substr(0, eq)] = v;
   }
   return out;
+}
+
+// A distributed run: an Error on one rank ends every rank.
+TrainingOutcome run_on_every_rank(const TrainingTask& t) {
+  try {
+    return run_training(t);
+  } catch (const Error& e) {
+    std::cerr << "deep500: error: rank " << t.communicator->rank() << ": " << e.what() << std::endl;
+    distributed::abort_job(kBadInput);
+  }
 }
 
 }  // namespace
@@ -70,8 +84,15 @@ int train_command(const TrainOptions& o) {
   t.loss_csv = o.loss_csv;
   t.save_params = o.save_params;
   t.save_model = o.save_model;
-  const TrainingOutcome out = run_training(t);
-  std::cout << out.summary << std::endl;
+  if (!o.distributed.empty()) {
+    auto& world = distributed::MpiCommunicator::world();
+    world.set_timeout_seconds(o.comm_timeout);
+    t.communicator = &world;
+    t.scheme = o.distributed;
+    t.shard = o.shard;
+  }
+  const TrainingOutcome out = t.communicator ? run_on_every_rank(t) : run_training(t);
+  if (!t.communicator || t.communicator->rank() == 0) std::cout << out.summary << std::endl;
   // A target accuracy is a criterion: not reaching it is a failed run; so is
   // a run stopped by a NaN/Inf loss or gradient.
   const auto& r = out.report;
@@ -122,6 +143,13 @@ void add_train_command(CommandLine& line) {
               "data loader threads (default 1; 0 = build batches inline)")
       .list("--augment", o->augment, "training augmentations: flip[:P],crop:SIZE:PAD,cutout:SIZE")
       .flag("!--no-progress", o->progress, "no progress output on stderr")
+      .option("--distributed", o->distributed,
+              "data-parallel training under mpirun: allreduce[:BUCKET_MIB] | ps[:SERVERS] | "
+              "local-sgd[:K] | dpsgd (--batch-size is per rank)")
+      .choice("--shard", o->shard, "how ranks share the data: replicated (default), partitioned",
+              {"replicated", "partitioned"})
+      .option("--comm-timeout", o->comm_timeout,
+              "seconds a rank waits for the others before the job ends (default 300)")
       .flag("--continue-on-non-finite", o->continue_on_non_finite,
             "apply steps whose loss or gradients hold NaN/Inf instead of stopping there "
             "(a stopped run exits 1)")

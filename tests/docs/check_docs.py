@@ -10,7 +10,8 @@ entries, `build` to the build directory, $PREFIX an empty install prefix):
 * Every line of a ```sh / ```bash block is a command (a trailing backslash
   continues it, "&&" separates commands, "# ..." is a comment, `D=...` and
   `export VAR=...` set variables for the following lines):
-  - deep500: every --option named must exist in the subcommand's --help; a
+  - deep500, also as `mpirun [OPTIONS] deep500 ...` (run through mpirun, with
+    --allow-run-as-root --oversubscribe added): every --option named must exist in the subcommand's --help; a
     usage line ([...], ..., |) is checked for that only. Otherwise the line
     must parse (`deep500 --parse-only ...` exits 0), and unless it names a
     placeholder for the user's own input (an ALL-CAPS word such as MODEL.onnx,
@@ -161,7 +162,8 @@ class Checker:
             self.help_cache[key] = out
         return self.help_cache[key]
 
-    def check_deep500(self, where, binary, tokens, comment, cwd, env):
+    def check_deep500(self, where, binary, tokens, comment, cwd, env, launcher=()):
+        """`launcher`: an mpirun prefix the run goes through (parsing does not)."""
         words = []
         top = self.deep500_help(binary, [])
         if tokens and not tokens[0].startswith("-") and re.search(rf"^\s+{re.escape(tokens[0])}\s", top, re.M):
@@ -184,11 +186,11 @@ class Checker:
         if rc != 0:
             self.fail(where, f"does not parse (exit {rc}): {out.strip()}")
             return
-        if any(is_placeholder(t) for t in tokens):
+        if any(is_placeholder(t) for t in list(tokens) + list(launcher)):
             self.count("deep500 templates (user's own inputs): parsed")
             return
         expected = int(m.group(1)) if (m := re.search(r"exits (\d)", comment)) else 0
-        rc, out = self.run([binary] + tokens, cwd, env, self.args.timeout)
+        rc, out = self.run(list(launcher) + [binary] + tokens, cwd, env, self.args.timeout)
         if rc is None:
             self.count(f"deep500 commands: parsed, still running after {self.args.timeout:g} s")
         elif rc != expected:
@@ -236,10 +238,20 @@ class Checker:
         while tokens and re.match(r"^[A-Z_]+=", tokens[0]):  # OMP_NUM_THREADS=1 program ...
             tokens.pop(0)
         head = tokens[0]
+        launcher = []
+        if head in ("mpirun", "mpiexec"):  # mpirun [OPTIONS] deep500 ...: run through mpirun
+            k = next((i for i, t in enumerate(tokens) if t == "deep500" or t.endswith("/deep500")),
+                     None)
+            if k is None:
+                self.fail(where, "mpirun of something other than deep500")
+                return
+            launcher = tokens[:k] + [f for f in ("--allow-run-as-root", "--oversubscribe")
+                                     if f not in tokens[:k]]
+            tokens, head = tokens[k:], tokens[k]
         if head == "deep500" or head.endswith("/deep500") or head.endswith("recipes/deep500"):
             binary = shutil.which("deep500", path=env.get("PATH")) if head == "deep500" else None
             binary = binary or str(self.deep500)
-            self.check_deep500(where, binary, tokens[1:], comment, cwd, env)
+            self.check_deep500(where, binary, tokens[1:], comment, cwd, env, launcher)
         elif head == "cmake" and ("-S" in tokens and tokens[tokens.index("-S") + 1] == "."):
             self.count("deep500's own build and tests: not run here")
         elif head == "cmake" and "--build" in tokens and tokens[tokens.index("--build") + 1] == "build":

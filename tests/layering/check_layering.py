@@ -46,6 +46,7 @@ SETTINGS_FILES = {
     "metrics": "metrics/context.cc",        # records OMP_* etc. in every result
     "network": "network/executor_options.cc",
     "frameworks": "frameworks/settings.cc",
+    "distributed": "distributed/mpi_communicator.cc",  # the launcher's OMPI_*/PMI_* variables
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([a-z_]+)/([^">]+)[">]')
 

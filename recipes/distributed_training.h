@@ -1,0 +1,44 @@
+// The Level 3 part of the training task (recipes/training_task.h): the
+// distributed sampler and scheme a task asks for, and the per-rank figures
+// rank 0 records. Every function here that takes a communicator is
+// collective: every rank calls it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "distributed/communicator.h"
+#include "distributed/distributed_sampler.h"
+#include "distributed/schemes.h"
+#include "training/trainer.h"
+
+namespace deep500::recipes {
+
+struct DistributedSetup {
+  distributed::Communicator* comm = nullptr;  // null: one process
+  distributed::SchemeOptions scheme;
+  distributed::ShardMode shard = distributed::ShardMode::Replicated;
+
+  bool enabled() const { return comm != nullptr; }
+  // Rank 0 (or a run of one process) writes results, checkpoints, progress.
+  bool writes() const { return !comm || comm->rank() == 0; }
+};
+
+// Parses the task's fields; Error naming the field (before anything loads).
+DistributedSetup distributed_setup(distributed::Communicator* comm, const std::string& scheme,
+                                   const std::string& shard);
+
+// This rank's sampler at `options.batch_size` per rank (a ShuffledSampler
+// for one process).
+std::unique_ptr<training::Sampler> make_sampler(const DistributedSetup& d, int64_t samples,
+                                                const training::SamplerOptions& options);
+
+// Per-rank figures gathered onto every rank: scheme, communicator, ranks,
+// and for each rank its steps, seconds in communication and in the local
+// update, training seconds and bytes sent and received.
+nlohmann::json rank_figures(const DistributedSetup& d, const distributed::DistributedOptimizer& opt,
+                            const training::TrainingReport& report);
+
+}  // namespace deep500::recipes

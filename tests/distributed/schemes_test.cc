@@ -1,0 +1,160 @@
+// The distributed schemes on the in-process communicator (the same checks
+// run under mpirun on MPI: tests/mpi/schemes_mpi_test.cc), the distributed
+// sampler, fusion buffers and the scheme parser.
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "distributed/in_process.h"
+#include "tests/distributed/scheme_checks.h"
+#include "tests/error_of.h"
+
+using namespace deep500;
+using namespace deep500::distributed;
+using deep500::test::error_of;
+using deep500::testing::expect_matches_large_batch;
+using deep500::testing::max_difference;
+using deep500::testing::train_mlp;
+
+namespace {
+
+class SynchronousScheme : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(SynchronousScheme, MatchesOneProcessWithTheGlobalBatch) {
+  const auto& [scheme, ranks] = GetParam();
+  run_ranks(ranks, [s = scheme](Communicator& c) { expect_matches_large_batch(c, s); });
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, SynchronousScheme,
+                         ::testing::Combine(::testing::Values("allreduce", "allreduce:0.01", "ps",
+                                                              "ps:2"),
+                                            ::testing::Values(2, 4)),
+                         [](const auto& info) {
+                           std::string name = std::get<0>(info.param) + "_" +
+                                              std::to_string(std::get<1>(info.param));
+                           for (char& ch : name)
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name;
+                         });
+
+// Local SGD with plain gradient averaging each step is not the large batch
+// (momentum stays local), but averaging keeps every rank identical after
+// each averaging step, and the parameters move.
+TEST(Schemes, ModelAveragingKeepsRanksIdenticalAfterEachAverage) {
+  run_ranks(2, [](Communicator& c) {
+    const auto run = train_mlp(&c, "local-sgd:1", 16, true);
+    EXPECT_EQ(run.differing_steps, 0);
+    EXPECT_GT(run.stats.communication_seconds, 0);
+  });
+}
+
+// D-PSGD: on 2 or 3 ranks every rank's neighbours are all the others, so
+// neighbour averaging is the global mean and ranks stay identical; on a
+// ring of 4, rank 0 never hears from rank 2 and the ranks differ. Two
+// exchanges (left, right) per step, one with a ring of two.
+TEST(Schemes, NeighbourAveragingTalksOnlyToRingNeighbours) {
+  for (int ranks : {2, 3, 4}) {
+    run_ranks(ranks, [ranks](Communicator& c) {
+      const auto run = train_mlp(&c, "dpsgd", 32 / 4, true);
+      const int64_t steps = (640 + 8 * ranks - 1) / (8 * ranks);
+      EXPECT_EQ(run.stats.steps, steps) << ranks;
+      EXPECT_EQ(c.traffic().by_operation.at("sendrecv").calls, (ranks == 2 ? 1 : 2) * steps);
+      if (ranks < 4)
+        EXPECT_EQ(run.differing_steps, 0) << ranks;
+      else
+        EXPECT_GT(run.differing_steps, 0);
+    });
+  }
+}
+
+TEST(DistributedSampler, ReplicatedSlicesAreTheGlobalBatches) {
+  training::SamplerOptions global;
+  global.batch_size = 12;
+  global.seed = 9;
+  training::ShuffledSampler alone(100, global);
+  training::SamplerOptions per_rank = global;
+  per_rank.batch_size = 4;
+  std::vector<std::unique_ptr<DistributedSampler>> ranks;
+  for (int r = 0; r < 3; ++r)
+    ranks.push_back(
+        std::make_unique<DistributedSampler>(100, per_rank, r, 3, ShardMode::Replicated));
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    EXPECT_EQ(ranks[0]->batches_per_epoch(), 9);  // 8 full + the last 4 split 1/1/2
+    for (int64_t b = 0; b < 9; ++b) {
+      std::vector<int64_t> joined;
+      for (auto& s : ranks) {
+        auto part = s->next();
+        joined.insert(joined.end(), part.begin(), part.end());
+      }
+      EXPECT_EQ(joined, alone.next()) << "epoch " << epoch << " batch " << b;
+    }
+    for (auto& s : ranks) EXPECT_TRUE(s->next().empty());
+    EXPECT_TRUE(alone.next().empty());
+  }
+}
+
+TEST(DistributedSampler, PartitionedShardsAreDisjointWithEqualBatchCounts) {
+  training::SamplerOptions o;
+  o.batch_size = 5;
+  o.seed = 2;
+  std::set<int64_t> seen;
+  for (int r = 0; r < 3; ++r) {
+    DistributedSampler s(100, o, r, 3, ShardMode::Partitioned);
+    EXPECT_EQ(s.batches_per_epoch(), 7);  // 33 samples each
+    for (auto b = s.next(); !b.empty(); b = s.next())
+      for (int64_t i : b) {
+        EXPECT_TRUE(seen.insert(i).second) << i << " drawn twice";
+        EXPECT_GE(i, r * 100 / 3);
+        EXPECT_LT(i, (r + 1) * 100 / 3);
+      }
+  }
+  EXPECT_EQ(seen.size(), 99u);
+  EXPECT_NE(error_of([&] {
+              DistributedSampler(2, o, 0, 3, ShardMode::Replicated);
+            }).find("2 samples cannot be shared by 3 ranks"),
+            std::string::npos);
+}
+
+TEST(Schemes, ParserNamesTheExpectedForms) {
+  EXPECT_EQ(parse_scheme("allreduce", "s").bucket_mib, 25);
+  EXPECT_EQ(parse_scheme("allreduce:4", "s").bucket_mib, 4);
+  EXPECT_EQ(parse_scheme("ps:3", "s").servers, 3);
+  EXPECT_EQ(parse_scheme("local-sgd:8", "s").average_every, 8);
+  EXPECT_EQ(to_string(parse_scheme("local-sgd:8", "s")), "local-sgd:8");
+  const std::string e = error_of([] { parse_scheme("ring", "--distributed ring"); });
+  EXPECT_NE(e.find("--distributed ring: unknown scheme 'ring'"), std::string::npos) << e;
+  EXPECT_NE(error_of([] { parse_scheme("ps:0", "x"); }).find("positive"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_scheme("local-sgd:1.5", "x"); }).find("integer"),
+            std::string::npos);
+}
+
+TEST(Schemes, SynchronizeRefusesRanksWithDifferentParameterSets) {
+  EXPECT_THROW(
+      run_ranks(
+          2,
+          [](Communicator& c) {
+            auto local = training::make_optimizer("sgd");
+            auto s = make_scheme(parse_scheme("allreduce", "s"), c, *local);
+            training::TensorMap params = {{"w", Tensor(DataType::Float, {c.rank() == 0 ? 2 : 3})}};
+            s->synchronize(params);
+          }),
+      Error);
+}
+
+TEST(FusionBuffer, PacksAndUnpacksInPlace) {
+  training::TensorMap m = {{"a", Tensor::from_vector<float>({2}, {1, 2})},
+                           {"b", Tensor::from_vector<float>({1, 1}, {3})}};
+  Tensor a_storage = m["a"];
+  FusionBuffer f;
+  f.pack({"b", "a"}, m);
+  EXPECT_EQ(f.buffer().to_double_vector(), (std::vector<double>{3, 1, 2}));
+  f.buffer().data<float>()[1] = 10;
+  f.unpack_into(m);
+  EXPECT_TRUE(m["a"].shares_storage(a_storage));
+  EXPECT_EQ(m["a"].at_as_double(0), 10);
+  training::TensorMap fresh;
+  f.unpack_into(fresh);
+  EXPECT_EQ(fresh["b"].shape(), (Shape{1, 1}));
+}
+
+}  // namespace

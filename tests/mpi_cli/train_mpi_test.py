@@ -1,0 +1,105 @@
+"""`deep500 train --distributed` under real mpirun (ctest label mpi).
+
+1. Two ranks at batch 16 with allreduce (and with the parameter server) end
+   with the parameters of one process at batch 32 (within 1e-5), and rank 0
+   records both ranks' figures.
+2. A rank killed with SIGKILL mid-run ends the whole job, non-zero, within
+   the communicator timeout, and the output names that rank.
+
+Usage: train_mpi_test.py DEEP500 MPIEXEC
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+DEEP500, MPIEXEC = sys.argv[1], sys.argv[2]
+MPI = [MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", "2"]
+TRAIN = [DEEP500, "train", "--model", "lenet5", "--dataset", "fashion-mnist", "--subset", "1024",
+         "--test-subset", "256", "--optimizer", "momentum", "--hyper", "lr=0.05,momentum=0.9",
+         "--threads", "1", "--prefetch-threads", "0", "--no-progress", "--executor", "reference"]
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=600, **kw)
+    assert r.returncode == 0, f"{' '.join(cmd)} exited {r.returncode}:\n{r.stdout}"
+    return r.stdout
+
+
+def params(folder):
+    return {f: np.load(os.path.join(folder, f)) for f in sorted(os.listdir(folder))}
+
+
+def check_matches_one_process(tmp, scheme):
+    alone, dist = os.path.join(tmp, "alone"), os.path.join(tmp, "dist-" + scheme)
+    metrics = os.path.join(tmp, scheme + ".json")
+    run(TRAIN + ["--batch-size", "32", "--save-params", alone])
+    out = run(MPI + TRAIN + ["--batch-size", "16", "--distributed", scheme,
+                             "--save-params", dist, "--metrics-json", metrics])
+    assert out.count("deep500 train:") == 1, f"only rank 0 prints the summary:\n{out}"
+    a, b = params(alone), params(dist)
+    assert a.keys() == b.keys() and len(a) == 10, (a.keys(), b.keys())
+    worst = max(float(np.max(np.abs(a[k] - b[k]))) for k in a)
+    assert worst <= 1e-5, f"{scheme}: parameters differ by {worst} from one process at batch 32"
+    moved = max(float(np.max(np.abs(a[k]))) for k in a)
+    assert moved > 0
+    d = json.load(open(metrics))["distributed"]
+    assert d["ranks"] == 2 and d["communicator"] == "mpi", d
+    assert [r["steps"] for r in d["per_rank"]] == [32, 32], d
+    assert all(r["bytes_sent"] > 0 for r in d["per_rank"]), d
+    print(f"{scheme}: 2 ranks x batch 16 = 1 process x batch 32 within {worst:.2e}")
+
+
+def rank_pid(rank):
+    """The pid of the deep500 process mpirun started as `rank`."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            env = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+        except OSError:
+            continue
+        if DEEP500.encode() in cmd and f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+            return int(pid)
+    return None
+
+
+def check_killed_rank_ends_the_job():
+    timeout = 20
+    cmd = MPI + [DEEP500, "train", "--model", "lenet5", "--dataset", "fashion-mnist",
+                 "--epochs", "50", "--batch-size", "8", "--no-progress", "--threads", "1",
+                 "--distributed", "allreduce", "--comm-timeout", str(timeout)]
+    job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    pid = None
+    for _ in range(200):
+        pid = rank_pid(1)
+        if pid:
+            break
+        time.sleep(0.1)
+    assert pid, "rank 1 never started"
+    time.sleep(2)  # into training
+    start = time.monotonic()
+    os.kill(pid, signal.SIGKILL)
+    try:
+        out, _ = job.communicate(timeout=timeout + 30)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        raise AssertionError("the job did not end after rank 1 was killed")
+    took = time.monotonic() - start
+    assert job.returncode != 0, out
+    assert "rank 1" in out, f"the output does not name rank 1:\n{out}"
+    assert took <= timeout + 10, f"ended {took:.1f} s after the kill"
+    print(f"killed rank 1: the job ended in {took:.1f} s, exit {job.returncode}, naming rank 1")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    for scheme in ("allreduce", "ps"):
+        check_matches_one_process(tmp, scheme)
+check_killed_rank_ends_the_job()

@@ -1,0 +1,78 @@
+// The training task run distributed (recipes/distributed_training.h) on
+// the in-process communicator: rank 0 alone writes the outputs, which
+// record every rank's figures; a bad scheme or a checkpoint with a scheme
+// that cannot resume exactly is an error before anything loads.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "distributed/in_process.h"
+#include "frameworks/register_all.h"
+#include "recipes/training_task.h"
+#include "tests/error_of.h"
+#include "training/data/dataset_spec.h"
+
+using namespace deep500;
+using deep500::test::error_of;
+namespace fs = std::filesystem;
+
+namespace {
+
+recipes::TrainingTask small_task(distributed::Communicator* comm, const std::string& out) {
+  recipes::TrainingTask t;
+  t.builtin = "mlp";
+  t.dataset = training::parse_dataset_spec("synthetic:256,64:1x28x28:10:4", "data");
+  t.batch_size = 16;
+  t.progress = false;
+  t.prefetch_threads = 0;
+  t.communicator = comm;
+  t.metrics_json = out;
+  return t;
+}
+
+TEST(DistributedTraining, RankZeroWritesEveryRanksFigures) {
+  frameworks::register_all();
+  const fs::path dir = fs::temp_directory_path() / ("deep500_dist_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string out = (dir / "metrics.json").string();
+  distributed::run_ranks(2, [&](distributed::Communicator& c) {
+    const auto outcome = recipes::run_training(small_task(&c, out));
+    EXPECT_EQ(outcome.report.steps, 8);  // 256 samples / (2 ranks x 16)
+  });
+  std::ifstream f(out);
+  const auto j = nlohmann::json::parse(f);
+  const auto& d = j.at("distributed");
+  EXPECT_EQ(d.at("scheme"), "allreduce:25");
+  EXPECT_EQ(d.at("communicator"), "in-process");
+  ASSERT_EQ(d.at("per_rank").size(), 2u);
+  for (const auto& r : d.at("per_rank")) {
+    EXPECT_EQ(r.at("steps"), 8);
+    // 8 steps x the MLP's gradients (784*128 + 128 + 128*10 + 10 floats),
+    // each allreduced: 2 (p-1)/p = 1 x the payload, plus synchronize().
+    EXPECT_GE(r.at("bytes_sent").get<int64_t>(), 8 * 4 * (784 * 128 + 128 + 1280 + 10));
+  }
+  fs::remove_all(dir);
+}
+
+TEST(DistributedTraining, BadSchemeAndUnresumableCheckpointAreErrors) {
+  distributed::run_ranks(1, [](distributed::Communicator& c) {
+    auto t = small_task(&c, "");
+    t.scheme = "ring";
+    EXPECT_NE(error_of([&] { recipes::run_training(t); }).find("unknown scheme 'ring'"),
+              std::string::npos);
+    t.scheme = "local-sgd:4";
+    t.checkpoint = (fs::temp_directory_path() / "never-written.h5").string();
+    EXPECT_NE(error_of([&] { recipes::run_training(t); }).find("only the allreduce scheme"),
+              std::string::npos);
+    t.scheme = "allreduce";
+    t.checkpoint.clear();
+    t.shard = "striped";
+    EXPECT_NE(
+        error_of([&] { recipes::run_training(t); }).find("expected replicated or partitioned"),
+        std::string::npos);
+  });
+}
+
+}  // namespace
