@@ -268,6 +268,16 @@ void Communicator::recv(Tensor& t, int source, int tag) {
   do_recv(t.raw(), static_cast<int64_t>(t.nbytes()), source, tag);
 }
 
+int Communicator::probe_any(int tag) {
+  return do_probe_any(tag);
+}
+
+int Communicator::recv_any(Tensor& t, int tag) {
+  check_movable(t, "recv");
+  count("recv", 0, static_cast<double>(t.nbytes()));
+  return do_recv_any(t.raw(), static_cast<int64_t>(t.nbytes()), tag);
+}
+
 void Communicator::sendrecv(const Tensor& out, int dest, Tensor& in, int source, int tag) {
   check_movable(out, "sendrecv");
   check_movable(in, "sendrecv");

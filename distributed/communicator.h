@@ -104,6 +104,12 @@ class Communicator {
   // Point to point; `recv` needs a tensor of the sent type and count.
   void send(const Tensor& t, int dest, int tag = 0);
   void recv(Tensor& t, int source, int tag = 0);
+  // Receives a message with `tag` from whichever rank sent one first
+  // (messages of one sender arrive in order); returns that rank.
+  int recv_any(Tensor& t, int tag = 0);
+  // Non-blocking: the rank whose message with `tag` recv_any would take
+  // now, or -1 when none is waiting. Counts no traffic; never times out.
+  int probe_any(int tag = 0);
   // Sends `out` to `dest` and receives `in` from `source` at once (no
   // deadlock on a ring).
   void sendrecv(const Tensor& out, int dest, Tensor& in, int source, int tag = 0);
@@ -138,6 +144,8 @@ class Communicator {
   virtual void do_alltoall(const void* in, void* out, int64_t block_bytes) = 0;
   virtual void do_send(const void* data, int64_t bytes, int dest, int tag) = 0;
   virtual void do_recv(void* data, int64_t bytes, int source, int tag) = 0;
+  virtual int do_recv_any(void* data, int64_t bytes, int tag) = 0;
+  virtual int do_probe_any(int tag) = 0;
   virtual void do_sendrecv(const void* out, int64_t out_bytes, int dest, void* in, int64_t in_bytes,
                            int source, int tag) = 0;
   virtual void do_barrier() = 0;

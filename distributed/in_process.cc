@@ -31,8 +31,9 @@ struct InProcessGroup {
   std::vector<const void*> in;
   std::vector<void*> out;
   std::vector<int64_t> bytes;
-  // Point to point: (dest, source, tag) -> messages in order.
-  std::map<std::tuple<int, int, int>, std::deque<std::vector<unsigned char>>> mail;
+  // Point to point: (dest, source, tag) -> (send number, message) in order.
+  std::map<std::tuple<int, int, int>, InProcessCommunicator::Mailbox> mail;
+  uint64_t sends = 0;
   // Sub-groups by (split number, color).
   std::map<std::pair<int64_t, int>, std::shared_ptr<InProcessGroup>> children;
 
@@ -206,29 +207,60 @@ void InProcessCommunicator::do_send(const void* data, int64_t bytes, int dest, i
   const auto* p = static_cast<const unsigned char*>(data);
   std::lock_guard<std::mutex> lock(group_->m);
   if (!group_->failed.empty()) throw Error(cat(where("send"), ": ", group_->failed));
-  group_->mail[{dest, rank_, tag}].emplace_back(p, p + bytes);
+  group_->mail[{dest, rank_, tag}].emplace_back(group_->sends++,
+                                                std::vector<unsigned char>(p, p + bytes));
   group_->cv.notify_all();
 }
 
 void InProcessCommunicator::do_recv(void* data, int64_t bytes, int source, int tag) {
-  const std::string at = where("recv");
+  take_message(where("recv"), data, bytes, source, tag);
+}
+
+int InProcessCommunicator::do_recv_any(void* data, int64_t bytes, int tag) {
+  return take_message(where("recv"), data, bytes, -1, tag);
+}
+
+int InProcessCommunicator::do_probe_any(int tag) {
+  std::lock_guard<std::mutex> lock(group_->m);
+  return oldest_message(-1, tag).first;
+}
+
+std::pair<int, InProcessCommunicator::Mailbox*> InProcessCommunicator::oldest_message(int source,
+                                                                                      int tag) {
+  std::pair<int, Mailbox*> best = {-1, nullptr};
+  const int first = source < 0 ? 0 : source, last = source < 0 ? size() - 1 : source;
+  for (int r = first; r <= last; ++r) {
+    auto box = group_->mail.find({rank_, r, tag});
+    if (box != group_->mail.end() && !box->second.empty() &&
+        (!best.second || box->second.front().first < best.second->front().first))
+      best = {r, &box->second};
+  }
+  return best;
+}
+
+int InProcessCommunicator::take_message(const std::string& at, void* data, int64_t bytes,
+                                        int source, int tag) {
   std::unique_lock<std::mutex> lock(group_->m);
-  auto& box = group_->mail[{rank_, source, tag}];
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds());
-  group_->cv.wait_until(lock, deadline, [&] { return !box.empty() || !group_->failed.empty(); });
-  if (box.empty()) {
+  group_->cv.wait_until(lock, deadline, [&] {
+    return oldest_message(source, tag).second != nullptr || !group_->failed.empty();
+  });
+  const auto [from, box] = oldest_message(source, tag);
+  if (!box) {
     if (!group_->failed.empty()) throw Error(cat(at, ": ", group_->failed));
+    const std::string who = source < 0 ? std::string("any rank") : cat("rank ", source);
     const std::string why =
-        cat("no message from rank ", source, " (tag ", tag, ") within ", timeout_seconds(), " s");
+        cat("no message from ", who, " (tag ", tag, ") within ", timeout_seconds(), " s");
     group_->fail_locked(cat("rank ", rank_, ": ", why));
     throw Error(cat(at, ": ", why));
   }
-  std::vector<unsigned char> msg = std::move(box.front());
-  box.pop_front();
-  DEEP500_CHECK(static_cast<int64_t>(msg.size()) == bytes, at, ": rank ", source, " sent ",
+  std::vector<unsigned char> msg = std::move(box->front().second);
+  box->pop_front();
+  DEEP500_CHECK(static_cast<int64_t>(msg.size()) == bytes, at, ": rank ", from, " sent ",
                 msg.size(), " bytes, expected ", bytes);
   std::memcpy(data, msg.data(), msg.size());
+  return from;
 }
 
 void InProcessCommunicator::do_sendrecv(const void* out, int64_t out_bytes, int dest, void* in,

@@ -11,8 +11,11 @@
 // throws Error naming the ranks that did not arrive.
 #pragma once
 
+#include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "distributed/communicator.h"
@@ -23,6 +26,8 @@ struct InProcessGroup;
 
 class InProcessCommunicator : public Communicator {
  public:
+  // Messages from one sender with one tag: (send number, bytes), oldest first.
+  using Mailbox = std::deque<std::pair<uint64_t, std::vector<unsigned char>>>;
   // `size` communicators of one new group: give one to each thread.
   static std::vector<std::unique_ptr<InProcessCommunicator>> create(int size);
   InProcessCommunicator(std::shared_ptr<InProcessGroup> group, int rank);
@@ -47,6 +52,8 @@ class InProcessCommunicator : public Communicator {
   void do_alltoall(const void* in, void* out, int64_t block_bytes) override;
   void do_send(const void* data, int64_t bytes, int dest, int tag) override;
   void do_recv(void* data, int64_t bytes, int source, int tag) override;
+  int do_recv_any(void* data, int64_t bytes, int tag) override;
+  int do_probe_any(int tag) override;
   void do_sendrecv(const void* out, int64_t out_bytes, int dest, void* in, int64_t in_bytes,
                    int source, int tag) override;
   void do_barrier() override;
@@ -57,6 +64,12 @@ class InProcessCommunicator : public Communicator {
   // `work` fails the group before it propagates.
   void exchange(const char* operation, const void* in, void* out, int64_t bytes,
                 const std::function<void()>& work);
+  // Takes the oldest message for this rank with `tag` from `source` (-1:
+  // any rank) into `data`; returns its sender. Error after the timeout.
+  int take_message(const std::string& at, void* data, int64_t bytes, int source, int tag);
+  // The sender and mailbox of the oldest message for this rank with `tag`
+  // from `source` (-1: any); {-1, nullptr} when none. Caller holds the lock.
+  std::pair<int, Mailbox*> oldest_message(int source, int tag);
   // Error unless every rank posted `bytes`.
   void check_same_bytes(const char* operation, int64_t bytes) const;
   std::shared_ptr<InProcessGroup> group_;

@@ -104,6 +104,8 @@ class Pending {
     check_mpi(code, at_);
     kinds_[n_++] = kind;
   }
+  // The rank request `i` received from (after wait).
+  int source(int i) const { return statuses_[i].MPI_SOURCE; }
   // True once every request completed; Error on an MPI error.
   bool test() {
     int done = 0;
@@ -122,7 +124,7 @@ class Pending {
     const auto deadline = Clock::now() + std::chrono::duration<double>(timeout);
     for (int polls = 0; !test(); ++polls) {
       if (Clock::now() >= deadline) time_out(timeout);
-      if (polls >= kSpinPolls) std::this_thread::sleep_for(kPollSleep);
+      if (polls >= kSpinPolls) std::this_thread::yield();
     }
   }
   // Error unless receive request `i` got exactly `bytes` bytes (after wait).
@@ -431,6 +433,29 @@ void MpiCommunicator::do_recv(void* data, int64_t bytes, int source, int tag) {
   });
   p.wait(timeout_seconds());
   p.check_received(0, bytes);
+}
+
+int MpiCommunicator::do_recv_any(void* data, int64_t bytes, int tag) {
+  Pending p(cat(where("recv"), " from any rank, tag ", tag));
+  const int n = mpi_count(bytes, p.at(), "bytes");
+  p.start(Pending::Kind::Receive, [&](MPI_Request* r) {
+    return MPI_Irecv(data, n, MPI_BYTE, MPI_ANY_SOURCE, tag, handle_->comm, r);
+  });
+  p.wait(timeout_seconds());
+  p.check_received(0, bytes);
+  return p.source(0);
+}
+
+int MpiCommunicator::do_probe_any(int tag) {
+  int flag = 0;
+  MPI_Status status;
+  int code;
+  {
+    std::lock_guard<std::mutex> lock(mpi_mutex);
+    code = MPI_Iprobe(MPI_ANY_SOURCE, tag, handle_->comm, &flag, &status);
+  }
+  check_mpi(code, where("probe"));
+  return flag ? status.MPI_SOURCE : -1;
 }
 
 void MpiCommunicator::do_sendrecv(const void* out, int64_t out_bytes, int dest, void* in,

@@ -76,6 +76,8 @@ class MpiCommunicator : public Communicator {
   void do_alltoall(const void* in, void* out, int64_t block_bytes) override;
   void do_send(const void* data, int64_t bytes, int dest, int tag) override;
   void do_recv(void* data, int64_t bytes, int source, int tag) override;
+  int do_recv_any(void* data, int64_t bytes, int tag) override;
+  int do_probe_any(int tag) override;
   void do_sendrecv(const void* out, int64_t out_bytes, int dest, void* in, int64_t in_bytes,
                    int source, int tag) override;
   void do_barrier() override;

@@ -7,6 +7,7 @@
 
 #include "deep/error.h"
 #include "deep/text.h"
+#include "distributed/async_ps.h"
 
 namespace deep500::distributed {
 
@@ -229,7 +230,7 @@ class DpsgdScheme : public DistributedOptimizer {
 // ------------------------------------------------------------------ common
 
 std::vector<std::string> scheme_names() {
-  return {"allreduce", "ps", "local-sgd", "dpsgd"};
+  return {"allreduce", "ps", "local-sgd", "dpsgd", "async-ps", "ssp"};
 }
 
 SchemeOptions parse_scheme(const std::string& text, const std::string& what) {
@@ -247,11 +248,19 @@ SchemeOptions parse_scheme(const std::string& text, const std::string& what) {
     const double k = scheme_value(text, colon, 1, what, "the averaging period K");
     DEEP500_CHECK(k == static_cast<int>(k), what, ": '", text, "': K must be an integer");
     o.average_every = static_cast<int>(k);
-  } else if (o.name == "dpsgd") {
-    DEEP500_CHECK(colon == std::string::npos, what, ": '", text, "': dpsgd takes no value");
+  } else if (o.name == "dpsgd" || o.name == "async-ps") {
+    DEEP500_CHECK(colon == std::string::npos, what, ": '", text, "': ", o.name, " takes no value");
+  } else if (o.name == "ssp") {
+    DEEP500_CHECK(colon != std::string::npos, what, ": '", text,
+                  "': ssp needs its staleness bound, e.g. ssp:2");
+    const std::string v = text.substr(colon + 1);
+    int64_t bound = -1;
+    DEEP500_CHECK(parse_int(v, bound) && bound >= 0 && bound <= 1000000, what, ": '", text,
+                  "': the staleness bound must be an integer >= 0, got '", v, "'");
+    o.staleness = static_cast<int>(bound);
   } else {
     throw Error(cat(what, ": unknown scheme '", o.name, "': expected allreduce[:BUCKET_MIB], ",
-                    "ps[:SERVERS], local-sgd[:K] or dpsgd"));
+                    "ps[:SERVERS], local-sgd[:K], dpsgd, async-ps or ssp:S"));
   }
   return o;
 }
@@ -260,6 +269,7 @@ std::string to_string(const SchemeOptions& o) {
   if (o.name == "allreduce") return cat("allreduce:", o.bucket_mib);
   if (o.name == "ps") return cat("ps:", o.servers);
   if (o.name == "local-sgd") return cat("local-sgd:", o.average_every);
+  if (o.name == "ssp") return cat("ssp:", o.staleness);
   return o.name;
 }
 
@@ -270,8 +280,7 @@ std::string DistributedOptimizer::name() const {
   return cat(scheme(), "(", local_.name(), ")");
 }
 
-template <class F>
-void DistributedOptimizer::communicate(F&& f) {
+void DistributedOptimizer::communicate(const std::function<void()>& f) {
   const auto start = std::chrono::steady_clock::now();
   f();
   stats_.communication_seconds += seconds_since(start);
@@ -325,6 +334,8 @@ std::unique_ptr<DistributedOptimizer> make_scheme(const SchemeOptions& o, Commun
   if (o.name == "ps") return std::make_unique<ParameterServerScheme>(comm, local, o);
   if (o.name == "local-sgd") return std::make_unique<LocalSgdScheme>(comm, local, o);
   if (o.name == "dpsgd") return std::make_unique<DpsgdScheme>(comm, local);
+  if (o.name == "async-ps") return make_async_ps(comm, local, -1);
+  if (o.name == "ssp") return make_async_ps(comm, local, o.staleness);
   throw Error(
       cat("unknown distributed scheme '", o.name, "': expected ", join(scheme_names(), ", ")));
 }

@@ -18,6 +18,11 @@
 //    parameters are averaged over all ranks.
 //  * dpsgd (neighbour averaging, D-PSGD on a ring): a local step, then each
 //    rank's parameters become the mean of its own and its ring neighbours'.
+//  * async-ps / ssp:S (inconsistent parameter server, distributed/async_ps.h):
+//    rank 0 also runs the server (a thread); every worker pushes its
+//    gradient, the server applies it at once with the local optimizer and
+//    sends back the current parameters; under ssp:S a worker more than S
+//    pushes ahead of the slowest running worker waits for it.
 //
 // Contract: every rank constructs the same scheme over communicators of
 // one group and calls synchronize() before the first step (it broadcasts
@@ -26,6 +31,7 @@
 // to the local optimizer (schedules act on it).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -37,16 +43,18 @@
 namespace deep500::distributed {
 
 struct SchemeOptions {
-  std::string name = "allreduce";  // allreduce | ps | local-sgd | dpsgd
+  std::string name = "allreduce";  // allreduce | ps | local-sgd | dpsgd | async-ps | ssp
   double bucket_mib = 25;          // allreduce: fusion bucket size
   double first_bucket_mib = 1;     // allreduce: the first (small) bucket
   int servers = 1;                 // ps: server ranks (0 .. servers-1)
   int average_every = 1;           // local-sgd: K
+  int staleness = -1;              // ssp: S (-1: unbounded, async-ps)
 };
 
 // The scheme names.
 std::vector<std::string> scheme_names();
-// "allreduce[:BUCKET_MIB]", "ps[:SERVERS]", "local-sgd[:K]", "dpsgd";
+// "allreduce[:BUCKET_MIB]", "ps[:SERVERS]", "local-sgd[:K]", "dpsgd",
+// "async-ps", "ssp:S";
 // Error naming `what` and the expected forms otherwise.
 SchemeOptions parse_scheme(const std::string& text, const std::string& what);
 // The text form parse_scheme reads back.
@@ -57,6 +65,13 @@ struct SchemeStats {
   int64_t steps = 0;
   double communication_seconds = 0;  // inside collectives (waiting included)
   double local_step_seconds = 0;     // the local optimizer's update
+  // Asynchronous schemes (after finish(), on every rank; -1 otherwise):
+  // the largest clock gap a worker was let go with (its pushes minus the
+  // slowest running worker's; ssp:S keeps it <= S), and the mean number of
+  // updates applied between a worker reading the parameters and its
+  // gradient being applied.
+  int64_t max_clock_gap = -1;
+  double mean_update_staleness = -1;
 };
 
 class DistributedOptimizer : public training::Optimizer {
@@ -78,16 +93,21 @@ class DistributedOptimizer : public training::Optimizer {
 
   // Broadcasts rank 0's parameters (and optimizer state, when it has any)
   // to every rank; Error naming the rank whose parameter set differs.
-  void synchronize(training::TensorMap& params);
+  virtual void synchronize(training::TensorMap& params);
+  // After the last step, on every rank: leaves every rank with the same
+  // final parameters where the scheme has them (asynchronous schemes: the
+  // server's). Default: nothing to do.
+  virtual void finish(training::TensorMap& params) {}
   const SchemeStats& stats() const { return stats_; }
+  // This rank's traffic over every communicator the scheme uses.
+  virtual TrafficCount traffic() const { return comm_.traffic().total(); }
   Communicator& communicator() { return comm_; }
 
  protected:
   // One distributed step: this rank's gradients in, `params` updated.
   virtual void run_step(training::TensorMap& params, const training::TensorMap& grads) = 0;
   // Runs `f` and adds its time to stats().communication_seconds.
-  template <class F>
-  void communicate(F&& f);
+  void communicate(const std::function<void()>& f);
   void local_step(training::TensorMap& params, const training::TensorMap& grads);
 
   Communicator& comm_;

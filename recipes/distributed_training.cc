@@ -25,7 +25,7 @@ std::unique_ptr<training::Sampler> make_sampler(const DistributedSetup& d, int64
 nlohmann::json rank_figures(const DistributedSetup& d, const distributed::DistributedOptimizer& opt,
                             const training::TrainingReport& report) {
   const auto& s = opt.stats();
-  const auto traffic = d.comm->traffic().total();
+  const auto traffic = opt.traffic();
   const std::vector<double> mine = {static_cast<double>(s.steps),
                                     s.communication_seconds,
                                     s.local_step_seconds,
@@ -44,7 +44,14 @@ nlohmann::json rank_figures(const DistributedSetup& d, const distributed::Distri
                      {"training_seconds", v[3]},
                      {"bytes_sent", static_cast<int64_t>(v[4])},
                      {"bytes_received", static_cast<int64_t>(v[5])}});
+  nlohmann::json staleness = nullptr;
+  if (s.max_clock_gap >= 0)
+    staleness = {{"max_clock_gap", s.max_clock_gap},
+                 {"bound", d.scheme.staleness < 0 ? nlohmann::json(nullptr)
+                                                  : nlohmann::json(d.scheme.staleness)},
+                 {"mean_update_staleness", s.mean_update_staleness}};
   return {{"scheme", distributed::to_string(d.scheme)},
+          {"staleness", staleness},
           {"shard", distributed::to_string(d.shard)},
           {"communicator", d.comm->name()},
           {"ranks", d.comm->size()},

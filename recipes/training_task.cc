@@ -102,6 +102,10 @@ TrainingOutcome run_training(const TrainingTask& o) {
   DEEP500_CHECK(!dist.enabled() || o.checkpoint.empty() || dist.scheme.name == "allreduce",
                 "--checkpoint: only the allreduce scheme keeps every rank's optimizer state ",
                 "identical, so only its runs resume exactly from rank 0's checkpoint");
+  DEEP500_CHECK(!dist.enabled() || o.lr_schedule.empty() ||
+                    (dist.scheme.name != "async-ps" && dist.scheme.name != "ssp"),
+                "--lr-schedule: not available with the asynchronous schemes (the server's ",
+                "optimizer runs on its own thread)");
   auto opt = training::make_optimizer(o.optimizer, o.hyper);
   auto schedule =
       training::parse_lr_schedule(o.lr_schedule, opt->learning_rate(), o.epochs, "--lr-schedule");
@@ -195,6 +199,10 @@ TrainingOutcome run_training(const TrainingTask& o) {
   // As asked: a schedule changes the optimizer's values while it runs.
   const auto asked_hyper = opt->hyper_parameters();
   training::TrainingReport r = trainer.run();
+  if (scheme) {  // asynchronous schemes: every rank ends with the server's parameters
+    scheme->finish(trainer.parameters());
+    for (const auto& [name, t] : trainer.parameters()) net.set_parameter(name, t);
+  }
 
   int64_t samples = 0;
   double train_seconds = 0;

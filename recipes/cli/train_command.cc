@@ -145,7 +145,7 @@ void add_train_command(CommandLine& line) {
       .flag("!--no-progress", o->progress, "no progress output on stderr")
       .option("--distributed", o->distributed,
               "data-parallel training under mpirun: allreduce[:BUCKET_MIB] | ps[:SERVERS] | "
-              "local-sgd[:K] | dpsgd (--batch-size is per rank)")
+              "local-sgd[:K] | dpsgd | async-ps | ssp:S (--batch-size is per rank)")
       .choice("--shard", o->shard, "how ranks share the data: replicated (default), partitioned",
               {"replicated", "partitioned"})
       .option("--comm-timeout", o->comm_timeout,

@@ -5,9 +5,11 @@
 // training the same network on the global batch.
 #pragma once
 
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -46,6 +48,13 @@ struct IdenticalParameters : training::TrainingEvents {
   int differing_steps = 0;
 };
 
+// Sleeps 2 ms before every training batch: a straggler.
+struct SlowBatches : training::TrainingEvents {
+  void before_training_batch(training::TrainingState&, const training::Batch&) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+};
+
 struct SchemeRun {
   training::TensorMap params;  // after training
   int differing_steps = -1;    // steps after which ranks differed (-1: not checked)
@@ -54,9 +63,11 @@ struct SchemeRun {
 
 // Trains the MLP for one epoch at `batch` per rank: alone when `comm` is
 // null, else with `scheme` over `comm` (rank r's initial parameters use
-// seed 5 + r, so synchronize() must make them equal).
+// seed 5 + r, so synchronize() must make them equal); `slow_rank` sleeps
+// before each of its batches.
 inline SchemeRun train_mlp(distributed::Communicator* comm, const std::string& scheme,
-                           int64_t batch, bool check_identical = false) {
+                           int64_t batch, bool check_identical = false, int slow_rank = -1) {
+  SlowBatches slow;
   frameworks::register_all();
   const int rank = comm ? comm->rank() : 0;
   network::Network net = training::make_builtin_model("mlp", 5 + static_cast<uint64_t>(rank));
@@ -90,7 +101,9 @@ inline SchemeRun train_mlp(distributed::Communicator* comm, const std::string& s
     trainer.add_events(identical.get());
   }
   if (scheme_opt) scheme_opt->synchronize(trainer.parameters());
+  if (slow_rank >= 0 && comm && comm->rank() == slow_rank) trainer.add_events(&slow);
   trainer.run();
+  if (scheme_opt) scheme_opt->finish(trainer.parameters());
   SchemeRun out;
   for (const auto& entry : trainer.parameters()) out.params[entry.first] = entry.second.clone();
   if (identical) out.differing_steps = identical->differing_steps;
@@ -106,6 +119,30 @@ inline double max_difference(const training::TensorMap& a, const training::Tenso
     for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(x[i] - y[i]));
   }
   return worst;
+}
+
+// An asynchronous scheme with a straggler: the training ends with every
+// rank holding the server's parameters, the measured clock gap within
+// `bound` (when there is one), and parameters that moved.
+inline void expect_asynchronous(distributed::Communicator& comm, const std::string& scheme,
+                                int bound) {
+  const int slow = comm.size() - 1;
+  const SchemeRun run = train_mlp(&comm, scheme, 8, false, slow);
+  EXPECT_EQ(run.stats.steps, 640 / (8 * comm.size())) << scheme;
+  ASSERT_GE(run.stats.max_clock_gap, 0) << scheme;
+  if (bound >= 0) EXPECT_LE(run.stats.max_clock_gap, bound) << scheme;
+  EXPECT_GE(run.stats.mean_update_staleness, 0) << scheme;
+  // Every rank ends with the same (the server's) parameters.
+  std::vector<std::string> names;
+  for (const auto& entry : run.params) names.push_back(entry.first);
+  distributed::FusionBuffer f;
+  f.pack(names, run.params);
+  Tensor lo = f.buffer().clone(), hi = f.buffer().clone();
+  comm.allreduce(lo, distributed::ReduceOp::Min);
+  comm.allreduce(hi, distributed::ReduceOp::Max);
+  EXPECT_EQ(std::memcmp(lo.raw(), hi.raw(), lo.nbytes()), 0) << scheme;
+  const SchemeRun start = train_mlp(nullptr, "", 640);  // one step: near the start
+  EXPECT_GT(max_difference(run.params, start.params), 1e-3) << scheme;
 }
 
 // A synchronous scheme on comm.size() ranks at batch 32/size gives the

@@ -67,6 +67,21 @@ TEST(Schemes, NeighbourAveragingTalksOnlyToRingNeighbours) {
   }
 }
 
+// The asynchronous parameter server with a straggler (the last rank sleeps
+// before every batch): under ssp:S the fast workers never get more than S
+// pushes ahead of it; every rank ends with the server's parameters.
+TEST(Schemes, StaleSynchronousKeepsTheClockGapWithinTheBound) {
+  for (int ranks : {2, 4})
+    for (int bound : {0, 2})
+      run_ranks(ranks, [bound](Communicator& c) {
+        deep500::testing::expect_asynchronous(c, "ssp:" + std::to_string(bound), bound);
+      });
+}
+
+TEST(Schemes, AsynchronousServerServesEveryWorkerToTheEnd) {
+  run_ranks(4, [](Communicator& c) { deep500::testing::expect_asynchronous(c, "async-ps", -1); });
+}
+
 TEST(DistributedSampler, ReplicatedSlicesAreTheGlobalBatches) {
   training::SamplerOptions global;
   global.batch_size = 12;
@@ -121,6 +136,11 @@ TEST(Schemes, ParserNamesTheExpectedForms) {
   EXPECT_EQ(parse_scheme("ps:3", "s").servers, 3);
   EXPECT_EQ(parse_scheme("local-sgd:8", "s").average_every, 8);
   EXPECT_EQ(to_string(parse_scheme("local-sgd:8", "s")), "local-sgd:8");
+  EXPECT_EQ(parse_scheme("ssp:2", "s").staleness, 2);
+  EXPECT_EQ(parse_scheme("async-ps", "s").staleness, -1);
+  EXPECT_NE(error_of([] { parse_scheme("ssp", "x"); }).find("needs its staleness bound"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_scheme("ssp:-1", "x"); }).find("integer >= 0"), std::string::npos);
   const std::string e = error_of([] { parse_scheme("ring", "--distributed ring"); });
   EXPECT_NE(e.find("--distributed ring: unknown scheme 'ring'"), std::string::npos) << e;
   EXPECT_NE(error_of([] { parse_scheme("ps:0", "x"); }).find("positive"), std::string::npos);

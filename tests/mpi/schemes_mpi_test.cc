@@ -32,4 +32,12 @@ TEST(MpiSchemes, ModelAveragingKeepsRanksIdenticalAfterEachAverage) {
   EXPECT_EQ(run.differing_steps, 0);
 }
 
+TEST(MpiSchemes, StaleSynchronousKeepsTheClockGapWithinTheBound) {
+  deep500::testing::expect_asynchronous(deep500::test::mpi_world(), "ssp:1", 1);
+}
+
+TEST(MpiSchemes, AsynchronousServerServesEveryWorkerToTheEnd) {
+  deep500::testing::expect_asynchronous(deep500::test::mpi_world(), "async-ps", -1);
+}
+
 }  // namespace
