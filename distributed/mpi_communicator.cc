@@ -1,5 +1,7 @@
-// MpiCommunicator over Open MPI: each operation starts the non-blocking MPI
-// call and waits for it with a timeout (see mpi_communicator.h).
+// MpiCommunicator over Open MPI (see mpi_communicator.h): collectives are the
+// blocking MPI calls watched by a watchdog; point to point and the
+// non-blocking requests start the non-blocking call and poll it with a
+// timeout.
 #include "distributed/mpi_communicator.h"
 
 // The C API only: without this, mpi.h from C++ pulls in the removed C++
@@ -13,6 +15,8 @@
 #include <atomic>
 #include <chrono>
 #include <climits>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -260,6 +264,68 @@ void initialize_mpi() {
                 provided, ", below MPI_THREAD_SERIALIZED");
 }
 
+// Ends the job when a blocking collective outlives its deadline: a blocking
+// MPI call cannot be interrupted, so the watchdog thread prints the
+// operation and this rank and exits the process (mpirun then ends the
+// others). Arming and disarming are a few uncontended stores (no wake-up);
+// the thread checks every 20 ms. Never destroyed: its thread may still run
+// when static destructors do.
+class Watchdog {
+ public:
+  static Watchdog& instance() {
+    static Watchdog* w = new Watchdog;
+    return *w;
+  }
+  void arm(const std::string& what, double timeout) {
+    std::lock_guard<std::mutex> lock(m_);
+    what_ = what;
+    timeout_ = timeout;
+    deadline_ = Clock::now() +
+                std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
+    armed_ = true;
+  }
+  void disarm() {
+    std::lock_guard<std::mutex> lock(m_);
+    armed_ = false;
+  }
+
+ private:
+  Watchdog() {
+    std::thread([this] { watch(); }).detach();
+  }
+  void watch() {
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      std::lock_guard<std::mutex> lock(m_);
+      if (!armed_ || Clock::now() < deadline_) continue;
+      std::fprintf(stderr,
+                   "deep500: error: %s: did not complete within %s s (a rank died or stopped "
+                   "answering); ending the job\n",
+                   what_.c_str(), short_number(timeout_).c_str());
+      std::fflush(stderr);
+      std::_Exit(2);
+    }
+  }
+  std::mutex m_;
+  bool armed_ = false;
+  Clock::time_point deadline_;
+  std::string what_;
+  double timeout_ = 0;
+};
+
+// Runs the blocking MPI call `call` under the MPI lock and the watchdog.
+template <class Call>
+void blocking(const std::string& at, double timeout, Call call) {
+  Watchdog::instance().arm(at, timeout);
+  int code;
+  {
+    std::lock_guard<std::mutex> lock(mpi_mutex);
+    code = call();
+  }
+  Watchdog::instance().disarm();
+  check_mpi(code, at);
+}
+
 std::unique_ptr<MpiHandle> duplicate_world() {
   initialize_mpi();
   auto handle = std::make_unique<MpiHandle>();
@@ -325,95 +391,82 @@ std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
 }
 
 void MpiCommunicator::do_allreduce(void* inout, int64_t count, DataType type, ReduceOp op) {
-  Pending p(where("allreduce"));
-  const int n = mpi_count(count, p.at(), "elements");
-  const MPI_Datatype t = mpi_type(type, p.at());
-  const MPI_Op o = mpi_op(op, p.at());
-  p.start(Pending::Kind::Collective, [&](MPI_Request* r) {
-    return MPI_Iallreduce(MPI_IN_PLACE, inout, n, t, o, handle_->comm, r);
-  });
-  p.wait(timeout_seconds());
+  const std::string at = where("allreduce");
+  const int n = mpi_count(count, at, "elements");
+  const MPI_Datatype t = mpi_type(type, at);
+  const MPI_Op o = mpi_op(op, at);
+  blocking(at, timeout_seconds(),
+           [&] { return MPI_Allreduce(MPI_IN_PLACE, inout, n, t, o, handle_->comm); });
 }
 
 void MpiCommunicator::do_broadcast(void* inout, int64_t bytes, int root) {
-  Pending p(where("broadcast"));
-  const int n = mpi_count(bytes, p.at(), "bytes");
-  p.start(Pending::Kind::Collective,
-          [&](MPI_Request* r) { return MPI_Ibcast(inout, n, MPI_BYTE, root, handle_->comm, r); });
-  p.wait(timeout_seconds());
+  const std::string at = where("broadcast");
+  const int n = mpi_count(bytes, at, "bytes");
+  blocking(at, timeout_seconds(),
+           [&] { return MPI_Bcast(inout, n, MPI_BYTE, root, handle_->comm); });
 }
 
 void MpiCommunicator::do_reduce(void* inout, int64_t count, DataType type, ReduceOp op, int root) {
-  Pending p(where("reduce"));
-  const int n = mpi_count(count, p.at(), "elements");
-  const MPI_Datatype t = mpi_type(type, p.at());
-  const MPI_Op o = mpi_op(op, p.at());
+  const std::string at = where("reduce");
+  const int n = mpi_count(count, at, "elements");
+  const MPI_Datatype t = mpi_type(type, at);
+  const MPI_Op o = mpi_op(op, at);
   const bool at_root = rank_ == root;
-  p.start(Pending::Kind::Collective, [&](MPI_Request* r) {
-    return MPI_Ireduce(at_root ? MPI_IN_PLACE : inout, at_root ? inout : nullptr, n, t, o, root,
-                       handle_->comm, r);
+  blocking(at, timeout_seconds(), [&] {
+    return MPI_Reduce(at_root ? MPI_IN_PLACE : inout, at_root ? inout : nullptr, n, t, o, root,
+                      handle_->comm);
   });
-  p.wait(timeout_seconds());
 }
 
 void MpiCommunicator::do_allgather(const void* in, int64_t bytes, void* out) {
-  Pending p(where("allgather"));
-  const int n = mpi_count(bytes, p.at(), "bytes");
-  mpi_count(bytes * size_, p.at(), "bytes gathered");
-  p.start(Pending::Kind::Collective, [&](MPI_Request* r) {
-    return MPI_Iallgather(in, n, MPI_BYTE, out, n, MPI_BYTE, handle_->comm, r);
-  });
-  p.wait(timeout_seconds());
+  const std::string at = where("allgather");
+  const int n = mpi_count(bytes, at, "bytes");
+  mpi_count(bytes * size_, at, "bytes gathered");
+  blocking(at, timeout_seconds(),
+           [&] { return MPI_Allgather(in, n, MPI_BYTE, out, n, MPI_BYTE, handle_->comm); });
 }
 
 void MpiCommunicator::do_gather(const void* in, int64_t bytes, void* out, int root) {
-  Pending p(where("gather"));
-  const int n = mpi_count(bytes, p.at(), "bytes");
-  mpi_count(bytes * size_, p.at(), "bytes gathered");
-  p.start(Pending::Kind::Collective, [&](MPI_Request* r) {
-    return MPI_Igather(in, n, MPI_BYTE, out, n, MPI_BYTE, root, handle_->comm, r);
-  });
-  p.wait(timeout_seconds());
+  const std::string at = where("gather");
+  const int n = mpi_count(bytes, at, "bytes");
+  mpi_count(bytes * size_, at, "bytes gathered");
+  blocking(at, timeout_seconds(),
+           [&] { return MPI_Gather(in, n, MPI_BYTE, out, n, MPI_BYTE, root, handle_->comm); });
 }
 
 void MpiCommunicator::do_allgatherv(const void* in, const std::vector<int64_t>& bytes, void* out) {
-  Pending p(where("allgatherv"));
-  DEEP500_CHECK(static_cast<int>(bytes.size()) == size_, p.at(), ": ", bytes.size(), " counts for ",
+  const std::string at = where("allgatherv");
+  DEEP500_CHECK(static_cast<int>(bytes.size()) == size_, at, ": ", bytes.size(), " counts for ",
                 size_, " ranks");
-  std::vector<int> counts, offsets;  // alive until the wait below returns
+  std::vector<int> counts, offsets;
   int64_t total = 0;
   for (int64_t b : bytes) {
-    counts.push_back(mpi_count(b, p.at(), "bytes"));
-    offsets.push_back(mpi_count(total, p.at(), "bytes gathered"));
+    counts.push_back(mpi_count(b, at, "bytes"));
+    offsets.push_back(mpi_count(total, at, "bytes gathered"));
     total += b;
   }
-  mpi_count(total, p.at(), "bytes gathered");
-  p.start(Pending::Kind::Collective, [&](MPI_Request* r) {
-    return MPI_Iallgatherv(in, counts[rank_], MPI_BYTE, out, counts.data(), offsets.data(),
-                           MPI_BYTE, handle_->comm, r);
+  mpi_count(total, at, "bytes gathered");
+  blocking(at, timeout_seconds(), [&] {
+    return MPI_Allgatherv(in, counts[rank_], MPI_BYTE, out, counts.data(), offsets.data(), MPI_BYTE,
+                          handle_->comm);
   });
-  p.wait(timeout_seconds());
 }
 
 void MpiCommunicator::do_reduce_scatter(const void* in, void* out, int64_t block_count,
                                         DataType type, ReduceOp op) {
-  Pending p(where("reduce_scatter"));
-  const int n = mpi_count(block_count, p.at(), "elements per block");
-  const MPI_Datatype t = mpi_type(type, p.at());
-  const MPI_Op o = mpi_op(op, p.at());
-  p.start(Pending::Kind::Collective, [&](MPI_Request* r) {
-    return MPI_Ireduce_scatter_block(in, out, n, t, o, handle_->comm, r);
-  });
-  p.wait(timeout_seconds());
+  const std::string at = where("reduce_scatter");
+  const int n = mpi_count(block_count, at, "elements per block");
+  const MPI_Datatype t = mpi_type(type, at);
+  const MPI_Op o = mpi_op(op, at);
+  blocking(at, timeout_seconds(),
+           [&] { return MPI_Reduce_scatter_block(in, out, n, t, o, handle_->comm); });
 }
 
 void MpiCommunicator::do_alltoall(const void* in, void* out, int64_t block_bytes) {
-  Pending p(where("alltoall"));
-  const int n = mpi_count(block_bytes, p.at(), "bytes per block");
-  p.start(Pending::Kind::Collective, [&](MPI_Request* r) {
-    return MPI_Ialltoall(in, n, MPI_BYTE, out, n, MPI_BYTE, handle_->comm, r);
-  });
-  p.wait(timeout_seconds());
+  const std::string at = where("alltoall");
+  const int n = mpi_count(block_bytes, at, "bytes per block");
+  blocking(at, timeout_seconds(),
+           [&] { return MPI_Alltoall(in, n, MPI_BYTE, out, n, MPI_BYTE, handle_->comm); });
 }
 
 void MpiCommunicator::do_send(const void* data, int64_t bytes, int dest, int tag) {

@@ -2,15 +2,23 @@
 // MPI, for jobs started by mpirun (one process per rank). MPI stays a
 // private dependency: this header does not include mpi.h.
 //
-// Every blocking operation is the matching non-blocking MPI call (Iallreduce,
-// Ibcast, ...) followed by a wait that polls MPI_Test, spinning briefly and
-// then sleeping ~100 us between polls, so a waiting rank leaves the CPU to
-// others. A wait longer than timeout_seconds() throws Error naming this
-// rank, the operation and its sequence number. After such a timeout:
+// Collectives (allreduce, broadcast, reduce, gather and allgather(v),
+// reduce_scatter, alltoall) are the blocking MPI calls, which MPI optimises
+// best; a watchdog thread watches each one, and when it is not complete
+// within timeout_seconds() prints "deep500: error: <rank, operation and its
+// number>: did not complete within T s ... ending the job" and exits the
+// process with status 2 (a blocking MPI call cannot be interrupted; mpirun
+// then ends the other ranks). A blocking collective holds the process's MPI
+// lock while it runs.
+// Barrier, point to point and the non-blocking requests are the
+// non-blocking MPI calls polled with MPI_Test (spinning, then yielding the
+// CPU between polls); a wait longer than timeout_seconds() throws Error
+// naming this rank, the operation and its sequence number. After such a
+// timeout:
 //  * a receive is cancelled and a send is released (MPI_Cancel /
 //    MPI_Request_free), so no stray message is left for a later receive;
-//  * a collective cannot be cancelled in MPI: it stays pending and the
-//    communicator must not be used again. End the job with abort_job().
+//  * a barrier or request cannot be cancelled in MPI: it stays pending and
+//    the communicator must not be used again. End the job with abort_job().
 // MPI errors (the communicator's handler is MPI_ERRORS_RETURN) are Errors
 // with MPI_Error_string's text. Counts above INT_MAX (MPI's int counts) are
 // Errors naming the operation.

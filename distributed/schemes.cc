@@ -45,15 +45,16 @@ class AllreduceScheme : public DistributedOptimizer {
 
   void run_step(TensorMap& params, const TensorMap& grads) override {
     if (layout_changed(grads)) plan(grads);
-    std::vector<std::unique_ptr<Request>> pending;
+    // Blocking allreduce per bucket: MPI's blocking collectives are its
+    // fastest (its non-blocking ones take other, slower algorithms), and
+    // the backward pass has ended by now, so there is nothing to overlap.
     communicate([&] {
-      for (auto& b : buckets_) {
-        b.pack(b_names_[&b - buckets_.data()], grads);
-        pending.push_back(comm_.iallreduce(b.buffer(), ReduceOp::Mean));
+      for (size_t k = 0; k < buckets_.size(); ++k) {
+        buckets_[k].pack(b_names_[k], grads);
+        comm_.allreduce(buckets_[k].buffer(), ReduceOp::Mean);
       }
-      for (auto& r : pending) r->wait();
     });
-    for (const auto& b : buckets_) b.unpack_into(averaged_);
+    for (const auto& b : buckets_) b.views_into(averaged_);
     local_step(params, averaged_);
   }
 
@@ -378,6 +379,11 @@ void FusionBuffer::unpack_into(TensorMap& to) const {
     if (!t.defined() || t.shape() != shapes_[i]) t = Tensor(buffer_.dtype(), shapes_[i]);
     std::memcpy(t.raw(), in + offsets_[i] * elem, t.nbytes());
   }
+}
+
+void FusionBuffer::views_into(TensorMap& to) const {
+  for (size_t i = 0; i < names_.size(); ++i)
+    to[names_[i]] = buffer_.slice(offsets_[i], offsets_[i + 1]).view(shapes_[i]);
 }
 
 }  // namespace deep500::distributed

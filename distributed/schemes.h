@@ -5,9 +5,8 @@
 // step a distributed one.
 //  * allreduce (consistent decentralized): gradients fused into buckets
 //    (a small first bucket, then bucket_mib each, in reverse parameter
-//    order as the backward pass produces them), all buckets' allreduce
-//    (mean) started at once with non-blocking collectives, then the local
-//    step on the averaged gradients. Every rank holds bit-identical
+//    order as the backward pass produces them), each bucket allreduced
+//    (mean), then the local step on the averaged gradients. Every rank holds bit-identical
 //    parameters and optimizer state after every step.
 //  * ps (consistent centralized parameter server): parameters sharded over
 //    `servers` server ranks (largest first onto the least loaded); each
@@ -128,6 +127,9 @@ class FusionBuffer {
   // Copies buffer() back: into `to`'s tensors of those names (in place when
   // they have the packed shape, else into new tensors).
   void unpack_into(training::TensorMap& to) const;
+  // Points `to`'s tensors of the packed names at buffer() (zero-copy views,
+  // valid until the next pack() with other names).
+  void views_into(training::TensorMap& to) const;
   Tensor& buffer() { return buffer_; }
 
  private:

@@ -6,7 +6,7 @@
 //    repetition; the ratio is ours / raw bus bandwidth per repetition pair;
 //  * --gradients resnet18: the ResNet-18 gradient set (62 tensors, 11.7 M
 //    floats) allreduced per tensor against fused into the allreduce
-//    scheme's buckets (distributed/schemes.h's FusionBuffer, non-blocking).
+//    scheme's buckets (distributed/schemes.h's FusionBuffer).
 // A repetition's time is the slowest rank's (barrier before, max after).
 // Rank 0 prints the table and writes --json.
 //
@@ -161,6 +161,7 @@ nlohmann::json fused_against_per_tensor(Communicator& comm, const Options& o) {
     filled += b;
   }
   std::vector<deep500::distributed::FusionBuffer> fused(buckets.size());
+  deep500::training::TensorMap averaged;  // the scheme's averaged gradients: views of the buckets
   const Pair pair = interleave(
       comm, o,
       [&] {
@@ -168,15 +169,10 @@ nlohmann::json fused_against_per_tensor(Communicator& comm, const Options& o) {
           comm.allreduce(entry.second, deep500::distributed::ReduceOp::Mean);
       },
       [&] {
-        std::vector<std::unique_ptr<deep500::distributed::Request>> pending;
         for (size_t k = 0; k < buckets.size(); ++k) {
           fused[k].pack(buckets[k], grads);
-          pending.push_back(
-              comm.iallreduce(fused[k].buffer(), deep500::distributed::ReduceOp::Mean));
-        }
-        for (size_t k = 0; k < buckets.size(); ++k) {
-          pending[k]->wait();
-          fused[k].unpack_into(grads);
+          comm.allreduce(fused[k].buffer(), deep500::distributed::ReduceOp::Mean);
+          fused[k].views_into(averaged);
         }
       });
   const auto per_tensor = deep500::metrics::summarize(pair.a),

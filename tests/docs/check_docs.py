@@ -11,7 +11,8 @@ entries, `build` to the build directory, $PREFIX an empty install prefix):
   continues it, "&&" separates commands, "# ..." is a comment, `D=...` and
   `export VAR=...` set variables for the following lines):
   - deep500, also as `mpirun [OPTIONS] deep500 ...` (run through mpirun, with
-    --allow-run-as-root --oversubscribe added): every --option named must exist in the subcommand's --help; a
+    --allow-run-as-root --oversubscribe added; `mpirun ... build/benchmarks/X`
+    follows the benchmark rule below): every --option named must exist in the subcommand's --help; a
     usage line ([...], ..., |) is checked for that only. Otherwise the line
     must parse (`deep500 --parse-only ...` exits 0), and unless it names a
     placeholder for the user's own input (an ALL-CAPS word such as MODEL.onnx,
@@ -240,10 +241,10 @@ class Checker:
         head = tokens[0]
         launcher = []
         if head in ("mpirun", "mpiexec"):  # mpirun [OPTIONS] deep500 ...: run through mpirun
-            k = next((i for i, t in enumerate(tokens) if t == "deep500" or t.endswith("/deep500")),
-                     None)
+            k = next((i for i, t in enumerate(tokens) if t == "deep500" or t.endswith("/deep500")
+                      or t.startswith("build/benchmarks/")), None)
             if k is None:
-                self.fail(where, "mpirun of something other than deep500")
+                self.fail(where, "mpirun of something other than deep500 or a benchmark")
                 return
             launcher = tokens[:k] + [f for f in ("--allow-run-as-root", "--oversubscribe")
                                      if f not in tokens[:k]]

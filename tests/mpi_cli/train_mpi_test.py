@@ -5,6 +5,8 @@
    records both ranks' figures.
 2. A rank killed with SIGKILL mid-run ends the whole job, non-zero, within
    the communicator timeout, and the output names that rank.
+3. A rank that stops answering (SIGSTOP) ends the job within the
+   communicator timeout: the waiting rank names itself and the collective.
 
 Usage: train_mpi_test.py DEEP500 MPIEXEC
 """
@@ -71,12 +73,14 @@ def rank_pid(rank):
     return None
 
 
-def check_killed_rank_ends_the_job():
-    timeout = 20
+def signal_rank_one(sig, timeout):
+    """Starts a long 2-rank job, sends `sig` to rank 1 once it trains; returns
+    (exit status, output, seconds from the signal to the end of the job)."""
     cmd = MPI + [DEEP500, "train", "--model", "lenet5", "--dataset", "fashion-mnist",
                  "--epochs", "50", "--batch-size", "8", "--no-progress", "--threads", "1",
                  "--distributed", "allreduce", "--comm-timeout", str(timeout)]
-    job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           start_new_session=True)
     pid = None
     for _ in range(200):
         pid = rank_pid(1)
@@ -86,20 +90,36 @@ def check_killed_rank_ends_the_job():
     assert pid, "rank 1 never started"
     time.sleep(2)  # into training
     start = time.monotonic()
-    os.kill(pid, signal.SIGKILL)
+    os.kill(pid, sig)
     try:
         out, _ = job.communicate(timeout=timeout + 30)
     except subprocess.TimeoutExpired:
-        job.kill()
-        raise AssertionError("the job did not end after rank 1 was killed")
-    took = time.monotonic() - start
-    assert job.returncode != 0, out
+        os.killpg(job.pid, signal.SIGKILL)
+        raise AssertionError(f"the job did not end after signal {sig} to rank 1")
+    return job.returncode, out, time.monotonic() - start
+
+
+def check_killed_rank_ends_the_job():
+    timeout = 20
+    rc, out, took = signal_rank_one(signal.SIGKILL, timeout)
+    assert rc != 0, out
     assert "rank 1" in out, f"the output does not name rank 1:\n{out}"
     assert took <= timeout + 10, f"ended {took:.1f} s after the kill"
-    print(f"killed rank 1: the job ended in {took:.1f} s, exit {job.returncode}, naming rank 1")
+    print(f"killed rank 1: the job ended in {took:.1f} s, exit {rc}, naming rank 1")
+
+
+def check_silent_rank_ends_the_job():
+    timeout = 5
+    rc, out, took = signal_rank_one(signal.SIGSTOP, timeout)
+    assert rc != 0, out
+    assert "rank 0 of 2" in out and "did not complete within 5 s" in out, out
+    assert took <= timeout + 15, f"ended {took:.1f} s after rank 1 stopped"
+    line = next(l for l in out.splitlines() if "did not complete" in l)
+    print(f"stopped rank 1: the job ended in {took:.1f} s, exit {rc}: {line}")
 
 
 with tempfile.TemporaryDirectory() as tmp:
     for scheme in ("allreduce", "ps"):
         check_matches_one_process(tmp, scheme)
 check_killed_rank_ends_the_job()
+check_silent_rank_ends_the_job()
