@@ -6,6 +6,8 @@
 
 #include "deep/error.h"
 #include "deep/text.h"
+#include "distributed/distributed_sampler.h"
+#include "distributed/schemes.h"
 #include "operators/registry.h"
 #include "training/optimizer_registry.h"
 #include "training/schedules.h"
@@ -38,6 +40,17 @@ void inline_manifests(YAML::Node root, const std::string& recipe_path,
   }
 }
 
+// training.distributed: data-parallel training on `ranks` MPI processes.
+void read_distributed(Fields f, TrainingTask& t) {
+  t.ranks = static_cast<int>(f.integer("ranks", 2, 1, 4096));
+  t.scheme = f.text("scheme", t.scheme);
+  f.check("scheme", [&] { distributed::parse_scheme(t.scheme, "scheme"); });
+  t.shard = f.text("shard", t.shard);
+  f.check("shard", [&] { distributed::parse_shard_mode(t.shard, "shard"); });
+  t.comm_timeout = f.number("timeout", t.comm_timeout, 0.001, 86400);
+  f.finish();
+}
+
 TrainingTask read_training(Fields f) {
   TrainingTask t;
   t.optimizer = f.text("optimizer", t.optimizer);
@@ -57,6 +70,7 @@ TrainingTask read_training(Fields f) {
   t.test_subset = f.integer("test_subset", 0, 0, std::numeric_limits<int64_t>::max());
   t.time_limit = f.number("time_limit", 0, 0, 1e9);
   t.continue_on_non_finite = f.flag("continue_on_non_finite", false);
+  if (f.has("distributed")) read_distributed(f.section("distributed"), t);
   f.finish();
   return t;
 }
@@ -204,10 +218,16 @@ std::vector<std::string> recipe_tasks() {
 }
 
 std::vector<std::string> recipe_metrics(const Recipe& r) {
-  if (r.task == "training")
-    return {"test_accuracy",      "train_accuracy", "train_loss",       "test_loss",
-            "samples_per_second", "seconds",        "epochs_completed", "steps",
-            "time_to_accuracy"};
+  if (r.task == "training") {
+    std::vector<std::string> out = {
+        "test_accuracy", "train_accuracy",   "train_loss", "test_loss",       "samples_per_second",
+        "seconds",       "epochs_completed", "steps",      "time_to_accuracy"};
+    if (r.training.ranks > 1)
+      for (const char* m : {"communication_seconds", "compute_seconds", "communication_bytes",
+                            "max_clock_gap", "mean_update_staleness"})
+        out.push_back(m);
+    return out;
+  }
   if (r.task == "operator_benchmark") return benchmark_metrics(r.operator_benchmark);
   if (r.task == "inference")
     return {"latency.p50",   "latency.p90",   "latency.p99",   "samples_per_second",
@@ -226,7 +246,8 @@ bool is_timing_metric(const std::string& name) {
   };
   return name == "seconds" || name == "time_to_accuracy" || name == "peak_gflops" ||
          name.rfind("latency.", 0) == 0 || ends_with("samples_per_second") || ends_with("gflops") ||
-         ends_with("percent_of_peak");
+         ends_with("percent_of_peak") || ends_with("_seconds") || name == "max_clock_gap" ||
+         name == "mean_update_staleness";
 }
 
 Recipe load_recipe(const std::string& path, const std::vector<std::string>& sets) {

@@ -128,6 +128,20 @@ RunSummary run_recipe(const RunOptions& o, std::ostream& out) {
   return run_loaded_recipe(r, o, out);
 }
 
+namespace {
+
+// Every rank ends with rank 0's verdict (the others judged their own,
+// rank-local measurements).
+std::string rank_zero_status(distributed::Communicator& comm, const std::string& status) {
+  const std::vector<std::string> statuses = {"passed", "failed", "interrupted"};
+  const auto mine = std::find(statuses.begin(), statuses.end(), status) - statuses.begin();
+  Tensor code = Tensor::from_vector<int64_t>({1}, {static_cast<int64_t>(mine)});
+  comm.broadcast(code, 0);
+  return statuses.at(static_cast<size_t>(code.at_as_double(0)));
+}
+
+}  // namespace
+
 RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream& out) {
   const DetectedMachine machine = detect_machine();
   const auto unmet = unmet_constraints(r.hardware, r.software, machine);
@@ -142,7 +156,10 @@ RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream&
                                 : training::make_builtin_model(r.model.builtin, r.training.seed);
     check_declared_values(r.model, net.model());
   }
-  History history(history_path(o.output_dir, o.history));
+  // Rank 0 (or the one process) writes results and the history.
+  const bool writes = !o.communicator || o.communicator->rank() == 0;
+  std::unique_ptr<History> history;
+  if (writes) history = std::make_unique<History>(history_path(o.output_dir, o.history));
   for (const auto& [name, value] : r.software.environment) setenv(name.c_str(), value.c_str(), 1);
 
   out << "deep500 run: " << r.header.name << " " << r.header.version << " (" << r.task << ")"
@@ -160,6 +177,8 @@ RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream&
       std::all_of(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return v.passed; });
   RunSummary s;
   s.status = task.interrupted ? "interrupted" : all_passed && !task.broken ? "passed" : "failed";
+  if (o.communicator) s.status = rank_zero_status(*o.communicator, s.status);
+  if (!writes) return s;
   s.results_dir = new_results_dir(o.output_dir, r.header.name);
 
   nlohmann::json results = {{"format_version", metrics::kResultFormatVersion},
@@ -211,13 +230,13 @@ RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream&
   rec.resolved_recipe = results["resolved_recipe"].dump();
   rec.metrics = m.final_values;
   for (const auto& v : verdicts) rec.criteria.push_back({v.criterion, v.passed, v.detail});
-  s.run_id = history.record(rec);
+  s.run_id = history->record(rec);
 
   for (const auto& v : verdicts)
     out << (v.passed ? "  PASS  " : "  FAIL  ") << v.criterion << "  (" << v.detail << ")\n";
   if (o.plots) out << render_plots({s.results_dir}, s.results_dir) << "\n";
   out << "deep500 run: " << s.status << "; results in " << s.results_dir << "; run " << s.run_id
-      << " in " << history.path() << std::endl;
+      << " in " << history->path() << std::endl;
   return s;
 }
 

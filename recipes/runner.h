@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "distributed/communicator.h"
+
 namespace deep500::recipes {
 
 struct Recipe;
@@ -27,6 +29,9 @@ struct RunOptions {
   bool progress = true;
   const std::atomic<bool>* interrupt = nullptr;  // stop after the current batch
   std::string reproduces;                        // the results.json this run reproduces (recorded)
+  // A recipe with training.distributed runs on these ranks (every rank
+  // calls the runner; rank 0 alone writes results and the history).
+  distributed::Communicator* communicator = nullptr;
 };
 
 struct RunSummary {

@@ -38,7 +38,35 @@ TrainingTask training_task(const Recipe& r, const RunOptions& o) {
   t.settings = setting_assignments(r.software);
   t.progress = o.progress;
   t.interrupt = o.interrupt;
+  if (t.ranks > 1) {
+    const int size = o.communicator ? o.communicator->size() : 1;
+    DEEP500_CHECK(size == t.ranks, o.recipe, ": training.distributed.ranks is ", t.ranks,
+                  ", this job has ", size, " (run it as mpirun -np ", t.ranks,
+                  " deep500 run ..., which `deep500 run` does by itself outside mpirun)");
+    t.communicator = o.communicator;
+  }
   return t;
+}
+
+// Communication volume and time breakdown of a distributed run: the slowest
+// rank's seconds in communication, rank 0's compute (training minus
+// communication), every rank's bytes sent, and the staleness of the
+// asynchronous schemes.
+void put_distributed(const nlohmann::json& d, Measurements& m) {
+  double comm = 0, bytes = 0;
+  for (const auto& r : d.at("per_rank")) {
+    comm = std::max(comm, r.value("communication_seconds", 0.0));
+    bytes += r.value("bytes_sent", 0.0);
+  }
+  const auto& rank0 = d.at("per_rank").at(0);
+  m.final_values["communication_seconds"] = comm;
+  m.final_values["compute_seconds"] =
+      rank0.value("training_seconds", 0.0) - rank0.value("communication_seconds", 0.0);
+  m.final_values["communication_bytes"] = bytes;
+  if (d.contains("staleness") && d["staleness"].is_object()) {
+    m.final_values["max_clock_gap"] = d["staleness"].value("max_clock_gap", 0.0);
+    m.final_values["mean_update_staleness"] = d["staleness"].value("mean_update_staleness", 0.0);
+  }
 }
 
 Measurements training_measurements(const TrainingOutcome& out) {
@@ -67,6 +95,7 @@ Measurements training_measurements(const TrainingOutcome& out) {
   m.samples["samples_per_second"] = m.per_epoch["samples_per_second"];
   const auto& config = out.metrics["config"];
   if (config.value("test_samples", 0) > 0) m.trials["test_accuracy"] = config["test_samples"];
+  if (out.metrics.contains("distributed")) put_distributed(out.metrics["distributed"], m);
   if (!r.epochs.empty() && r.epochs.back().samples > 0)
     m.trials["train_accuracy"] = static_cast<double>(r.epochs.back().samples);
   return m;

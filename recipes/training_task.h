@@ -57,7 +57,9 @@ struct TrainingTask {
   distributed::Communicator* communicator = nullptr;  // null: one process
   std::string scheme = "allreduce";                   // distributed::parse_scheme's text form
   std::string shard = "replicated";                   // replicated | partitioned
-  const std::atomic<bool>* interrupt = nullptr;       // stop after the current batch when set
+  int ranks = 1;              // a recipe's rank count (must equal the communicator's size)
+  double comm_timeout = 300;  // seconds a rank waits for the others
+  const std::atomic<bool>* interrupt = nullptr;  // stop after the current batch when set
   // Outputs ("" = not written); checked before training starts.
   std::string metrics_json, metrics_csv, loss_csv;
   std::string save_params;  // DIR/<parameter>.npy at the end

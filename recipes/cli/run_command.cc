@@ -1,12 +1,24 @@
 // deep500 run RECIPE.yaml and deep500 reproduce RUN: the recipe runner
 // (recipes/runner.h, recipes/reproduce.h) behind a SIGINT/SIGTERM scope,
 // so an interrupted run stops after its current batch and is recorded as
-// interrupted.
-#include <iostream>
+// interrupted. A recipe with training.distributed.ranks = N runs on N MPI
+// ranks: outside mpirun, `run` starts itself again as
+// `mpirun -np N deep500 run ...` (with --oversubscribe when N exceeds the
+// cores, --allow-run-as-root as root); under mpirun every rank runs the
+// recipe and rank 0 prints and writes.
+#include <unistd.h>
 
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "deep/error.h"
+#include "deep/text.h"
+#include "distributed/mpi_communicator.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
 #include "recipes/interrupt.h"
+#include "recipes/recipe.h"
 #include "recipes/reproduce.h"
 #include "recipes/runner.h"
 
@@ -27,18 +39,82 @@ RunOptions run_options(const RunCommandOptions& o) {
   return r;
 }
 
+// The ranks a recipe's training asks for (1 for other tasks).
+int recipe_ranks(const RunCommandOptions& o) {
+  const Recipe r = load_recipe(o.recipe, o.sets);
+  return r.task == "training" ? r.training.ranks : 1;
+}
+
+// Replaces this process with `mpirun -np RANKS <this program> run ...`.
+[[noreturn]] void relaunch_under_mpirun(int ranks, const RunCommandOptions& o) {
+  std::vector<std::string> args = {"mpirun", "-np", std::to_string(ranks)};
+  if (static_cast<unsigned>(ranks) > std::thread::hardware_concurrency())
+    args.push_back("--oversubscribe");
+  if (geteuid() == 0) args.push_back("--allow-run-as-root");
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  DEEP500_CHECK(!ec, "cannot tell this program's path to start it under mpirun: ", ec.message());
+  args.insert(args.end(), {self, "run", o.recipe, "--output-dir", o.output_dir});
+  for (const auto& s : o.sets) args.insert(args.end(), {"--set", s});
+  if (!o.history.empty()) args.insert(args.end(), {"--history", o.history});
+  if (!o.plots) args.push_back("--no-plots");
+  if (!o.progress) args.push_back("--no-progress");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::cout << "deep500 run: " << o.recipe << " trains on " << ranks
+            << " ranks: " << join(args, " ") << std::endl;
+  execvp("mpirun", argv.data());
+  throw Error(cat(o.recipe, ": runs on ", ranks, " ranks, but mpirun could not be started (",
+                  "install openmpi-bin)"));
+}
+
+// Under mpirun: the world communicator for the runner, and whether this
+// rank prints.
+distributed::Communicator* job_communicator() {
+  return distributed::launched_by_mpirun() ? &distributed::MpiCommunicator::world() : nullptr;
+}
+
+// An Error on one rank of a distributed run ends every rank.
+template <class F>
+auto on_every_rank(distributed::Communicator* comm, F run) {
+  if (!comm) return run();
+  try {
+    return run();
+  } catch (const Error& e) {
+    std::cerr << "deep500: error: rank " << comm->rank() << ": " << e.what() << std::endl;
+    distributed::abort_job(kBadInput);
+  }
+}
+
 }  // namespace
 
 int run_command(const RunCommandOptions& o) {
+  RunOptions r = run_options(o);
+  if (!o.dry_run && !distributed::launched_by_mpirun()) {
+    const int ranks = recipe_ranks(o);
+    if (ranks > 1) relaunch_under_mpirun(ranks, o);
+  }
+  r.communicator = o.dry_run ? nullptr : job_communicator();
+  std::ostream silent(nullptr);
+  std::ostream& out = !r.communicator || r.communicator->rank() == 0 ? std::cout : silent;
   InterruptScope interrupt;
-  const RunSummary s = run_recipe(run_options(o), std::cout);
+  const RunSummary s = on_every_rank(r.communicator, [&] { return run_recipe(r, out); });
   if (s.status == "interrupted") return kInterrupted;
   return s.status == "failed" ? kCheckFailed : kSuccess;
 }
 
 int reproduce_command(const RunCommandOptions& o) {
+  RunOptions r = run_options(o);
+  r.communicator = job_communicator();
+  if (r.communicator && r.communicator->rank() != 0) {
+    std::ostream silent(nullptr);
+    on_every_rank(r.communicator, [&] { return reproduce_run(o.recipe, r, silent); });
+    return kSuccess;
+  }
   InterruptScope interrupt;
-  const Reproduction rep = reproduce_run(o.recipe, run_options(o), std::cout);
+  const Reproduction rep =
+      on_every_rank(r.communicator, [&] { return reproduce_run(o.recipe, r, std::cout); });
   if (rep.run.status == "interrupted") return kInterrupted;
   for (const auto& d : rep.metric_differences) std::cout << "  metric   " << d << "\n";
   for (const auto& d : rep.setup_differences)

@@ -4,22 +4,27 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include "deep/text.h"
+#include "distributed/in_process.h"
 #include "frameworks/register_all.h"
 #include "recipes/constraints.h"
 #include "recipes/criteria.h"
 #include "recipes/history.h"
 #include "recipes/recipe.h"
+#include "recipes/runner.h"
 #include "recipes/sha256.h"
 #include "tests/error_of.h"
 
 using deep500::test::error_of;
 using namespace deep500::recipes;
+namespace distributed = deep500::distributed;
+namespace frameworks = deep500::frameworks;
 namespace fs = std::filesystem;
 
 namespace {
@@ -168,6 +173,69 @@ TEST_F(RecipeFiles, BadInputNamesFileLineColumnAndField) {
 
   e = error_of([&] { load_recipe(write("v.yaml", recipe()), {"version=1.0"}); });
   EXPECT_NE(e.find("expected a semantic version"), std::string::npos) << e;
+}
+
+// training.distributed: typed like every other section; its metrics become
+// known to the criteria; bad values name the field.
+TEST_F(RecipeFiles, DistributedSectionIsChecked) {
+  const std::string ok = write(
+      "d.yaml", recipe("  epochs: 1\n  distributed: {ranks: 2, scheme: \"ssp:1\", timeout: 30}\n",
+                       "  - max_clock_gap <= 1\n  - communication_bytes > 0\n"));
+  const Recipe r = load_recipe(ok, {});
+  EXPECT_EQ(r.training.ranks, 2);
+  EXPECT_EQ(r.training.scheme, "ssp:1");
+  EXPECT_EQ(r.training.shard, "replicated");
+  EXPECT_DOUBLE_EQ(r.training.comm_timeout, 30);
+  EXPECT_NE(resolved_yaml(r).find("scheme: ssp:1"), std::string::npos) << resolved_yaml(r);
+
+  std::string e = error_of([&] { load_recipe(ok, {"training.distributed.scheme=ring"}); });
+  EXPECT_NE(e.find("training.distributed.scheme: scheme: unknown scheme 'ring'"), std::string::npos)
+      << e;
+  e = error_of([&] { load_recipe(ok, {"training.distributed.ranks=0"}); });
+  EXPECT_NE(e.find("training.distributed.ranks: expected an integer in [1, 4096]"),
+            std::string::npos)
+      << e;
+  e = error_of([&] { load_recipe(ok, {"training.distributed.shard=striped"}); });
+  EXPECT_NE(e.find("expected replicated or partitioned"), std::string::npos) << e;
+  // One process: the distributed metrics are not known.
+  e = error_of([&] { load_recipe(ok, {"training.distributed.ranks=1"}); });
+  EXPECT_NE(e.find("unknown metric 'max_clock_gap'"), std::string::npos) << e;
+}
+
+// A 2-rank recipe run by the runner itself on in-process ranks: rank 0
+// records one run with the distributed metrics; a job of the wrong size is
+// an error naming both sizes.
+TEST_F(RecipeFiles, DistributedRecipeRunsOnItsRanksAndRankZeroRecords) {
+  frameworks::register_all();
+  const Recipe r = load_recipe(
+      write("d.yaml", recipe("  epochs: 1\n  batch_size: 8\n  distributed: {ranks: 2}\n",
+                             "  - communication_bytes > 0\n  - steps >= 4\n")),
+      {});
+  RunOptions o;
+  o.recipe = "d.yaml";
+  o.output_dir = (dir_ / "results").string();
+  o.plots = false;
+  o.progress = false;
+  std::vector<RunSummary> summaries(2);
+  distributed::run_ranks(2, [&](distributed::Communicator& c) {
+    RunOptions mine = o;
+    mine.communicator = &c;
+    std::ostringstream out;
+    summaries[static_cast<size_t>(c.rank())] = run_loaded_recipe(r, mine, out);
+  });
+  EXPECT_EQ(summaries[0].status, "passed");
+  EXPECT_TRUE(summaries[1].results_dir.empty());  // rank 1 writes nothing
+  EXPECT_EQ(summaries[1].status, "passed");       // rank 0's verdict
+  const auto runs = History((dir_ / "results" / "history.sqlite").string()).runs("", "");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_GT(runs[0].metrics.at("communication_bytes"), 0);
+  EXPECT_EQ(runs[0].metrics.at("steps"), 4);  // 64 samples / (2 ranks x 8)
+
+  const std::string e = error_of([&] {
+    std::ostringstream out;
+    run_loaded_recipe(r, o, out);
+  });
+  EXPECT_NE(e.find("training.distributed.ranks is 2, this job has 1"), std::string::npos) << e;
 }
 
 TEST(Sha256, DigestOfAKnownFile) {
