@@ -1,6 +1,7 @@
 #include "distributed/communicator.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "deep/error.h"
 #include "deep/text.h"
@@ -143,6 +144,34 @@ std::string Communicator::where(const std::string& operation) const {
   return cat(name(), " communicator, rank ", rank(), " of ", size(), ": ", operation, " #", calls_);
 }
 
+double Communicator::now_seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+Communicator::Recording::Recording(Communicator* c, const char* operation, int64_t bytes)
+    : c_(c && c->recording_ ? c : nullptr), operation_(operation), bytes_(bytes) {
+  start_ = c_ ? c_->now_seconds() : 0;
+}
+
+Communicator::Recording::~Recording() {
+  if (!c_) return;
+  const double end = c_->now_seconds();
+  c_->timeline_.push_back({operation_, start_ - c_->origin_, end - start_, bytes_});
+}
+
+Communicator::Recording Communicator::begin(const char* operation, double sent, double received,
+                                            int64_t bytes) {
+  count(operation, sent, received);
+  return Recording(this, operation, bytes);
+}
+
+void Communicator::start_timeline() {
+  barrier();
+  origin_ = now_seconds();
+  timeline_.clear();
+  recording_ = true;
+}
+
 void Communicator::count(const std::string& operation, double sent, double received) {
   ++calls_;
   TrafficCount& c = traffic_.by_operation[operation];
@@ -160,7 +189,8 @@ void Communicator::allreduce(Tensor& inout, ReduceOp op) {
   check_movable(inout, "allreduce");
   check_reducible(inout, "allreduce");
   const double p = size(), n = static_cast<double>(inout.nbytes());
-  count("allreduce", 2 * (p - 1) / p * n, 2 * (p - 1) / p * n);
+  const Recording rec =
+      begin("allreduce", 2 * (p - 1) / p * n, 2 * (p - 1) / p * n, static_cast<int64_t>(n));
   do_allreduce(inout.raw(), inout.numel(), inout.dtype(), transported(op));
   if (op == ReduceOp::Mean) divide(inout.raw(), inout.numel(), inout.dtype(), size());
 }
@@ -169,7 +199,8 @@ void Communicator::broadcast(Tensor& inout, int root) {
   check_movable(inout, "broadcast");
   check_rank(root, "root", "broadcast");
   const double n = static_cast<double>(inout.nbytes());
-  count("broadcast", rank() == root ? n : 0, rank() == root ? 0 : n);
+  const Recording rec =
+      begin("broadcast", rank() == root ? n : 0, rank() == root ? 0 : n, static_cast<int64_t>(n));
   do_broadcast(inout.raw(), static_cast<int64_t>(inout.nbytes()), root);
 }
 
@@ -178,7 +209,7 @@ void Communicator::reduce(Tensor& inout, ReduceOp op, int root) {
   check_reducible(inout, "reduce");
   check_rank(root, "root", "reduce");
   const double p = size(), n = static_cast<double>(inout.nbytes());
-  count("reduce", (p - 1) / p * n, (p - 1) / p * n);
+  const Recording rec = begin("reduce", (p - 1) / p * n, (p - 1) / p * n, static_cast<int64_t>(n));
   do_reduce(inout.raw(), inout.numel(), inout.dtype(), transported(op), root);
   if (op == ReduceOp::Mean && rank() == root)
     divide(inout.raw(), inout.numel(), inout.dtype(), size());
@@ -191,7 +222,7 @@ void Communicator::allgather(const Tensor& input, Tensor& out) {
   shape.insert(shape.begin(), size());
   out = Tensor(in.dtype(), shape);
   const double p = size(), n = static_cast<double>(in.nbytes());
-  count("allgather", (p - 1) * n, (p - 1) * n);
+  const Recording rec = begin("allgather", (p - 1) * n, (p - 1) * n, static_cast<int64_t>(n));
   do_allgather(in.raw(), static_cast<int64_t>(in.nbytes()), out.raw());
 }
 
@@ -205,7 +236,8 @@ void Communicator::gather(const Tensor& input, Tensor& out, int root) {
     shape.insert(shape.begin(), size());
     out = Tensor(in.dtype(), shape);
   }
-  count("gather", rank() == root ? 0 : n, rank() == root ? (p - 1) * n : 0);
+  const Recording rec = begin("gather", rank() == root ? 0 : n, rank() == root ? (p - 1) * n : 0,
+                              static_cast<int64_t>(n));
   do_gather(in.raw(), static_cast<int64_t>(in.nbytes()), rank() == root ? out.raw() : nullptr,
             root);
 }
@@ -223,7 +255,8 @@ std::vector<int64_t> Communicator::allgatherv(const Tensor& input, Tensor& out) 
   }
   out = Tensor(in.dtype(), {total});
   const double elem = static_cast<double>(size_of(in.dtype()));
-  count("allgatherv", (size() - 1) * static_cast<double>(in.nbytes()), (total - in.numel()) * elem);
+  const Recording rec = begin("allgatherv", (size() - 1) * static_cast<double>(in.nbytes()),
+                              (total - in.numel()) * elem, static_cast<int64_t>(in.nbytes()));
   do_allgatherv(in.raw(), bytes, out.raw());
   return numel;
 }
@@ -237,7 +270,8 @@ void Communicator::reduce_scatter(const Tensor& input, Tensor& out, ReduceOp op)
   const int64_t block = in.numel() / size();
   out = Tensor(in.dtype(), {block});
   const double p = size(), n = static_cast<double>(in.nbytes());
-  count("reduce_scatter", (p - 1) / p * n, (p - 1) / p * n);
+  const Recording rec =
+      begin("reduce_scatter", (p - 1) / p * n, (p - 1) / p * n, static_cast<int64_t>(n));
   do_reduce_scatter(in.raw(), out.raw(), block, in.dtype(), transported(op));
   if (op == ReduceOp::Mean) divide(out.raw(), block, out.dtype(), size());
 }
@@ -250,21 +284,24 @@ void Communicator::alltoall(const Tensor& input, Tensor& out) {
   out = Tensor(in.dtype(), in.shape());
   const int64_t block_bytes = static_cast<int64_t>(in.nbytes()) / size();
   const double p = size(), n = static_cast<double>(in.nbytes());
-  count("alltoall", (p - 1) / p * n, (p - 1) / p * n);
+  const Recording rec =
+      begin("alltoall", (p - 1) / p * n, (p - 1) / p * n, static_cast<int64_t>(n));
   do_alltoall(in.raw(), out.raw(), block_bytes);
 }
 
 void Communicator::send(const Tensor& t, int dest, int tag) {
   check_movable(t, "send");
   check_rank(dest, "dest", "send");
-  count("send", static_cast<double>(t.nbytes()), 0);
+  const Recording rec =
+      begin("send", static_cast<double>(t.nbytes()), 0, static_cast<int64_t>(t.nbytes()));
   do_send(t.raw(), static_cast<int64_t>(t.nbytes()), dest, tag);
 }
 
 void Communicator::recv(Tensor& t, int source, int tag) {
   check_movable(t, "recv");
   check_rank(source, "source", "recv");
-  count("recv", 0, static_cast<double>(t.nbytes()));
+  const Recording rec =
+      begin("recv", 0, static_cast<double>(t.nbytes()), static_cast<int64_t>(t.nbytes()));
   do_recv(t.raw(), static_cast<int64_t>(t.nbytes()), source, tag);
 }
 
@@ -274,7 +311,8 @@ int Communicator::probe_any(int tag) {
 
 int Communicator::recv_any(Tensor& t, int tag) {
   check_movable(t, "recv");
-  count("recv", 0, static_cast<double>(t.nbytes()));
+  const Recording rec =
+      begin("recv", 0, static_cast<double>(t.nbytes()), static_cast<int64_t>(t.nbytes()));
   return do_recv_any(t.raw(), static_cast<int64_t>(t.nbytes()), tag);
 }
 
@@ -283,13 +321,14 @@ void Communicator::sendrecv(const Tensor& out, int dest, Tensor& in, int source,
   check_movable(in, "sendrecv");
   check_rank(dest, "dest", "sendrecv");
   check_rank(source, "source", "sendrecv");
-  count("sendrecv", static_cast<double>(out.nbytes()), static_cast<double>(in.nbytes()));
+  const Recording rec = begin("sendrecv", static_cast<double>(out.nbytes()),
+                              static_cast<double>(in.nbytes()), static_cast<int64_t>(out.nbytes()));
   do_sendrecv(out.raw(), static_cast<int64_t>(out.nbytes()), dest, in.raw(),
               static_cast<int64_t>(in.nbytes()), source, tag);
 }
 
 void Communicator::barrier() {
-  count("barrier", 0, 0);
+  const Recording rec = begin("barrier", 0, 0, 0);
   do_barrier();
 }
 
@@ -297,7 +336,8 @@ std::unique_ptr<Request> Communicator::iallreduce(Tensor& inout, ReduceOp op) {
   check_movable(inout, "iallreduce");
   check_reducible(inout, "iallreduce");
   const double p = size(), n = static_cast<double>(inout.nbytes());
-  count("allreduce", 2 * (p - 1) / p * n, 2 * (p - 1) / p * n);
+  const Recording rec =
+      begin("allreduce", 2 * (p - 1) / p * n, 2 * (p - 1) / p * n, static_cast<int64_t>(n));
   auto r = do_iallreduce(inout.raw(), inout.numel(), inout.dtype(), transported(op));
   if (op != ReduceOp::Mean) return r;
   return std::make_unique<MeanRequest>(std::move(r), inout.raw(), inout.numel(), inout.dtype(),
@@ -308,7 +348,8 @@ std::unique_ptr<Request> Communicator::ibroadcast(Tensor& inout, int root) {
   check_movable(inout, "ibroadcast");
   check_rank(root, "root", "ibroadcast");
   const double n = static_cast<double>(inout.nbytes());
-  count("broadcast", rank() == root ? n : 0, rank() == root ? 0 : n);
+  const Recording rec =
+      begin("broadcast", rank() == root ? n : 0, rank() == root ? 0 : n, static_cast<int64_t>(n));
   return do_ibroadcast(inout.raw(), static_cast<int64_t>(inout.nbytes()), root);
 }
 

@@ -65,6 +65,15 @@ struct Traffic {
   TrafficCount total() const;
 };
 
+// One call on the timeline: when it started (seconds since the timeline's
+// common origin) and how long this rank spent in it.
+struct TimelineEvent {
+  const char* operation;  // "allreduce", ... (static strings)
+  double start_seconds = 0;
+  double seconds = 0;
+  int64_t bytes = 0;  // payload of this rank's tensor
+};
+
 // A started non-blocking operation.
 class Request {
  public:
@@ -122,6 +131,12 @@ class Communicator {
   // (key, rank here). Collective over this communicator.
   virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
 
+  // Starts recording every later call on the timeline (collective: a
+  // barrier, after which every rank takes its clock as the common origin,
+  // aligned to the barrier's exit).
+  void start_timeline();
+  const std::vector<TimelineEvent>& timeline() const { return timeline_; }
+
   const Traffic& traffic() const { return traffic_; }
   void reset_traffic() { traffic_ = {}; }
   double timeout_seconds() const { return timeout_seconds_; }
@@ -158,11 +173,31 @@ class Communicator {
   std::string where(const std::string& operation) const;
 
  private:
+  // Counts a call's traffic; while it lives, the call is timed for the
+  // timeline (when one was started).
+  class Recording {
+   public:
+    Recording(Communicator* c, const char* operation, int64_t bytes);
+    ~Recording();
+    Recording(const Recording&) = delete;
+    Recording& operator=(const Recording&) = delete;
+
+   private:
+    Communicator* c_;  // null: not recording
+    const char* operation_;
+    int64_t bytes_;
+    double start_;
+  };
+  Recording begin(const char* operation, double sent, double received, int64_t bytes);
   void count(const std::string& operation, double sent, double received);
+  double now_seconds() const;
   // Error unless `rank` is a rank here; `role` names it ("root", "dest", "source").
   void check_rank(int rank, const char* role, const char* operation) const;
   Traffic traffic_;
   int64_t calls_ = 0;
+  bool recording_ = false;
+  double origin_ = 0;  // steady-clock seconds of the timeline's origin
+  std::vector<TimelineEvent> timeline_;
   double timeout_seconds_ = 300;
 };
 

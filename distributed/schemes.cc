@@ -7,6 +7,7 @@
 
 #include "deep/error.h"
 #include "deep/text.h"
+#include "distributed/allreduce_scheme.h"
 #include "distributed/async_ps.h"
 
 namespace deep500::distributed {
@@ -34,76 +35,6 @@ double scheme_value(const std::string& text, size_t colon, double fallback, cons
   }
   throw Error(cat(what, ": '", text, "': ", meaning, " must be a positive number, got '", v, "'"));
 }
-
-// --------------------------------------------------------------- allreduce
-
-class AllreduceScheme : public DistributedOptimizer {
- public:
-  AllreduceScheme(Communicator& c, training::Optimizer& l, const SchemeOptions& o)
-      : DistributedOptimizer(c, l), options_(o) {}
-  std::string scheme() const override { return "allreduce"; }
-
-  void run_step(TensorMap& params, const TensorMap& grads) override {
-    if (layout_changed(grads)) plan(grads);
-    // Blocking allreduce per bucket: MPI's blocking collectives are its
-    // fastest (its non-blocking ones take other, slower algorithms), and
-    // the backward pass has ended by now, so there is nothing to overlap.
-    communicate([&] {
-      for (size_t k = 0; k < buckets_.size(); ++k) {
-        buckets_[k].pack(b_names_[k], grads);
-        comm_.allreduce(buckets_[k].buffer(), ReduceOp::Mean);
-      }
-    });
-    for (const auto& b : buckets_) b.views_into(averaged_);
-    local_step(params, averaged_);
-  }
-
- private:
-  bool layout_changed(const TensorMap& grads) const {
-    if (grads.size() != shapes_.size()) return true;
-    for (const auto& entry : grads) {
-      auto s = shapes_.find(entry.first);
-      if (s == shapes_.end() || s->second != entry.second.desc()) return true;
-    }
-    return false;
-  }
-
-  // Buckets in reverse name order (the backward pass's order for a graph
-  // built front to back), one element type each.
-  void plan(const TensorMap& grads) {
-    shapes_.clear();
-    buckets_.clear();
-    b_names_.clear();
-    averaged_.clear();
-    std::vector<std::string> names;
-    for (const auto& entry : grads) {
-      shapes_[entry.first] = entry.second.desc();
-      names.push_back(entry.first);
-    }
-    std::reverse(names.begin(), names.end());
-    double limit = options_.first_bucket_mib * kMiB, filled = 0;
-    DataType type = DataType::Undefined;
-    for (const auto& n : names) {
-      const Tensor& g = grads.at(n);
-      const bool full = !b_names_.empty() && filled > 0 && filled + g.nbytes() > limit;
-      if (b_names_.empty() || full || g.dtype() != type) {
-        if (!b_names_.empty()) limit = options_.bucket_mib * kMiB;
-        b_names_.emplace_back();
-        filled = 0;
-        type = g.dtype();
-      }
-      b_names_.back().push_back(n);
-      filled += static_cast<double>(g.nbytes());
-    }
-    buckets_.resize(b_names_.size());
-  }
-
-  SchemeOptions options_;
-  std::map<std::string, TensorDesc> shapes_;
-  std::vector<std::vector<std::string>> b_names_;
-  std::vector<FusionBuffer> buckets_;
-  TensorMap averaged_;
-};
 
 // ------------------------------------------------------- parameter server
 
@@ -239,7 +170,14 @@ SchemeOptions parse_scheme(const std::string& text, const std::string& what) {
   SchemeOptions o;
   o.name = text.substr(0, colon);
   if (o.name == "allreduce") {
-    o.bucket_mib = scheme_value(text, colon, o.bucket_mib, what, "the bucket size (MiB)");
+    std::string rest = text;
+    const std::string flag = ":overlap";
+    if (rest.size() > flag.size() &&
+        rest.compare(rest.size() - flag.size(), flag.size(), flag) == 0) {
+      o.overlap = true;
+      rest.resize(rest.size() - flag.size());
+    }
+    o.bucket_mib = scheme_value(rest, rest.find(':'), o.bucket_mib, what, "the bucket size (MiB)");
   } else if (o.name == "ps") {
     const double s = scheme_value(text, colon, 1, what, "the server count");
     DEEP500_CHECK(s == static_cast<int>(s), what, ": '", text, "': the server count must be an ",
@@ -260,14 +198,15 @@ SchemeOptions parse_scheme(const std::string& text, const std::string& what) {
                   "': the staleness bound must be an integer >= 0, got '", v, "'");
     o.staleness = static_cast<int>(bound);
   } else {
-    throw Error(cat(what, ": unknown scheme '", o.name, "': expected allreduce[:BUCKET_MIB], ",
+    throw Error(cat(what, ": unknown scheme '", o.name,
+                    "': expected allreduce[:BUCKET_MIB][:overlap], ",
                     "ps[:SERVERS], local-sgd[:K], dpsgd, async-ps or ssp:S"));
   }
   return o;
 }
 
 std::string to_string(const SchemeOptions& o) {
-  if (o.name == "allreduce") return cat("allreduce:", o.bucket_mib);
+  if (o.name == "allreduce") return cat("allreduce:", o.bucket_mib, o.overlap ? ":overlap" : "");
   if (o.name == "ps") return cat("ps:", o.servers);
   if (o.name == "local-sgd") return cat("local-sgd:", o.average_every);
   if (o.name == "ssp") return cat("ssp:", o.staleness);
@@ -331,7 +270,7 @@ void DistributedOptimizer::synchronize(TensorMap& params) {
 
 std::unique_ptr<DistributedOptimizer> make_scheme(const SchemeOptions& o, Communicator& comm,
                                                   training::Optimizer& local) {
-  if (o.name == "allreduce") return std::make_unique<AllreduceScheme>(comm, local, o);
+  if (o.name == "allreduce") return make_allreduce_scheme(comm, local, o);
   if (o.name == "ps") return std::make_unique<ParameterServerScheme>(comm, local, o);
   if (o.name == "local-sgd") return std::make_unique<LocalSgdScheme>(comm, local, o);
   if (o.name == "dpsgd") return std::make_unique<DpsgdScheme>(comm, local);

@@ -6,7 +6,10 @@
 //  * allreduce (consistent decentralized): gradients fused into buckets
 //    (a small first bucket, then bucket_mib each, in reverse parameter
 //    order as the backward pass produces them), each bucket allreduced
-//    (mean), then the local step on the averaged gradients. Every rank holds bit-identical
+//    (mean), then the local step on the averaged gradients. With overlap
+//    (distributed/allreduce_scheme.h), a communication thread allreduces
+//    each bucket as soon as the executor reports its gradients ready
+//    (ExecutorEvents::gradient_ready), while backprop goes on. Every rank holds bit-identical
 //    parameters and optimizer state after every step.
 //  * ps (consistent centralized parameter server): parameters sharded over
 //    `servers` server ranks (largest first onto the least loaded); each
@@ -37,6 +40,7 @@
 #include <vector>
 
 #include "distributed/communicator.h"
+#include "network/executor.h"
 #include "training/optimizer.h"
 
 namespace deep500::distributed {
@@ -45,6 +49,7 @@ struct SchemeOptions {
   std::string name = "allreduce";  // allreduce | ps | local-sgd | dpsgd | async-ps | ssp
   double bucket_mib = 25;          // allreduce: fusion bucket size
   double first_bucket_mib = 1;     // allreduce: the first (small) bucket
+  bool overlap = false;            // allreduce: allreduce buckets while backprop goes on
   int servers = 1;                 // ps: server ranks (0 .. servers-1)
   int average_every = 1;           // local-sgd: K
   int staleness = -1;              // ssp: S (-1: unbounded, async-ps)
@@ -52,7 +57,7 @@ struct SchemeOptions {
 
 // The scheme names.
 std::vector<std::string> scheme_names();
-// "allreduce[:BUCKET_MIB]", "ps[:SERVERS]", "local-sgd[:K]", "dpsgd",
+// "allreduce[:BUCKET_MIB][:overlap]", "ps[:SERVERS]", "local-sgd[:K]", "dpsgd",
 // "async-ps", "ssp:S";
 // Error naming `what` and the expected forms otherwise.
 SchemeOptions parse_scheme(const std::string& text, const std::string& what);
@@ -71,6 +76,8 @@ struct SchemeStats {
   // gradient being applied.
   int64_t max_clock_gap = -1;
   double mean_update_staleness = -1;
+  // allreduce:overlap: buckets whose allreduce started during backprop.
+  int64_t overlapped_buckets = 0;
 };
 
 class DistributedOptimizer : public training::Optimizer {
@@ -98,6 +105,8 @@ class DistributedOptimizer : public training::Optimizer {
   // server's). Default: nothing to do.
   virtual void finish(training::TensorMap& params) {}
   const SchemeStats& stats() const { return stats_; }
+  // The listener to add to the executor (gradient_ready), or null.
+  virtual network::ExecutorEvents* executor_events() { return nullptr; }
   // This rank's traffic over every communicator the scheme uses.
   virtual TrafficCount traffic() const { return comm_.traffic().total(); }
   Communicator& communicator() { return comm_; }

@@ -166,6 +166,15 @@ std::unique_ptr<BackwardPlan> build_backward_plan(const Model& model, OptimizedE
                   "' has no forward value (not an input of the graph?)");
     bp->wrt_values.emplace_back(x, v->second);
   }
+  // The last step adding to each gradient.
+  std::vector<int> last(n, -1);
+  for (size_t k = 0; k < bp->steps.size(); ++k)
+    for (int gi : bp->steps[k].grad_in)
+      if (gi >= 0) last[static_cast<size_t>(gi)] = static_cast<int>(k);
+  bp->ready_after.resize(bp->steps.size());
+  for (const auto& [x, gi] : bp->wrt)
+    if (gi >= 0 && last[static_cast<size_t>(gi)] >= 0)
+      bp->ready_after[static_cast<size_t>(last[static_cast<size_t>(gi)])].emplace_back(x, gi);
   return bp;
 }
 
@@ -176,13 +185,24 @@ std::map<std::string, Tensor> run_backward_plan(BackwardPlan& bp,
   std::fill(bp.accumulated.begin(), bp.accumulated.end(), false);
   bp.grads[static_cast<size_t>(bp.loss_grad)] = bp.seed;
   auto value = [&](int id) { return id >= 0 ? plan.values[static_cast<size_t>(id)] : Tensor(); };
-  for (auto& s : bp.steps) {
+  // Tells the listeners of the gradients step k completed.
+  auto ready = [&](size_t k) {
+    if (!events) return;
+    for (const auto& [name, gi] : bp.ready_after[k])
+      if (bp.grads[static_cast<size_t>(gi)].defined())
+        events->gradient_ready(name, bp.grads[static_cast<size_t>(gi)]);
+  };
+  for (size_t k = 0; k < bp.steps.size(); ++k) {
+    auto& s = bp.steps[k];
     bool any = false;
     for (size_t j = 0; j < s.out.size(); ++j) {
       s.gy[j] = s.grad_out[j] >= 0 ? bp.grads[static_cast<size_t>(s.grad_out[j])] : Tensor();
       any = any || s.gy[j].defined();
     }
-    if (!any) continue;
+    if (!any) {
+      ready(k);
+      continue;
+    }
     if (!s.passthrough) DEEP500_CHECK(s.no_backward.empty(), s.no_backward);
     for (size_t k = 0; k < s.in.size(); ++k) s.inputs[k] = value(s.in[k]);
     for (size_t j = 0; j < s.out.size(); ++j) s.outputs[j] = value(s.out[j]);
@@ -224,6 +244,7 @@ std::map<std::string, Tensor> run_backward_plan(BackwardPlan& bp,
     for (auto& t : s.inputs) t = Tensor();
     for (auto& t : s.outputs) t = Tensor();
     for (auto& t : s.gy) t = Tensor();
+    ready(k);
   }
   std::map<std::string, Tensor> result;
   for (size_t k = 0; k < bp.wrt.size(); ++k) {

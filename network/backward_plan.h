@@ -64,6 +64,9 @@ struct BackwardPlan {
   Tensor seed;                                          // ones shaped like the loss
   std::vector<std::pair<std::string, int>> wrt;         // parameter -> gradient index (-1: none)
   std::vector<std::pair<std::string, int>> wrt_values;  // parameter -> forward value id
+  // Per step: the parameters (name, gradient index) whose gradient no later
+  // step adds to (ExecutorEvents::gradient_ready after that step).
+  std::vector<std::vector<std::pair<std::string, int>>> ready_after;
 };
 
 // Builds the backward pass of `plan` (a keep-values forward plan that already

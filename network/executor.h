@@ -47,6 +47,13 @@ class ExecutorEvents {
   virtual ~ExecutorEvents() = default;
   virtual void before_node(const NodeEvent&) {}
   virtual void after_node(const NodeEvent&) {}
+  // During inference_and_backprop(), as soon as no later backward node adds
+  // to `parameter`'s gradient (what a distributed scheme needs to start its
+  // communication while backprop goes on). `gradient` is valid during the
+  // call only (copy what you keep); it equals what the result returns.
+  // Executors that cannot tell never call it (the reference executor);
+  // parameters the loss does not depend on get no call.
+  virtual void gradient_ready(const std::string& parameter, const Tensor& gradient) {}
 };
 
 struct BackpropResult {
@@ -74,6 +81,9 @@ class GraphExecutor {
   }
   void notify_after(const NodeEvent& e) {
     for (auto* l : events_) l->after_node(e);
+  }
+  void notify_gradient_ready(const std::string& parameter, const Tensor& gradient) {
+    for (auto* l : events_) l->gradient_ready(parameter, gradient);
   }
   bool has_events() const { return !events_.empty(); }
 

@@ -29,6 +29,9 @@ class OptimizedExecutor::Forwarder : public ExecutorEvents {
   explicit Forwarder(OptimizedExecutor* o) : o_(o) {}
   void before_node(const NodeEvent& e) override { o_->notify_before(e); }
   void after_node(const NodeEvent& e) override { o_->notify_after(e); }
+  void gradient_ready(const std::string& parameter, const Tensor& gradient) override {
+    o_->notify_gradient_ready(parameter, gradient);
+  }
 
  private:
   OptimizedExecutor* o_;

@@ -51,6 +51,7 @@ nlohmann::json rank_figures(const DistributedSetup& d, const distributed::Distri
                                                   : nlohmann::json(d.scheme.staleness)},
                  {"mean_update_staleness", s.mean_update_staleness}};
   return {{"scheme", distributed::to_string(d.scheme)},
+          {"overlapped_buckets", s.overlapped_buckets},
           {"staleness", staleness},
           {"shard", distributed::to_string(d.shard)},
           {"communicator", d.comm->name()},

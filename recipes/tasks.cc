@@ -44,6 +44,7 @@ TrainingTask training_task(const Recipe& r, const RunOptions& o) {
                   ", this job has ", size, " (run it as mpirun -np ", t.ranks,
                   " deep500 run ..., which `deep500 run` does by itself outside mpirun)");
     t.communicator = o.communicator;
+    t.record_timeline = true;  // trace.json: one track per rank
   }
   return t;
 }
@@ -113,6 +114,7 @@ TaskRun training_run(const Recipe& r, const RunOptions& o) {
   t.interrupted = outcome.report.interrupted;
   t.broken = outcome.report.non_finite;
   t.seconds = outcome.report.seconds;
+  if (!outcome.timeline.is_null()) t.trace = outcome.timeline;
   return t;
 }
 

@@ -11,6 +11,7 @@
 #include "deep/output_file.h"
 #include "deep/sizes.h"
 #include "deep/text.h"
+#include "distributed/timeline.h"
 #include "metrics/json_reporter.h"
 #include "network/settings.h"
 #include "recipes/distributed_training.h"
@@ -85,7 +86,7 @@ TrainingOutcome run_training(const TrainingTask& o) {
   for (const auto& [path, option] :
        {std::pair{o.metrics_json, "--metrics-json"}, std::pair{o.metrics_csv, "--metrics-csv"},
         std::pair{o.loss_csv, "--loss-csv"}, std::pair{o.checkpoint, "--checkpoint"},
-        std::pair{o.save_model, "--save-model"}})
+        std::pair{o.save_model, "--save-model"}, std::pair{o.timeline, "--timeline"}})
     if (!path.empty()) check_output_path(path, option);
   if (!o.save_params.empty()) prepare_output_dir(o.save_params, "--save-params");
   std::error_code ec;
@@ -99,6 +100,8 @@ TrainingOutcome run_training(const TrainingTask& o) {
   // Optimizer and scheme next: an unknown name or hyper-parameter fails
   // before any loading.
   const DistributedSetup dist = distributed_setup(o.communicator, o.scheme, o.shard);
+  DEEP500_CHECK(dist.enabled() || o.timeline.empty(),
+                "--timeline: the timeline is of distributed runs (--distributed SCHEME)");
   DEEP500_CHECK(!dist.enabled() || o.checkpoint.empty() || dist.scheme.name == "allreduce",
                 "--checkpoint: only the allreduce scheme keeps every rank's optimizer state ",
                 "identical, so only its runs resume exactly from rank 0's checkpoint");
@@ -163,6 +166,9 @@ TrainingOutcome run_training(const TrainingTask& o) {
   const training::DatasetBias bias = training::dataset_bias(*train, *sampler);
   std::unique_ptr<distributed::DistributedOptimizer> scheme;
   if (dist.enabled()) scheme = distributed::make_scheme(dist.scheme, *dist.comm, *opt);
+  // Overlap: the scheme hears of each gradient as backprop completes it.
+  network::ExecutorEvents* overlap = scheme ? scheme->executor_events() : nullptr;
+  if (overlap) exec->add_events(overlap);
 
   training::TrainerConfig cfg;
   cfg.epochs = o.epochs;
@@ -195,6 +201,8 @@ TrainingOutcome run_training(const TrainingTask& o) {
   if (!o.loss_csv.empty()) trainer.add_events(&loss_log);
   if (!o.resume.empty()) trainer.resume(o.resume);
   if (scheme) scheme->synchronize(trainer.parameters());
+  const bool timeline = scheme && (o.record_timeline || !o.timeline.empty());
+  if (timeline) dist.comm->start_timeline();
 
   // As asked: a schedule changes the optimizer's values while it runs.
   const auto asked_hyper = opt->hyper_parameters();
@@ -203,6 +211,11 @@ TrainingOutcome run_training(const TrainingTask& o) {
     scheme->finish(trainer.parameters());
     for (const auto& [name, t] : trainer.parameters()) net.set_parameter(name, t);
   }
+  if (overlap) exec->remove_events(overlap);
+  // Per-rank figures before the timeline is gathered (that traffic is not training's).
+  const nlohmann::json figures = scheme ? rank_figures(dist, *scheme, r) : nlohmann::json();
+  nlohmann::json trace;
+  if (timeline) trace = distributed::gather_timeline(*dist.comm, "deep500 train " + model_name);
 
   int64_t samples = 0;
   double train_seconds = 0;
@@ -243,7 +256,7 @@ TrainingOutcome run_training(const TrainingTask& o) {
                    {"augment", o.augment},
                    {"resumed_from", o.resume}};
     j["context"] = metrics::to_json(network::result_context(exec.get()));
-    if (scheme) j["distributed"] = rank_figures(dist, *scheme, r);
+    if (scheme) j["distributed"] = figures;
     j["dataset_bias"] = {
         {"counts", bias.counts},
         {"total", bias.total},
@@ -265,6 +278,8 @@ TrainingOutcome run_training(const TrainingTask& o) {
                     {"seconds", r.seconds}};
   }
   if (dist.writes()) write_training_outputs(o, outcome.metrics, trainer, loss_log.text, net);
+  if (dist.writes() && !o.timeline.empty()) write_text(o.timeline, trace.dump() + "\n");
+  outcome.timeline = std::move(trace);
 
   std::string line =
       cat("deep500 train: ", model_name, " ", r.epochs_completed, " epochs, ", r.steps, " steps");

@@ -57,6 +57,11 @@ struct TrainingTask {
   distributed::Communicator* communicator = nullptr;  // null: one process
   std::string scheme = "allreduce";                   // distributed::parse_scheme's text form
   std::string shard = "replicated";                   // replicated | partitioned
+  // Distributed runs: record every rank's communicator calls
+  // (distributed/timeline.h) into TrainingOutcome::timeline, and write it
+  // as a Chrome trace to `timeline` when set.
+  bool record_timeline = false;
+  std::string timeline;
   int ranks = 1;              // a recipe's rank count (must equal the communicator's size)
   double comm_timeout = 300;  // seconds a rank waits for the others
   const std::atomic<bool>* interrupt = nullptr;  // stop after the current batch when set
@@ -71,8 +76,9 @@ struct TrainingOutcome {
   // Per-epoch rows, config (with the seeds), machine context, dataset bias
   // and summary: what --metrics-json writes.
   nlohmann::json metrics;
-  std::string epochs_csv;  // the per-epoch rows as CSV (what --metrics-csv writes)
-  std::string summary;     // one line: epochs, accuracy, loss, samples/s, time
+  std::string epochs_csv;   // the per-epoch rows as CSV (what --metrics-csv writes)
+  std::string summary;      // one line: epochs, accuracy, loss, samples/s, time
+  nlohmann::json timeline;  // distributed runs with record_timeline, on rank 0 (else null)
 };
 
 // Validates the task (Error naming the option or field), then trains.

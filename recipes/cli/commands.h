@@ -164,6 +164,7 @@ struct TrainOptions {
   std::string distributed;              // scheme under mpirun ("" = one process)
   std::string shard = "replicated";     // replicated | partitioned
   double comm_timeout = 300;            // seconds (distributed)
+  std::string timeline;                 // Chrome trace of every rank's communication calls
   std::vector<std::string> settings;    // NAME=VALUE (recipes/cli/settings.h)
 };
 int train_command(const TrainOptions& o);

@@ -84,6 +84,7 @@ int train_command(const TrainOptions& o) {
   t.loss_csv = o.loss_csv;
   t.save_params = o.save_params;
   t.save_model = o.save_model;
+  t.timeline = o.timeline;
   if (!o.distributed.empty()) {
     auto& world = distributed::MpiCommunicator::world();
     world.set_timeout_seconds(o.comm_timeout);
@@ -144,10 +145,14 @@ void add_train_command(CommandLine& line) {
       .list("--augment", o->augment, "training augmentations: flip[:P],crop:SIZE:PAD,cutout:SIZE")
       .flag("!--no-progress", o->progress, "no progress output on stderr")
       .option("--distributed", o->distributed,
-              "data-parallel training under mpirun: allreduce[:BUCKET_MIB] | ps[:SERVERS] | "
+              "data-parallel training under mpirun: allreduce[:BUCKET_MIB][:overlap] | "
+              "ps[:SERVERS] | "
               "local-sgd[:K] | dpsgd | async-ps | ssp:S (--batch-size is per rank)")
       .choice("--shard", o->shard, "how ranks share the data: replicated (default), partitioned",
               {"replicated", "partitioned"})
+      .option("--timeline", o->timeline,
+              "distributed: write every rank's communication calls as a Chrome trace (one track "
+              "per rank)")
       .option("--comm-timeout", o->comm_timeout,
               "seconds a rank waits for the others before the job ends (default 300)")
       .flag("--continue-on-non-finite", o->continue_on_non_finite,

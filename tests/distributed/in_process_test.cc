@@ -3,12 +3,14 @@
 // the others with an error naming it instead of a hang.
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "distributed/in_process.h"
+#include "distributed/timeline.h"
 #include "tests/distributed/communicator_checks.h"
 #include "tests/error_of.h"
 
@@ -26,6 +28,36 @@ TEST_P(InProcess, EveryOperationGivesTheAnalyticResultOnEveryRank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, InProcess, ::testing::Values(1, 2, 3, 4));
+
+// The timeline: every call after start_timeline(), gathered onto rank 0 as
+// one Chrome trace track per rank.
+TEST(InProcessTimeline, GathersEveryRanksCallsOntoRankZero) {
+  run_ranks(3, [](Communicator& c) {
+    Tensor x(DataType::Float, {256});
+    c.allreduce(x);  // before the timeline: not recorded
+    c.start_timeline();
+    c.allreduce(x);
+    c.barrier();
+    ASSERT_EQ(c.timeline().size(), 2u);
+    EXPECT_STREQ(c.timeline()[0].operation, "allreduce");
+    EXPECT_EQ(c.timeline()[0].bytes, 1024);
+    EXPECT_GE(c.timeline()[0].start_seconds, 0);
+    EXPECT_LE(c.timeline()[0].start_seconds + c.timeline()[0].seconds,
+              c.timeline()[1].start_seconds + 1e-9);
+    const auto trace = gather_timeline(c, "test");
+    if (c.rank() != 0) {
+      EXPECT_TRUE(trace.is_null());
+      return;
+    }
+    std::map<int64_t, std::vector<std::string>> by_rank;
+    for (const auto& e : trace.at("traceEvents"))
+      if (e.at("ph") == "X") by_rank[e.at("pid").get<int64_t>()].push_back(e.at("name"));
+    ASSERT_EQ(by_rank.size(), 3u);
+    for (const auto& entry : by_rank)
+      EXPECT_EQ(entry.second, (std::vector<std::string>{"allreduce", "barrier"}));
+    EXPECT_EQ(trace.at("otherData").at("ranks"), 3);
+  });
+}
 
 TEST(InProcessErrors, BadArgumentsAreErrorsBeforeAnyTraffic) {
   run_ranks(2, [](Communicator& c) {

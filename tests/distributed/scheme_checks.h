@@ -73,7 +73,7 @@ inline SchemeRun train_mlp(distributed::Communicator* comm, const std::string& s
   network::Network net = training::make_builtin_model("mlp", 5 + static_cast<uint64_t>(rank));
   const std::string loss = training::add_softmax_cross_entropy(net, "logits", "labels");
   auto data = training::load_datasets(training::parse_dataset_spec(kSchemeData, "data"), "data");
-  auto exec = network::ExecutorRegistry::global().create("reference", net.model());
+  auto exec = network::ExecutorRegistry::global().create("optimized", net.model());
   auto local = training::make_optimizer("momentum", {{"lr", 0.05}, {"momentum", 0.9}});
   training::SamplerOptions so;
   so.batch_size = batch;
@@ -94,6 +94,7 @@ inline SchemeRun train_mlp(distributed::Communicator* comm, const std::string& s
   cfg.logits = "logits";
   cfg.loader.threads = 0;
   training::Optimizer& opt = scheme_opt ? *scheme_opt : *local;
+  if (scheme_opt && scheme_opt->executor_events()) exec->add_events(scheme_opt->executor_events());
   training::Trainer trainer(net, *exec, opt, *sampler, *data.train, nullptr, cfg);
   std::unique_ptr<IdenticalParameters> identical;
   if (comm && check_identical) {
@@ -104,6 +105,8 @@ inline SchemeRun train_mlp(distributed::Communicator* comm, const std::string& s
   if (slow_rank >= 0 && comm && comm->rank() == slow_rank) trainer.add_events(&slow);
   trainer.run();
   if (scheme_opt) scheme_opt->finish(trainer.parameters());
+  if (scheme_opt && scheme_opt->executor_events())
+    exec->remove_events(scheme_opt->executor_events());
   SchemeRun out;
   for (const auto& entry : trainer.parameters()) out.params[entry.first] = entry.second.clone();
   if (identical) out.differing_steps = identical->differing_steps;
@@ -154,6 +157,9 @@ inline void expect_matches_large_batch(distributed::Communicator& comm, const st
   const SchemeRun run = train_mlp(&comm, scheme, 32 / comm.size(), true);
   EXPECT_EQ(run.stats.steps, 20) << scheme;
   EXPECT_EQ(run.differing_steps, 0) << scheme << ": ranks differed after some steps";
+  // Overlap: every step after the first started its buckets during backprop.
+  if (scheme.find("overlap") != std::string::npos)
+    EXPECT_GE(run.stats.overlapped_buckets, 19) << scheme;
   const double diff = max_difference(alone.params, run.params);
   EXPECT_LE(diff, 1e-5) << scheme << " on " << comm.size() << " ranks, rank " << comm.rank();
   // Training moved the parameters (else the comparison would prove nothing).

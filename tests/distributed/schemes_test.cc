@@ -25,17 +25,17 @@ TEST_P(SynchronousScheme, MatchesOneProcessWithTheGlobalBatch) {
   run_ranks(ranks, [s = scheme](Communicator& c) { expect_matches_large_batch(c, s); });
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, SynchronousScheme,
-                         ::testing::Combine(::testing::Values("allreduce", "allreduce:0.01", "ps",
-                                                              "ps:2"),
-                                            ::testing::Values(2, 4)),
-                         [](const auto& info) {
-                           std::string name = std::get<0>(info.param) + "_" +
-                                              std::to_string(std::get<1>(info.param));
-                           for (char& ch : name)
-                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Ranks, SynchronousScheme,
+    ::testing::Combine(::testing::Values("allreduce", "allreduce:0.01", "allreduce:overlap",
+                                         "allreduce:0.01:overlap", "ps", "ps:2"),
+                       ::testing::Values(2, 4)),
+    [](const auto& info) {
+      std::string name = std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param));
+      for (char& ch : name)
+        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return name;
+    });
 
 // Local SGD with plain gradient averaging each step is not the large batch
 // (momentum stays local), but averaging keeps every rank identical after
@@ -133,6 +133,9 @@ TEST(DistributedSampler, PartitionedShardsAreDisjointWithEqualBatchCounts) {
 TEST(Schemes, ParserNamesTheExpectedForms) {
   EXPECT_EQ(parse_scheme("allreduce", "s").bucket_mib, 25);
   EXPECT_EQ(parse_scheme("allreduce:4", "s").bucket_mib, 4);
+  EXPECT_TRUE(parse_scheme("allreduce:4:overlap", "s").overlap);
+  EXPECT_FALSE(parse_scheme("allreduce:4", "s").overlap);
+  EXPECT_EQ(to_string(parse_scheme("allreduce:overlap", "s")), "allreduce:25:overlap");
   EXPECT_EQ(parse_scheme("ps:3", "s").servers, 3);
   EXPECT_EQ(parse_scheme("local-sgd:8", "s").average_every, 8);
   EXPECT_EQ(to_string(parse_scheme("local-sgd:8", "s")), "local-sgd:8");

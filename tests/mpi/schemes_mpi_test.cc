@@ -19,6 +19,10 @@ TEST(MpiSchemes, SmallBucketsMatchOneProcessWithTheGlobalBatch) {
   expect_matches_large_batch(deep500::test::mpi_world(), "allreduce:0.01");
 }
 
+TEST(MpiSchemes, OverlappedAllreduceMatchesOneProcessWithTheGlobalBatch) {
+  expect_matches_large_batch(deep500::test::mpi_world(), "allreduce:0.01:overlap");
+}
+
 TEST(MpiSchemes, ParameterServerMatchesOneProcessWithTheGlobalBatch) {
   expect_matches_large_batch(deep500::test::mpi_world(), "ps");
 }

@@ -1,8 +1,8 @@
 #!/bin/sh
 # The Level 3 benchmarks end to end on small sizes (ctest mpi_benchmarks):
 # bench_allreduce under mpirun on 2 ranks, the cost model fitted to its JSON,
-# and the scaling study on 1 and 2 ranks. Usage: benchmarks_smoke.sh
-# BENCH_ALLREDUCE DEEP500 MPIEXEC PYTHON SOURCE_DIR WORK_DIR
+# the scaling study on 1 and 2 ranks, and allreduce against allreduce:overlap.
+# Usage: benchmarks_smoke.sh BENCH_ALLREDUCE DEEP500 MPIEXEC PYTHON SOURCE_DIR WORK_DIR
 set -eu
 bench=$1 deep500=$2 mpiexec=$3 python=$4 src=$5 work=$6
 rm -rf "$work" && mkdir -p "$work"
@@ -18,3 +18,8 @@ test -s "$work/cost.png"
 "$python" -c "import json,sys; d=json.load(open(sys.argv[1])); \
 assert [r['ranks'] for r in d['strong']]==[1,2] and d['weak'][0]['efficiency']==1.0, d" \
   "$work/scaling.json"
+"$python" "$src/benchmarks/distributed/compare_schemes.py" --deep500 "$deep500" --mpirun "$mpiexec" \
+  --schemes allreduce,allreduce:overlap --ranks 2 --samples 512 --repetitions 1 \
+  --json "$work/overlap.json"
+"$python" -c "import json,sys; d=json.load(open(sys.argv[1])); \
+assert [s['scheme'] for s in d['schemes']]==['allreduce','allreduce:overlap'], d" "$work/overlap.json"

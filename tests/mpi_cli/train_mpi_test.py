@@ -2,7 +2,7 @@
 
 1. Two ranks at batch 16 with allreduce (and with the parameter server) end
    with the parameters of one process at batch 32 (within 1e-5), and rank 0
-   records both ranks' figures.
+   records both ranks' figures and their timeline (one track per rank).
 2. A rank killed with SIGKILL mid-run ends the whole job, non-zero, within
    the communicator timeout, and the output names that rank.
 3. A rank that stops answering (SIGSTOP) ends the job within the
@@ -42,8 +42,10 @@ def check_matches_one_process(tmp, scheme):
     alone, dist = os.path.join(tmp, "alone"), os.path.join(tmp, "dist-" + scheme)
     metrics = os.path.join(tmp, scheme + ".json")
     run(TRAIN + ["--batch-size", "32", "--save-params", alone])
+    timeline = os.path.join(tmp, scheme + "-timeline.json")
     out = run(MPI + TRAIN + ["--batch-size", "16", "--distributed", scheme,
-                             "--save-params", dist, "--metrics-json", metrics])
+                             "--save-params", dist, "--metrics-json", metrics,
+                             "--timeline", timeline])
     assert out.count("deep500 train:") == 1, f"only rank 0 prints the summary:\n{out}"
     a, b = params(alone), params(dist)
     assert a.keys() == b.keys() and len(a) == 10, (a.keys(), b.keys())
@@ -55,11 +57,32 @@ def check_matches_one_process(tmp, scheme):
     assert d["ranks"] == 2 and d["communicator"] == "mpi", d
     assert [r["steps"] for r in d["per_rank"]] == [32, 32], d
     assert all(r["bytes_sent"] > 0 for r in d["per_rank"]), d
+    events = [e for e in json.load(open(timeline))["traceEvents"] if e["ph"] == "X"]
+    assert {e["pid"] for e in events} == {0, 1}, "one timeline track per rank"
+    assert sum(e["pid"] == 1 for e in events) >= 32, "rank 1's calls, one or more per step"
     print(f"{scheme}: 2 ranks x batch 16 = 1 process x batch 32 within {worst:.2e}")
 
 
-def rank_pid(rank):
-    """The pid of the deep500 process mpirun started as `rank`."""
+def parent(pid):
+    try:
+        return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def descends_from(pid, ancestor):
+    for _ in range(8):
+        pid = parent(pid)
+        if pid == ancestor:
+            return True
+        if pid <= 1:
+            return False
+    return False
+
+
+def rank_pid(rank, job):
+    """The pid of the deep500 process that mpirun `job` started as `rank` (not
+    another job's: ctest runs other MPI jobs at the same time)."""
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -68,7 +91,8 @@ def rank_pid(rank):
             cmd = open(f"/proc/{pid}/cmdline", "rb").read()
         except OSError:
             continue
-        if DEEP500.encode() in cmd and f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+        if (DEEP500.encode() in cmd and f"OMPI_COMM_WORLD_RANK={rank}".encode() in env
+                and descends_from(int(pid), job)):
             return int(pid)
     return None
 
@@ -83,7 +107,7 @@ def signal_rank_one(sig, timeout):
                            start_new_session=True)
     pid = None
     for _ in range(200):
-        pid = rank_pid(1)
+        pid = rank_pid(1, job.pid)
         if pid:
             break
         time.sleep(0.1)

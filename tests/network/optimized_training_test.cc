@@ -133,6 +133,47 @@ TEST_F(OptimizedTraining, ConsecutiveStepsMatchAFreshExecutorAndTheReference) {
   EXPECT_EQ(exec.backward_kernels_created(), 0);  // every kernel is the forward plan's own
 }
 
+// gradient_ready: once per parameter and step, with the final gradient (B's
+// two uses already summed), before the backward pass ends (W0's comes after
+// B's: the pass runs from the loss back).
+TEST_F(OptimizedTraining, GradientsAreReportedAsSoonAsTheyAreFinal) {
+  struct Ready : network::ExecutorEvents {
+    std::vector<std::pair<std::string, Tensor>> seen;
+    int nodes_after_last = 0;
+    std::vector<int> nodes_before;  // backward nodes run since the previous report
+    void gradient_ready(const std::string& p, const Tensor& g) override {
+      seen.emplace_back(p, g.clone());
+      nodes_before.push_back(nodes_after_last);
+      nodes_after_last = 0;
+    }
+    void after_node(const network::NodeEvent& e) override {
+      if (e.backward) ++nodes_after_last;
+    }
+  } ready;
+  auto model = mlp_model();
+  network::OptimizedExecutor exec(model);
+  exec.add_events(&ready);
+  const std::map<std::string, Tensor> feeds = {
+      {"X", input()},
+      {"W0", Tensor::from_vector<float>({2, 3}, {0.1f, 0.3f, -0.5f, -0.2f, 0.4f, 0.6f})},
+      {"B", Tensor::from_vector<float>({2}, {0.05f, -0.1f})}};
+  for (int step = 1; step <= 2; ++step) {
+    ready.seen.clear();
+    ready.nodes_before.clear();
+    auto r = exec.inference_and_backprop(feeds, "L");
+    ASSERT_EQ(ready.seen.size(), 2u) << "step " << step;
+    EXPECT_EQ(ready.seen[0].first, "B");
+    EXPECT_EQ(ready.seen[1].first, "W0");
+    for (const auto& [name, g] : ready.seen)
+      expect_equal(g, r.gradients.at(name), 0, name);  // the returned gradient, bitwise
+    // B's is reported before the MatMul and Transpose backward nodes run;
+    // W0's after the Transpose's, the last node.
+    EXPECT_GE(ready.nodes_before[1], 2);
+    EXPECT_EQ(ready.nodes_after_last, 0);
+  }
+  exec.remove_events(&ready);
+}
+
 TEST_F(OptimizedTraining, BackwardKernelsAreCreatedOnce) {
   auto model = mlp_model();
   network::OptimizedExecutor exec(model);

@@ -4,11 +4,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <nlohmann/json.hpp>
 
 #include "deep/text.h"
 #include "distributed/in_process.h"
@@ -226,6 +228,13 @@ TEST_F(RecipeFiles, DistributedRecipeRunsOnItsRanksAndRankZeroRecords) {
   EXPECT_EQ(summaries[0].status, "passed");
   EXPECT_TRUE(summaries[1].results_dir.empty());  // rank 1 writes nothing
   EXPECT_EQ(summaries[1].status, "passed");       // rank 0's verdict
+  // trace.json: the timeline, one track per rank.
+  std::ifstream trace(fs::path(summaries[0].results_dir) / "trace.json");
+  std::set<int64_t> pids;
+  const auto trace_json = nlohmann::json::parse(trace);
+  for (const auto& e : trace_json.at("traceEvents"))
+    if (e.at("ph") == "X") pids.insert(e.at("pid").get<int64_t>());
+  EXPECT_EQ(pids, (std::set<int64_t>{0, 1}));
   const auto runs = History((dir_ / "results" / "history.sqlite").string()).runs("", "");
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_GT(runs[0].metrics.at("communication_bytes"), 0);
