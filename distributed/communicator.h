@@ -15,9 +15,11 @@
 //    (iallreduce, ibroadcast) return a Request; the tensors must stay alive
 //    and untouched until wait() returns or test() says true.
 //  * No hang: a blocking call, or wait(), that is not complete within
-//    timeout_seconds() throws Error naming this rank, the operation and its
-//    sequence number (a peer died or stopped answering). After a collective
-//    timed out the communicator is unusable (MPI cannot cancel it): end the
+//    timeout_seconds() fails naming this rank, the operation and its
+//    sequence number (a peer died or stopped answering): it throws Error,
+//    or, where the call cannot be interrupted (MpiCommunicator's blocking
+//    collectives), prints that as one line and ends the process (status 2).
+//    After a timed-out collective the communicator is unusable: end the
 //    job (MpiCommunicator: abort_job()).
 //  * `in` and `out` may be the same tensor (the input is read first).
 //  * Tensors are contiguous and owned by the caller; the communicator keeps

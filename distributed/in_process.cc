@@ -56,14 +56,12 @@ struct InProcessGroup {
       return;
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
-    const bool done =
-        cv.wait_until(lock, deadline, [&] { return generation != gen || !failed.empty(); });
+    cv.wait_until(lock, deadline, [&] { return generation != gen || !failed.empty(); });
     if (generation != gen) return;
     if (!failed.empty()) throw Error(cat(where, ": ", failed));
     std::vector<std::string> missing;
     for (int r = 0; r < size; ++r)
       if (!here[r]) missing.push_back(std::to_string(r));
-    (void)done;
     const std::string why = cat("did not complete within ", timeout, " s: rank(s) ",
                                 join(missing, ", "), " never arrived");
     fail_locked(cat("rank ", rank, " timed out: ", why));

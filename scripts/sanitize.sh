@@ -8,7 +8,8 @@
 #        runtime, libgomp, is invisible to TSan); OpenMP is clang's libomp,
 #        which reports its synchronisation to TSan through Archer
 #   scripts/sanitize.sh test thread BUILD    the threaded parts under TSan:
-#        data loader and prefetching, the trainer, per-node threads and the
+#        data loader and prefetching, the trainer, per-node threads, the
+#        in-process communicator and the distributed schemes' threads, and the
 #        optimized executor's parallel kernels
 #
 # ctest runs the address build and tests (labels sanitize and fuzz). The
@@ -53,7 +54,7 @@ case $step in
       export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ignore_noninstrumented_modules=1"
       export OMP_TOOL_LIBRARIES=/usr/lib/llvm-14/lib/libarcher.so
       "$build/tests/deep500_unit_tests" --gtest_brief=1 \
-        --gtest_filter='DataLoaderTest.*:SamplersTest.*:Trainer.*:NodeThreads.*:OptimizedExecutorThreads.*:OptimizedExecutorTest.*:OptimizedTraining.*:EigenBackend.*:SyntheticDataset.*'
+        --gtest_filter='DataLoaderTest.*:SamplersTest.*:Trainer.*:NodeThreads.*:OptimizedExecutorThreads.*:OptimizedExecutorTest.*:OptimizedTraining.*:EigenBackend.*:SyntheticDataset.*:*InProcess*:Schemes.*:*SynchronousScheme*:DistributedTraining.*:FusionBuffer.*'
     fi
     ;;
   *) usage ;;
