@@ -38,8 +38,9 @@ using Clock = std::chrono::steady_clock;
 // Every MPI call made here holds this lock: MPI runs THREAD_SERIALIZED.
 std::mutex mpi_mutex;
 
-// Polls made back to back before a wait starts sleeping between polls.
+// Polls made back to back before a wait starts yielding the CPU between polls.
 constexpr int kSpinPolls = 2000;
+// Between the checks of a cancelled request.
 constexpr auto kPollSleep = std::chrono::microseconds(100);
 // How long a cancelled receive may take to be confirmed before it is freed.
 constexpr double kCancelSeconds = 1.0;
@@ -122,7 +123,7 @@ class Pending {
     check_mpi(code, at_);
     return done != 0;
   }
-  // Polls test() (spinning, then sleeping between polls) until complete;
+  // Polls test() (spinning, then yielding the CPU between polls) until complete;
   // Error after `timeout` seconds.
   void wait(double timeout) {
     const auto deadline = Clock::now() + std::chrono::duration<double>(timeout);

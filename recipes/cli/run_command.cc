@@ -17,6 +17,7 @@
 #include "distributed/mpi_communicator.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
+#include "recipes/cli/distributed_job.h"
 #include "recipes/interrupt.h"
 #include "recipes/recipe.h"
 #include "recipes/reproduce.h"
@@ -73,18 +74,6 @@ int recipe_ranks(const RunCommandOptions& o) {
 // rank prints.
 distributed::Communicator* job_communicator() {
   return distributed::launched_by_mpirun() ? &distributed::MpiCommunicator::world() : nullptr;
-}
-
-// An Error on one rank of a distributed run ends every rank.
-template <class F>
-auto on_every_rank(distributed::Communicator* comm, F run) {
-  if (!comm) return run();
-  try {
-    return run();
-  } catch (const Error& e) {
-    std::cerr << "deep500: error: rank " << comm->rank() << ": " << e.what() << std::endl;
-    distributed::abort_job(kBadInput);
-  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "distributed/mpi_communicator.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
+#include "recipes/cli/distributed_job.h"
 #include "recipes/interrupt.h"
 #include "recipes/training_task.h"
 
@@ -31,16 +32,6 @@ std::map<std::string, double> parse_hyper(const std::vector<std::string>& specs)
     out[s.substr(0, eq)] = v;
   }
   return out;
-}
-
-// A distributed run: an Error on one rank ends every rank.
-TrainingOutcome run_on_every_rank(const TrainingTask& t) {
-  try {
-    return run_training(t);
-  } catch (const Error& e) {
-    std::cerr << "deep500: error: rank " << t.communicator->rank() << ": " << e.what() << std::endl;
-    distributed::abort_job(kBadInput);
-  }
 }
 
 }  // namespace
@@ -92,7 +83,7 @@ int train_command(const TrainOptions& o) {
     t.scheme = o.distributed;
     t.shard = o.shard;
   }
-  const TrainingOutcome out = t.communicator ? run_on_every_rank(t) : run_training(t);
+  const TrainingOutcome out = on_every_rank(t.communicator, [&] { return run_training(t); });
   if (!t.communicator || t.communicator->rank() == 0) std::cout << out.summary << std::endl;
   // A target accuracy is a criterion: not reaching it is a failed run; so is
   // a run stopped by a NaN/Inf loss or gradient.
