@@ -4,11 +4,7 @@
 // timeout.
 #include "distributed/mpi_communicator.h"
 
-// The C API only: without this, mpi.h from C++ pulls in the removed C++
-// bindings, which libmpi.so does not define.
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
+#include "distributed/mpi_stall.h"  // mpi.h, C API only
 
 #include <algorithm>
 #include <array>
@@ -35,7 +31,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Every MPI call made here holds this lock: MPI runs THREAD_SERIALIZED.
+// Every MPI call made here holds this lock, except the stall reports
+// (distributed/mpi_stall.h), which run while a blocked collective holds it.
 std::mutex mpi_mutex;
 
 // Polls made back to back before a wait starts yielding the CPU between polls.
@@ -154,7 +151,7 @@ class Pending {
   [[noreturn]] void time_out(double timeout) {
     abandon();
     throw Error(cat(at_, ": did not complete within ", short_number(timeout),
-                    " s (a rank died or stopped answering)"));
+                    " s (a rank died or stopped answering)", stall_report(at_, timeout)));
   }
   // Gives up the point-to-point requests: receives are cancelled and
   // completed (so no later message lands in a buffer the caller gave up;
@@ -258,7 +255,7 @@ void initialize_mpi() {
   if (initialized) return;
   launcher_before_init = environment_shows_launcher() ? 1 : 0;
   int provided = 0;
-  const int code = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  const int code = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
   check_mpi(code, "mpi communicator: MPI_Init_thread");
   std::atexit(finalize_mpi);
   DEEP500_CHECK(provided >= MPI_THREAD_SERIALIZED, "mpi communicator: MPI provides thread level ",
@@ -297,12 +294,20 @@ class Watchdog {
   void watch() {
     for (;;) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      std::lock_guard<std::mutex> lock(m_);
-      if (!armed_ || Clock::now() < deadline_) continue;
+      std::string what;
+      double timeout = 0;
+      {
+        std::lock_guard<std::mutex> lock(m_);
+        if (!armed_ || Clock::now() < deadline_) continue;
+        what = what_;
+        timeout = timeout_;
+      }
+      // The collective may still finish while the others are asked: too late.
+      const std::string others = stall_report(what, timeout);
       std::fprintf(stderr,
                    "deep500: error: %s: did not complete within %s s (a rank died or stopped "
-                   "answering); ending the job\n",
-                   what_.c_str(), short_number(timeout_).c_str());
+                   "answering)%s; ending the job\n",
+                   what.c_str(), short_number(timeout).c_str(), others.c_str());
       std::fflush(stderr);
       std::_Exit(2);
     }
@@ -332,6 +337,9 @@ std::unique_ptr<MpiHandle> duplicate_world() {
   auto handle = std::make_unique<MpiHandle>();
   std::lock_guard<std::mutex> lock(mpi_mutex);
   check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &handle->comm), "mpi communicator: MPI_Comm_dup");
+  int level = 0;
+  check_mpi(MPI_Query_thread(&level), "mpi communicator: MPI_Query_thread");
+  if (level >= MPI_THREAD_MULTIPLE) start_stall_reports(MPI_COMM_WORLD);
   return handle;
 }
 

@@ -6,15 +6,17 @@
 // reduce_scatter, alltoall) are the blocking MPI calls, which MPI optimises
 // best; a watchdog thread watches each one, and when it is not complete
 // within timeout_seconds() prints "deep500: error: <rank, operation and its
-// number>: did not complete within T s ... ending the job" and exits the
-// process with status 2 (a blocking MPI call cannot be interrupted; mpirun
+// number>: did not complete within T s ...; <stall report>; ending the job"
+// and exits the process with status 2 (a blocking MPI call cannot be interrupted; mpirun
 // then ends the other ranks). A blocking collective holds the process's MPI
 // lock while it runs.
 // Barrier, point to point and the non-blocking requests are the
 // non-blocking MPI calls polled with MPI_Test (spinning, then yielding the
 // CPU between polls); a wait longer than timeout_seconds() throws Error
-// naming this rank, the operation and its sequence number. After such a
-// timeout:
+// naming this rank, the operation and its sequence number, then the stall
+// report. The stall report (distributed/mpi_stall.h) names the ranks that
+// wait too, each with its operation, and the ranks not heard from within
+// min(timeout, 2) s: the silent ones. After such a timeout:
 //  * a receive is cancelled and a send is released (MPI_Cancel /
 //    MPI_Request_free), so no stray message is left for a later receive;
 //  * a barrier or request cannot be cancelled in MPI: it stays pending and
@@ -23,9 +25,10 @@
 // with MPI_Error_string's text. Counts above INT_MAX (MPI's int counts) are
 // Errors naming the operation.
 //
-// Threads: MPI is initialised with MPI_THREAD_SERIALIZED, and every MPI call
-// made here holds one process-wide lock, so distinct communicators may be
-// driven from distinct threads (the Communicator contract) even so.
+// Threads: MPI is initialised with MPI_THREAD_MULTIPLE (the stall report
+// runs while a blocked collective is inside MPI; with a lower level, MPI
+// initialised by someone else, there is no stall report), and every other
+// MPI call made here holds one process-wide lock.
 #pragma once
 
 #include <memory>
@@ -54,7 +57,7 @@ class MpiCommunicator : public Communicator {
  public:
   // The process's world communicator (a duplicate of MPI_COMM_WORLD), made
   // on the first call: that call initialises MPI (MPI_Init_thread,
-  // MPI_THREAD_SERIALIZED) unless someone already did, and then also
+  // MPI_THREAD_MULTIPLE) unless someone already did, and then also
   // registers MPI_Finalize to run at exit. Lives until the process exits;
   // not copyable. Error when MPI cannot be initialised.
   static MpiCommunicator& world();

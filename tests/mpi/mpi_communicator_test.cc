@@ -119,6 +119,12 @@ TEST(Mpi, ReceivingAnotherSizeThanWasSentIsAnError) {
   c.barrier();
 }
 
+// True when a timeout's stall report names rank 1 (first) among the silent.
+bool names_silent_rank_one(const std::string& e) {
+  return e.find("; no word from rank 1 within 1 s") != std::string::npos ||
+         e.find("; no word from ranks 1, ") != std::string::npos;
+}
+
 // A communicator of its own, so the short timeout stays off the world.
 std::unique_ptr<Communicator> timed_copy(double timeout_seconds) {
   Communicator& c = mpi_world();
@@ -139,6 +145,8 @@ TEST(Mpi, RecvFromARankThatNeverSendsTimesOutAndLeavesNoPendingReceive) {
     EXPECT_NE(e.find("rank 0"), std::string::npos) << e;
     EXPECT_NE(e.find("recv"), std::string::npos) << e;
     EXPECT_NE(e.find("did not complete within 1 s"), std::string::npos) << e;
+    // The stall report: rank 1 waits in a barrier it has not timed out in.
+    if (source != 0) EXPECT_TRUE(names_silent_rank_one(e)) << e;
     EXPECT_GE(waited, 1.0);
     EXPECT_LT(waited, 10.0);
   }
@@ -164,6 +172,7 @@ TEST(Mpi, CollectiveWithALateRankTimesOutOnTheRankThatWaited) {
     EXPECT_NE(e.find("rank 0"), std::string::npos) << e;
     EXPECT_NE(e.find("barrier"), std::string::npos) << e;
     EXPECT_NE(e.find("did not complete within 1 s"), std::string::npos) << e;
+    EXPECT_TRUE(names_silent_rank_one(e)) << e;  // it sleeps
   } else {
     // Late, then joins: rank 0's abandoned barrier completes while it
     // waits in the world barrier below, so nothing stays pending.

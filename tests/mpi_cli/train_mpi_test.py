@@ -5,8 +5,9 @@
    records both ranks' figures and their timeline (one track per rank).
 2. A rank killed with SIGKILL mid-run ends the whole job, non-zero, within
    the communicator timeout, and the output names that rank.
-3. A rank that stops answering (SIGSTOP) ends the job within the
-   communicator timeout: the waiting rank names itself and the collective.
+3. A rank that stops answering (SIGSTOP) in a 3-rank job ends the job
+   within the communicator timeout: the waiting rank names itself and the
+   collective, the other waiting rank, and the silent rank.
 
 Usage: train_mpi_test.py DEEP500 MPIEXEC
 """
@@ -97,12 +98,13 @@ def rank_pid(rank, job):
     return None
 
 
-def signal_rank_one(sig, timeout):
-    """Starts a long 2-rank job, sends `sig` to rank 1 once it trains; returns
+def signal_rank_one(sig, timeout, ranks=2):
+    """Starts a long job, sends `sig` to rank 1 once it trains; returns
     (exit status, output, seconds from the signal to the end of the job)."""
-    cmd = MPI + [DEEP500, "train", "--model", "lenet5", "--dataset", "fashion-mnist",
-                 "--epochs", "50", "--batch-size", "8", "--no-progress", "--threads", "1",
-                 "--distributed", "allreduce", "--comm-timeout", str(timeout)]
+    cmd = MPI[:-1] + [str(ranks), DEEP500, "train", "--model", "lenet5",
+                      "--dataset", "fashion-mnist",
+                      "--epochs", "50", "--batch-size", "8", "--no-progress", "--threads", "1",
+                      "--distributed", "allreduce", "--comm-timeout", str(timeout)]
     job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            start_new_session=True)
     pid = None
@@ -134,11 +136,14 @@ def check_killed_rank_ends_the_job():
 
 def check_silent_rank_ends_the_job():
     timeout = 5
-    rc, out, took = signal_rank_one(signal.SIGSTOP, timeout)
+    rc, out, took = signal_rank_one(signal.SIGSTOP, timeout, ranks=3)
     assert rc != 0, out
-    assert "rank 0 of 2" in out and "did not complete within 5 s" in out, out
-    assert took <= timeout + 15, f"ended {took:.1f} s after rank 1 stopped"
     line = next(l for l in out.splitlines() if "did not complete" in l)
+    waiting = [r for r in (0, 2) if f"rank {r} of 3" in line]
+    assert len(waiting) == 2 and "did not complete within 5 s" in line, line
+    assert "waiting too: rank " in line, f"names the other waiting rank: {line}"
+    assert "no word from rank 1 within 2 s" in line, f"names the silent rank: {line}"
+    assert took <= timeout + 15, f"ended {took:.1f} s after rank 1 stopped"
     print(f"stopped rank 1: the job ended in {took:.1f} s, exit {rc}: {line}")
 
 
