@@ -3,7 +3,8 @@
 //  * InProcessCommunicator (distributed/in_process.h): ranks as threads of
 //    one process, so the scheme tests need no mpirun;
 //  * MpiCommunicator (distributed/mpi_communicator.h): Open MPI;
-//  * NcclCommunicator: when CUDA is found (not yet).
+//  * NCCL (distributed/nccl_communicator.h): collectives on one GPU per
+//    rank, when CUDA with NCCL is found.
 //
 // Contracts, for every implementation:
 //  * Collectives (allreduce ... alltoall, barrier, split) are called by
@@ -91,7 +92,7 @@ class Communicator {
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  virtual std::string name() const = 0;  // "in-process", "mpi"
+  virtual std::string name() const = 0;  // "in-process", "mpi", "nccl"
 
   // In place: every rank ends with the reduction of all ranks' `inout`.
   void allreduce(Tensor& inout, ReduceOp op = ReduceOp::Sum);

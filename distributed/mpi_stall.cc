@@ -15,8 +15,8 @@ namespace deep500::distributed {
 namespace {
 
 constexpr int kTag = 1;
-constexpr int kMaxText = 240;      // bytes of one report, its terminating zero included
-constexpr int kNamedPerList = 8;   // ranks named per list before "and N more"
+constexpr int kMaxText = 240;     // bytes of one report, its terminating zero included
+constexpr int kNamedPerList = 8;  // ranks named per list before "and N more"
 constexpr double kGraceSeconds = 2.0;
 
 MPI_Comm stall_comm = MPI_COMM_NULL;
@@ -44,8 +44,7 @@ void tell_everyone(const std::string& at, int me, int size) {
 std::vector<std::string> listen(int me, int size, double grace) {
   std::vector<std::string> heard(static_cast<size_t>(size));
   int missing = size - 1;
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(grace);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace);
   while (missing > 0 && std::chrono::steady_clock::now() < deadline) {
     int flag = 0;
     MPI_Status status;

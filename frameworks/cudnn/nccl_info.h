@@ -1,5 +1,5 @@
-// NCCL linkage probe: the version of the loaded libnccl. (A collective
-// communicator built on NCCL is future work.)
+// NCCL linkage probe: the version of the loaded libnccl. (The NCCL
+// communicator is distributed/nccl_communicator.h.)
 #pragma once
 
 #include <string>

@@ -163,6 +163,7 @@ struct TrainOptions {
   bool continue_on_non_finite = false;  // apply NaN/Inf steps instead of stopping (exit 1)
   std::string distributed;              // scheme under mpirun ("" = one process)
   std::string shard = "replicated";     // replicated | partitioned
+  std::string communicator = "mpi";     // mpi | nccl (distributed)
   double comm_timeout = 300;            // seconds (distributed)
   std::string timeline;                 // Chrome trace of every rank's communication calls
   std::vector<std::string> settings;    // NAME=VALUE (recipes/cli/settings.h)

@@ -1,11 +1,15 @@
 // The command files' one way to run work on every rank of an MPI job
-// (train --distributed, run and reproduce of a distributed recipe).
+// (train --distributed, run and reproduce of a distributed recipe), and the
+// communicator they run on.
 #pragma once
 
 #include <iostream>
+#include <memory>
+#include <string>
 
 #include "deep/error.h"
 #include "distributed/mpi_communicator.h"
+#include "distributed/nccl_communicator.h"
 #include "recipes/cli/commands.h"
 
 namespace deep500::cli {
@@ -22,6 +26,19 @@ auto on_every_rank(distributed::Communicator* comm, F run) {
     std::cerr << "deep500: error: rank " << comm->rank() << ": " << e.what() << std::endl;
     distributed::abort_job(kBadInput);
   }
+}
+
+// The communicator of this MPI job's training, `kind` "mpi" (the world) or
+// "nccl" (NCCL over the world, made once per process), with `timeout`
+// seconds. Collective; an Error on any rank ends the job (on_every_rank).
+inline distributed::Communicator* job_communicator(const std::string& kind, double timeout) {
+  distributed::Communicator& world = distributed::MpiCommunicator::world();
+  world.set_timeout_seconds(timeout);
+  if (kind != "nccl") return &world;
+  static std::unique_ptr<distributed::Communicator> nccl;
+  if (!nccl)
+    nccl = on_every_rank(&world, [&] { return distributed::make_nccl_communicator(world); });
+  return nccl.get();
 }
 
 }  // namespace deep500::cli

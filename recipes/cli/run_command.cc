@@ -70,9 +70,8 @@ int recipe_ranks(const RunCommandOptions& o) {
                   "install openmpi-bin)"));
 }
 
-// Under mpirun: the world communicator for the runner, and whether this
-// rank prints.
-distributed::Communicator* job_communicator() {
+// Under mpirun: the world communicator for the runner (null otherwise).
+distributed::Communicator* mpirun_world() {
   return distributed::launched_by_mpirun() ? &distributed::MpiCommunicator::world() : nullptr;
 }
 
@@ -84,7 +83,7 @@ int run_command(const RunCommandOptions& o) {
     const int ranks = recipe_ranks(o);
     if (ranks > 1) relaunch_under_mpirun(ranks, o);
   }
-  r.communicator = o.dry_run ? nullptr : job_communicator();
+  r.communicator = o.dry_run ? nullptr : mpirun_world();
   std::ostream silent(nullptr);
   std::ostream& out = !r.communicator || r.communicator->rank() == 0 ? std::cout : silent;
   InterruptScope interrupt;
@@ -95,7 +94,7 @@ int run_command(const RunCommandOptions& o) {
 
 int reproduce_command(const RunCommandOptions& o) {
   RunOptions r = run_options(o);
-  r.communicator = job_communicator();
+  r.communicator = mpirun_world();
   if (r.communicator && r.communicator->rank() != 0) {
     std::ostream silent(nullptr);
     on_every_rank(r.communicator, [&] { return reproduce_run(o.recipe, r, silent); });

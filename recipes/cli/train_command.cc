@@ -3,13 +3,12 @@
 // which recipes run too. Prints the summary line; exit 1 when the target
 // accuracy is not reached or a NaN/Inf stopped the run, 130 when interrupted.
 // With --distributed SCHEME (under mpirun) every rank trains its share on
-// the MPI communicator; rank 0 prints and writes; an Error on any rank ends
-// the whole job (MPI_Abort) with exit 2, so no rank waits for it.
+// the MPI communicator (or NCCL's, --communicator nccl); rank 0 prints and writes; an Error on any
+// rank ends the whole job (MPI_Abort) with exit 2, so no rank waits for it.
 #include <iostream>
 
 #include "deep/error.h"
 #include "deep/text.h"
-#include "distributed/mpi_communicator.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
 #include "recipes/cli/distributed_job.h"
@@ -76,10 +75,10 @@ int train_command(const TrainOptions& o) {
   t.save_params = o.save_params;
   t.save_model = o.save_model;
   t.timeline = o.timeline;
+  DEEP500_CHECK(!o.distributed.empty() || o.communicator == "mpi", "--communicator ",
+                o.communicator, ": only with --distributed");
   if (!o.distributed.empty()) {
-    auto& world = distributed::MpiCommunicator::world();
-    world.set_timeout_seconds(o.comm_timeout);
-    t.communicator = &world;
+    t.communicator = job_communicator(o.communicator, o.comm_timeout);
     t.scheme = o.distributed;
     t.shard = o.shard;
   }
@@ -144,6 +143,9 @@ void add_train_command(CommandLine& line) {
       .option("--timeline", o->timeline,
               "distributed: write every rank's communication calls as a Chrome trace (one track "
               "per rank)")
+      .choice("--communicator", o->communicator,
+              "distributed: mpi (default) | nccl (collectives on one GPU per rank)",
+              {"mpi", "nccl"})
       .option("--comm-timeout", o->comm_timeout,
               "seconds a rank waits for the others before the job ends (default 300)")
       .flag("--continue-on-non-finite", o->continue_on_non_finite,

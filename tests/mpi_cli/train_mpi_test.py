@@ -8,6 +8,8 @@
 3. A rank that stops answering (SIGSTOP) in a 3-rank job ends the job
    within the communicator timeout: the waiting rank names itself and the
    collective, the other waiting rank, and the silent rank.
+4. `--communicator nccl` trains, or (without one GPU per rank) ends the job
+   with one line naming the NCCL communicator and the reason.
 
 Usage: train_mpi_test.py DEEP500 MPIEXEC
 """
@@ -147,8 +149,25 @@ def check_silent_rank_ends_the_job():
     print(f"stopped rank 1: the job ended in {took:.1f} s, exit {rc}: {line}")
 
 
+def check_nccl_communicator():
+    """`--communicator nccl` trains on one GPU per rank; without that, every
+    rank ends with one line naming the NCCL communicator and why."""
+    r = subprocess.run(MPI + TRAIN + ["--batch-size", "16", "--distributed", "allreduce",
+                                      "--communicator", "nccl"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+    if r.returncode == 0:
+        assert r.stdout.count("deep500 train:") == 1, r.stdout
+        print("nccl: 2 ranks trained on NCCL")
+        return
+    assert r.returncode == 2, r.stdout
+    line = next((l for l in r.stdout.splitlines() if "nccl communicator, rank" in l), None)
+    assert line and line.startswith("deep500: error: rank "), r.stdout
+    print(f"nccl without one GPU per rank: exit 2: {line}")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     for scheme in ("allreduce", "ps"):
         check_matches_one_process(tmp, scheme)
 check_killed_rank_ends_the_job()
 check_silent_rank_ends_the_job()
+check_nccl_communicator()
