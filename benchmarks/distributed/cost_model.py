@@ -9,6 +9,8 @@
    step and the weak-scaling efficiency compute / (compute + communication) from 8
    to 1024 ranks, for the gradient sizes and measured compute times of LeNet-5 and
    ResNet-20; write the table (JSON) and a plot (matplotlib, SVG and PNG).
+3. Fusion: predict per-tensor over fused allreduce time of ResNet-18's gradients
+   (the allreduce scheme's buckets) on this host and on those networks.
 
   benchmarks/distributed/cost_model.py --bench ar2.json,ar4.json --plot docs/distributed-cost-model
 """
@@ -32,6 +34,42 @@ WORKLOADS = {
     "ResNet-20 (batch 128/rank)": {"bytes": 272474 * 4, "compute": 0.250},
 }
 RANKS = [8, 16, 32, 64, 128, 256, 512, 1024]
+
+
+def resnet18_gradient_bytes():
+    """ResNet-18's trainable tensors (torchvision), as bench_allreduce --gradients
+    resnet18 allreduces them: convolutions, batch-norm scales and shifts, the
+    classifier; float32 bytes in parameter order."""
+    shapes = [(64, 3, 7, 7), (64,), (64,)]
+    c_in = 64
+    for c_out in (64, 128, 256, 512):
+        for block in range(2):
+            first_in = c_in if block == 0 else c_out
+            shapes += [(c_out, first_in, 3, 3), (c_out,), (c_out,), (c_out, c_out, 3, 3),
+                       (c_out,), (c_out,)]
+            if block == 0 and c_in != c_out:
+                shapes += [(c_out, c_in, 1, 1), (c_out,), (c_out,)]
+            c_in = c_out
+    shapes += [(1000, 512), (1000,)]
+    return [4 * math.prod(s) for s in shapes]
+
+
+def fusion_buckets(tensor_bytes, first=1 << 20, rest=25 << 20):
+    """Bucket sizes of the allreduce scheme: reverse order, a small first bucket."""
+    buckets, limit = [0], first
+    for b in reversed(tensor_bytes):
+        if buckets[-1] and buckets[-1] + b > limit:
+            buckets.append(0)
+            limit = rest
+        buckets[-1] += b
+    return buckets
+
+
+def fusion_ratio(p, tensor_bytes, alpha, beta):
+    """Per-tensor over fused allreduce time of one gradient set (fused without
+    copies: gradients produced in their buckets)."""
+    ring = lambda n: 2 * (p - 1) * alpha + 2 * (p - 1) / p * n * beta
+    return sum(map(ring, tensor_bytes)) / sum(map(ring, fusion_buckets(tensor_bytes)))
 
 
 def parse_args():
@@ -140,6 +178,24 @@ def plot(predictions, path):
     fig.savefig(path + ".png", dpi=80)
 
 
+def print_fusion(alpha_host, beta_host):
+    """Per-tensor / fused allreduce time of ResNet-18's gradients: on this
+    host (the fit) and on the documented networks."""
+    grads = resnet18_gradient_bytes()
+    rows = []
+    print(f"\nResNet-18 gradients ({len(grads)} tensors, {sum(grads)} bytes, "
+          f"{len(fusion_buckets(grads))} buckets): per-tensor / fused allreduce time")
+    print(f"{'network':>26} " + " ".join(f"{p:>6}" for p in [2, 4] + RANKS))
+    links = {"this host (fit)": (alpha_host, beta_host)}
+    links.update({net: (spec["alpha"], 1 / spec["bandwidth"] + beta_host)
+                  for net, spec in NETWORKS.items()})
+    for net, (alpha, beta) in links.items():
+        ratios = {p: fusion_ratio(p, grads, alpha, beta) for p in [2, 4] + RANKS}
+        rows.append({"network": net, "ratios": ratios})
+        print(f"{net:>26} " + " ".join(f"{r:>6.2f}" for r in ratios.values()))
+    return rows
+
+
 def main():
     a = parse_args()
     points = load_points(a.bench.split(","), a.min_bytes, a.max_bytes)
@@ -164,10 +220,12 @@ def main():
                              and x["scheme"] == scheme and x["ranks"] == p)
                     cells.append(f"{r['efficiency']:.2f} ({r['communication_seconds'] * 1e3:.2f})")
                 print(f"{scheme:>16} " + " ".join(f"{c:>14}" for c in cells))
+    fusion = print_fusion(alpha, beta)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"alpha": alpha, "beta": beta, "fit": rows, "networks": NETWORKS,
-                       "workloads": WORKLOADS, "predictions": predictions}, f, indent=1)
+                       "workloads": WORKLOADS, "predictions": predictions, "fusion": fusion},
+                      f, indent=1)
     if a.plot:
         plot(predictions, a.plot)
         print(f"\nwrote {a.plot}.svg and {a.plot}.png")
