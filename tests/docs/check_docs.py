@@ -19,8 +19,8 @@ entries, `build` to the build directory, $PREFIX an empty install prefix):
     DIR, NAME) it is run and must exit 0 ("# exits N" in its comment: N).
     A run still going after --timeout seconds counts as parsed and running.
   - cmake -S/--build/--install of a project other than deep500 itself, a
-    Python script written from the doc, compare.py and programs the doc built:
-    run, must exit 0.
+    Python script written from the doc, `python3 -c`, compare.py and programs
+    the doc built: run, must exit 0.
   - Scripts and benchmark programs of the repository: every --option must be
     in their --help (Python) or the program must accept it (benchmarks);
     bash scripts are syntax-checked (bash -n): they are the main job and the
@@ -200,6 +200,13 @@ class Checker:
             self.count("deep500 commands: ran to completion")
 
     def check_python(self, where, tokens, cwd, env):
+        if tokens and tokens[0] == "-c":  # python3 -c "...": run, must exit 0
+            rc, out = self.run([sys.executable] + tokens, cwd, env, self.args.timeout)
+            if rc != 0:
+                self.fail(where, f"exit {rc}:\n{out[-2000:]}")
+            else:
+                self.count("python -c lines: ran")
+            return
         script = pathlib.Path(cwd) / tokens[0]
         if tokens[0].startswith("/usr/share/benchmark/") or (script.exists() and not str(script.resolve()).startswith(str(self.repo))):
             rc, out = self.run([sys.executable] + tokens, cwd, env, self.args.timeout)

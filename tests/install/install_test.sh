@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs deep500 into a temporary prefix and uses it as a user would: the
-# installed command runs from the prefix alone, and the two examples
+# installed command and Python module run from the prefix alone, and the two examples
 # (operators/examples/swish, benchmarks/examples) build out of the tree with
 # find_package(deep500 CONFIG REQUIRED) against that prefix, then run.
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR WORK_DIR
@@ -30,6 +30,17 @@ grep -q "^deep500 " "$work/version.txt" || fail "deep500 --version printed: $(ca
 if "$prefix/bin/deep500" settings | grep "libtorch.plugin" > "$work/plugin.txt"; then
   grep -q "$prefix/lib/" "$work/plugin.txt" || fail "libtorch plugin not looked up in the prefix: $(cat "$work/plugin.txt")"
 fi
+
+# The Python module imports from the prefix alone and loads the prefix's libraries.
+PYTHONPATH="$prefix/lib/python3/dist-packages" /usr/bin/python3 -c '
+import sys, numpy, deep500
+assert deep500.__file__.startswith(sys.argv[1]), deep500.__file__
+(y,) = deep500.run_operator(deep500.op("Relu"), [numpy.array([-1.0, 2.0], dtype=numpy.float32)])
+assert y.tolist() == [0.0, 2.0], y
+' "$prefix/lib/python3/dist-packages/deep500" || fail "the installed Python module does not work"
+ldd "$prefix"/lib/python3/dist-packages/deep500/_core*.so | awk '/libdeep500/ {print $3}' |
+  xargs -n1 readlink -f > "$work/ldd-python.txt"
+if grep -v "^$prefix/lib/" "$work/ldd-python.txt"; then fail "the module loads libraries outside $prefix"; fi
 
 configure() {  # SOURCE BUILD: a user's configure against the prefix, default build type
   env -u MAKEFLAGS cmake -S "$1" -B "$2" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" > "$2.log" 2>&1 ||

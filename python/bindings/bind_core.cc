@@ -1,0 +1,43 @@
+// Error, version, backends and the tensor round trip (numpy_tensor.h).
+#include <pybind11/stl.h>
+
+#include "deep/error.h"
+#include "frameworks/register_all.h"
+#include "operators/registry.h"
+#include "python/bindings/bindings.h"
+#include "python/bindings/numpy_tensor.h"
+
+namespace py = pybind11;
+
+namespace deep500::python {
+
+py::object to_python(const nlohmann::json& j) {
+  return py::module_::import("json").attr("loads")(j.dump());
+}
+
+void bind_core(py::module_& m) {
+  static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      error(e.what());
+    }
+  });
+  frameworks::register_all();
+  m.def(
+      "backends", [] { return ops::Registry::global().backends(); },
+      "Names of the registered operator backends (reference, onednn, eigen, ...).");
+  m.def("built_backends", &frameworks::built_backends, "The backends this build compiled in.");
+  m.def(
+      "as_tensor",
+      [](const py::object& value) {
+        Borrowed keep;
+        return to_numpy(keep.add(value, "as_tensor"));
+      },
+      py::arg("value"),
+      "The array as a deep500 Tensor converted back to NumPy (dtypes and layout as the "
+      "bindings pass them; a copy, since the tensor borrowed `value`).");
+}
+
+}  // namespace deep500::python

@@ -1,0 +1,84 @@
+// Level 0 from Python: one ONNX operator run, or checked against the
+// reference backend, on a backend (recipes/operator_task.h builds the node
+// exactly as `deep500 op` does; validation/forward_check.h runs it).
+#include <pybind11/stl.h>
+
+#include "python/bindings/bindings.h"
+#include "python/bindings/numpy_tensor.h"
+#include "recipes/operator_task.h"
+#include "recipes/problems.h"
+#include "validation/forward_check.h"
+
+namespace py = pybind11;
+
+namespace deep500::python {
+namespace {
+
+// The node `deep500 op` would build for these inputs (absent ones: None).
+ops::NodeSpec node_for(const recipes::OperatorSpec& spec, const std::vector<Tensor>& inputs) {
+  recipes::Problem p;
+  p.label = "python inputs";
+  for (size_t i = 0; i < inputs.size(); ++i)
+    p.inputs.push_back({inputs[i].defined() ? cat("x", i) : "", inputs[i].desc()});
+  return recipes::make_node(spec, recipes::find_definition(spec), p);
+}
+
+py::dict check_json(const validation::ForwardCheckResult& r) {
+  py::dict d;
+  d["backend"] = r.backend;
+  d["status"] = validation::check_status_name(r.status);
+  d["passed"] = r.status == validation::CheckStatus::Passed;
+  d["message"] = r.message;
+  d["implementation"] = r.implementation;
+  d["max_abs_error"] = r.max_abs_error;
+  d["max_rel_error"] = r.max_rel_error;
+  return d;
+}
+
+}  // namespace
+
+void bind_operators(py::module_& m) {
+  py::class_<recipes::OperatorSpec>(m, "OperatorSpec",
+                                    "An ONNX operator: type, domain, opset, output count and "
+                                    "attributes as NAME=VALUE text (as `deep500 op --attr`).")
+      .def(py::init<>())
+      .def_readwrite("op_type", &recipes::OperatorSpec::op_type)
+      .def_readwrite("domain", &recipes::OperatorSpec::domain)
+      .def_readwrite("opset", &recipes::OperatorSpec::opset)
+      .def_readwrite("outputs", &recipes::OperatorSpec::outputs)
+      .def_readwrite("attrs", &recipes::OperatorSpec::attrs);
+  m.def(
+      "run_operator",
+      [](const recipes::OperatorSpec& spec, const py::sequence& inputs,
+         const std::string& backend) {
+        Borrowed keep;
+        const std::vector<Tensor> tensors = borrow_list(keep, inputs, spec.op_type + " input");
+        const ops::NodeSpec node = node_for(spec, tensors);
+        std::vector<Tensor> out;
+        {
+          py::gil_scoped_release release;
+          out = validation::run_node(node, tensors, backend);
+        }
+        return to_numpy(out);
+      },
+      py::arg("spec"), py::arg("inputs"), py::arg("backend") = "reference",
+      "Runs the operator once on `backend`; returns its outputs.");
+  m.def(
+      "check_operator",
+      [](const recipes::OperatorSpec& spec, const py::sequence& inputs,
+         const std::string& backend) {
+        Borrowed keep;
+        const std::vector<Tensor> tensors = borrow_list(keep, inputs, spec.op_type + " input");
+        const ops::NodeSpec node = node_for(spec, tensors);
+        validation::ForwardCheckResult r;
+        {
+          py::gil_scoped_release release;
+          r = validation::check_forward(node, tensors, backend);
+        }
+        return check_json(r);
+      },
+      py::arg("spec"), py::arg("inputs"), py::arg("backend"),
+      "Forward check of `backend` against the reference backend on these inputs.");
+}
+
+}  // namespace deep500::python

@@ -1,0 +1,121 @@
+// Level 2 and recipes from Python: the training task (recipes/training_task.h,
+// what `deep500 train` runs) and the recipe runner (recipes/runner.h, what
+// `deep500 run` runs).
+#include <pybind11/stl.h>
+
+#include <sstream>
+
+#include "python/bindings/bindings.h"
+#include "recipes/runner.h"
+#include "recipes/training_task.h"
+#include "training/data/dataset_spec.h"
+
+namespace py = pybind11;
+
+namespace deep500::python {
+namespace {
+
+using recipes::TrainingTask;
+
+py::dict outcome_dict(const recipes::TrainingOutcome& o) {
+  const training::TrainingReport& r = o.report;
+  py::dict d;
+  d["summary"] = o.summary;
+  d["epochs_completed"] = r.epochs_completed;
+  d["steps"] = r.steps;
+  d["final_train_loss"] = r.final_train_loss;
+  d["final_train_accuracy"] = r.final_train_accuracy;
+  d["final_test_accuracy"] = r.final_test_accuracy;
+  d["time_to_accuracy"] = r.time_to_accuracy;
+  d["seconds"] = r.seconds;
+  d["stopped_early"] = r.stopped_early;
+  d["stop_reason"] = r.stop_reason;
+  d["non_finite"] = r.non_finite;
+  d["interrupted"] = r.interrupted;
+  d["metrics"] = to_python(o.metrics);
+  return d;
+}
+
+}  // namespace
+
+void bind_tasks(py::module_& m) {
+  py::class_<TrainingTask>(m, "TrainingTask",
+                           "What `deep500 train` runs; fields as its options (docs/training.md).")
+      .def(py::init<>())
+      .def_readwrite("model", &TrainingTask::model)
+      .def_readwrite("builtin", &TrainingTask::builtin)
+      .def_readwrite("logits", &TrainingTask::logits)
+      .def_readwrite("loss", &TrainingTask::loss)
+      .def_readwrite("input", &TrainingTask::input)
+      .def_readwrite("labels", &TrainingTask::labels)
+      .def_property(
+          "dataset", [](const TrainingTask& t) { return t.dataset.kind; },
+          [](TrainingTask& t, const std::string& spec) {
+            t.dataset = training::parse_dataset_spec(spec, "dataset " + spec);
+          },
+          "set: a dataset spec, as `deep500 train --dataset`; get: its kind")
+      .def_readwrite("optimizer", &TrainingTask::optimizer)
+      .def_readwrite("hyper", &TrainingTask::hyper)
+      .def_readwrite("lr_schedule", &TrainingTask::lr_schedule)
+      .def_readwrite("epochs", &TrainingTask::epochs)
+      .def_readwrite("batch_size", &TrainingTask::batch_size)
+      .def_readwrite("seed", &TrainingTask::seed)
+      .def_readwrite("threads", &TrainingTask::threads)
+      .def_readwrite("executor", &TrainingTask::executor)
+      .def_readwrite("settings", &TrainingTask::settings)
+      .def_readwrite("checkpoint", &TrainingTask::checkpoint)
+      .def_readwrite("resume", &TrainingTask::resume)
+      .def_readwrite("target_accuracy", &TrainingTask::target_accuracy)
+      .def_readwrite("stop_at_target", &TrainingTask::stop_at_target)
+      .def_readwrite("time_limit", &TrainingTask::time_limit)
+      .def_readwrite("subset", &TrainingTask::subset)
+      .def_readwrite("test_subset", &TrainingTask::test_subset)
+      .def_readwrite("prefetch_threads", &TrainingTask::prefetch_threads)
+      .def_readwrite("augment", &TrainingTask::augment)
+      .def_readwrite("progress", &TrainingTask::progress)
+      .def_readwrite("metrics_json", &TrainingTask::metrics_json)
+      .def_readwrite("save_params", &TrainingTask::save_params)
+      .def_readwrite("save_model", &TrainingTask::save_model);
+  m.def(
+      "run_training",
+      [](const TrainingTask& task) {
+        recipes::TrainingOutcome out;
+        {
+          py::gil_scoped_release release;
+          out = recipes::run_training(task);
+        }
+        return outcome_dict(out);
+      },
+      py::arg("task"), "Trains as `deep500 train` does; returns the report and metrics.");
+  m.def(
+      "run_recipe",
+      [](const std::string& recipe, const std::vector<std::string>& overrides,
+         const std::string& output_dir, const std::string& history, bool plots, bool progress) {
+        recipes::RunOptions o;
+        o.recipe = recipe;
+        o.sets = overrides;
+        o.output_dir = output_dir;
+        o.history = history;
+        o.plots = plots;
+        o.progress = progress;
+        std::ostringstream log;
+        recipes::RunSummary s;
+        {
+          py::gil_scoped_release release;
+          s = recipes::run_recipe(o, log);
+        }
+        py::dict d;
+        d["status"] = s.status;
+        d["results_dir"] = s.results_dir;
+        d["run_id"] = s.run_id;
+        d["log"] = log.str();
+        return d;
+      },
+      py::arg("recipe"), py::arg("overrides") = std::vector<std::string>{},
+      py::arg("output_dir") = "results", py::arg("history") = "", py::arg("plots") = false,
+      py::arg("progress") = false,
+      "Runs a recipe as `deep500 run` does (overrides: PATH=VALUE, as --set); returns its "
+      "status (passed, failed), results folder, history run id and printed log.");
+}
+
+}  // namespace deep500::python

@@ -1,0 +1,24 @@
+// The pieces of the extension deep500._core, one per file of
+// python/bindings/; module.cc calls them in order. Every function they
+// expose is a C++ function of the library, tested in C++ too: the bindings
+// convert arguments and results (numpy_tensor.h), release the GIL while C++
+// computes, and turn deep500::Error into deep500.Error.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace deep500::python {
+
+void bind_core(pybind11::module_& m);       // Error, version, backends, tensors
+void bind_operators(pybind11::module_& m);  // Level 0: run and check one operator
+void bind_network(pybind11::module_& m);    // Level 1: models and executors
+void bind_tasks(pybind11::module_& m);      // Level 2 training, recipes
+
+// A JSON value as Python objects (dict, list, str, float, ...).
+pybind11::object to_python(const nlohmann::json& j);
+
+}  // namespace deep500::python

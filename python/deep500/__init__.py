@@ -1,0 +1,39 @@
+"""deep500: measuring, validating and reproducing deep learning (C++ library).
+
+The compiled part is deep500._core; this package re-exports it with a few
+conveniences that only convert arguments (docs/python.md).
+"""
+from ._core import (Error, Executor, Model, OperatorSpec, TrainingTask, as_tensor,
+                    backends, built_backends, check_operator, run_operator, run_recipe,
+                    run_training)
+
+__all__ = ["Error", "Executor", "Model", "OperatorSpec", "TrainingTask", "as_tensor",
+           "backends", "built_backends", "check_operator", "op", "run_operator",
+           "run_recipe", "run_training", "train"]
+
+
+def _attribute_text(name, value):
+    """NAME=VALUE as `deep500 op --attr` takes it: lists comma-separated."""
+    if isinstance(value, (list, tuple)):
+        return f"{name}=" + ",".join(repr(v) if isinstance(v, float) else str(v) for v in value)
+    return f"{name}={value!r}" if isinstance(value, float) else f"{name}={value}"
+
+
+def op(op_type, opset=17, domain="", outputs=-1, **attributes):
+    """An OperatorSpec: op("Conv", pads=[1, 1, 1, 1], strides=[2, 2])."""
+    spec = OperatorSpec()
+    spec.op_type, spec.opset, spec.domain, spec.outputs = op_type, opset, domain, outputs
+    spec.attrs = [_attribute_text(k, v) for k, v in attributes.items()]
+    return spec
+
+
+def train(**fields):
+    """Trains as `deep500 train` does: train(builtin="lenet5",
+    dataset="fashion-mnist", epochs=1, ...); fields are TrainingTask's."""
+    task = TrainingTask()
+    for name, value in fields.items():
+        if not hasattr(task, name):
+            raise Error(f"train: unknown field '{name}' (TrainingTask has "
+                        f"{', '.join(n for n in dir(task) if not n.startswith('_'))})")
+        setattr(task, name, value)
+    return run_training(task)

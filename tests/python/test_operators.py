@@ -1,0 +1,51 @@
+"""Level 0 from Python: operators run and checked on every backend, against
+ONNX's own test data."""
+import numpy as np
+import pytest
+
+import deep500
+
+
+def test_backends_include_the_reference_and_the_built_ones():
+    assert "reference" in deep500.backends()
+    assert set(deep500.built_backends()) <= set(deep500.backends())
+
+
+@pytest.mark.parametrize("backend", ["reference", "onednn"])
+def test_conv_matches_onnx_test_data(onnx_node_test, backend):
+    _, inputs, (expected,) = onnx_node_test("test_conv_with_strides_padding")
+    spec = deep500.op("Conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2])
+    (y,) = deep500.run_operator(spec, inputs, backend)
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend", ["reference", "onednn", "eigen"])
+def test_matmul_matches_onnx_test_data(onnx_node_test, backend):
+    _, inputs, (expected,) = onnx_node_test("test_matmul_2d")
+    (y,) = deep500.run_operator(deep500.op("MatMul"), inputs, backend)
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_optional_inputs_are_none():
+    x = np.array([[-3.0, 0.5, 4.0]], dtype=np.float32)
+    (y,) = deep500.run_operator(deep500.op("Clip", opset=13), [x, None, np.float32(1.0)])
+    np.testing.assert_array_equal(y, [[-3.0, 0.5, 1.0]])
+
+
+def test_check_operator_compares_a_backend_with_the_reference():
+    rng = np.random.default_rng(0)
+    inputs = [rng.random((2, 3, 8, 8), dtype=np.float32), rng.random((4, 3, 3, 3), dtype=np.float32)]
+    r = deep500.check_operator(deep500.op("Conv", pads=[1, 1, 1, 1]), inputs, "onednn")
+    assert r["passed"], r
+    assert r["status"] == "passed" and r["max_abs_error"] < 1e-4
+    assert r["implementation"].startswith("onednn:")
+
+
+def test_bad_attributes_and_shapes_are_errors_with_the_cli_messages():
+    x = np.zeros((1, 3), dtype=np.float32)
+    with pytest.raises(deep500.Error, match="Relu has no attribute 'alpha'"):
+        deep500.run_operator(deep500.op("Relu", alpha=2.0), [x])
+    with pytest.raises(deep500.Error, match="NoSuchOp"):
+        deep500.run_operator(deep500.op("NoSuchOp"), [x])
+    with pytest.raises(deep500.Error, match="MatMul"):
+        deep500.run_operator(deep500.op("MatMul"), [x, x])

@@ -1,0 +1,38 @@
+"""Level 2 training and recipes from Python: the same task `deep500 train`
+and `deep500 run` run."""
+import json
+
+import pytest
+
+import deep500
+
+
+def test_train_lenet5_on_fashion_mnist_learns():
+    out = deep500.train(builtin="lenet5", dataset="fashion-mnist", subset=8192, test_subset=1000,
+                        epochs=1, batch_size=32, progress=False)
+    assert out["epochs_completed"] == 1 and out["steps"] == 256
+    assert out["final_test_accuracy"] > 0.5, out["summary"]  # 10 classes: chance is 0.1
+    assert out["metrics"]["config"]["batch_size"] == 32
+    assert out["summary"].startswith("deep500 train:")
+
+
+def test_train_errors_name_the_field():
+    with pytest.raises(deep500.Error, match="unknown field 'epoch'"):
+        deep500.train(builtin="lenet5", dataset="fashion-mnist", epoch=1)
+    with pytest.raises(deep500.Error, match="dataset nowhere:x"):
+        deep500.train(builtin="lenet5", dataset="nowhere:x")
+
+
+def test_run_recipe_runs_and_records_in_the_history(source_dir, tmp_path):
+    r = deep500.run_recipe(str(source_dir / "recipes" / "fashion_mnist_mlp.yaml"),
+                           ["training.seed=1"], output_dir=str(tmp_path))
+    assert r["status"] == "passed", r["log"]
+    assert r["run_id"] >= 1
+    results = json.load(open(f"{r['results_dir']}/results.json"))
+    assert results["status"] == "passed"
+
+
+def test_a_recipe_override_with_a_typo_is_an_error(source_dir, tmp_path):
+    with pytest.raises(deep500.Error, match="training.epoch"):
+        deep500.run_recipe(str(source_dir / "recipes" / "fashion_mnist_mlp.yaml"),
+                           ["training.epoch=2"], output_dir=str(tmp_path))
