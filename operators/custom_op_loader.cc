@@ -152,15 +152,31 @@ class CustomOperator final : public Operator {
 
 std::mutex loaded_mutex;
 std::map<std::string, const deep500_custom_op_def*> loaded;  // "domain::op_type"
+std::map<std::string, CustomOpSignature> declared;           // by declare_custom_operator
 
 }  // namespace
 
 std::optional<CustomOpSignature> find_custom_operator(const std::string& domain,
                                                       const std::string& op_type) {
   std::lock_guard<std::mutex> lock(loaded_mutex);
-  auto it = loaded.find(domain + "::" + op_type);
-  if (it == loaded.end()) return std::nullopt;
-  return CustomOpSignature{it->second->num_inputs, it->second->num_outputs};
+  const std::string key = domain + "::" + op_type;
+  if (auto it = loaded.find(key); it != loaded.end())
+    return CustomOpSignature{it->second->num_inputs, it->second->num_outputs};
+  if (auto it = declared.find(key); it != declared.end()) return it->second;
+  return std::nullopt;
+}
+
+void declare_custom_operator(const std::string& domain, const std::string& op_type,
+                             CustomOpSignature signature) {
+  DEEP500_CHECK(!op_type.empty(), "custom operator: empty op_type");
+  DEEP500_CHECK(signature.inputs >= 0 && signature.inputs <= 1024 && signature.outputs >= 1 &&
+                    signature.outputs <= 1024,
+                domain, "::", op_type,
+                ": a custom operator takes 0-1024 inputs and 1-1024 "
+                "outputs, got ",
+                signature.inputs, " and ", signature.outputs);
+  std::lock_guard<std::mutex> lock(loaded_mutex);
+  declared[domain + "::" + op_type] = signature;
 }
 
 std::vector<std::string> load_custom_operators(const std::string& path, Registry& registry) {

@@ -8,6 +8,7 @@
 #include "recipes/operator_task.h"
 #include "recipes/problems.h"
 #include "validation/forward_check.h"
+#include "validation/gradient_check.h"
 
 namespace py = pybind11;
 
@@ -33,6 +34,41 @@ py::dict check_json(const validation::ForwardCheckResult& r) {
   d["max_abs_error"] = r.max_abs_error;
   d["max_rel_error"] = r.max_rel_error;
   return d;
+}
+
+py::dict gradient_json(const validation::GradientCheckResult& r) {
+  py::dict d;
+  d["backend"] = r.backend;
+  d["status"] = validation::check_status_name(r.status);
+  d["passed"] = r.status == validation::CheckStatus::Passed;
+  d["message"] = r.message;
+  d["implementation"] = r.implementation;
+  py::list inputs;
+  for (const auto& in : r.inputs) {
+    py::dict i;
+    i["index"] = in.index;
+    i["status"] = validation::gradient_status_name(in.status);
+    i["max_abs_error"] = in.max_abs_error;
+    i["max_rel_error"] = in.max_rel_error;
+    i["message"] = in.message;
+    inputs.append(i);
+  }
+  d["inputs"] = inputs;
+  return d;
+}
+
+// A Python function on arrays as the forward check's reference (called with
+// the GIL held: the check runs with it).
+validation::ReferenceFunction python_reference(const py::object& fn) {
+  return [fn](const std::vector<Tensor>& inputs) {
+    py::list args;
+    for (const Tensor& t : inputs) args.append(to_numpy(t));
+    py::object result = fn(args);
+    Borrowed keep;
+    std::vector<Tensor> out;
+    for (const Tensor& t : borrow_list(keep, result, "reference output")) out.push_back(t.clone());
+    return out;
+  };
 }
 
 }  // namespace
@@ -65,20 +101,40 @@ void bind_operators(py::module_& m) {
       "Runs the operator once on `backend`; returns its outputs.");
   m.def(
       "check_operator",
+      [](const recipes::OperatorSpec& spec, const py::sequence& inputs, const std::string& backend,
+         const py::object& reference) {
+        Borrowed keep;
+        const std::vector<Tensor> tensors = borrow_list(keep, inputs, spec.op_type + " input");
+        const ops::NodeSpec node = node_for(spec, tensors);
+        validation::ForwardCheckResult r;
+        if (reference.is_none()) {
+          py::gil_scoped_release release;
+          r = validation::check_forward(node, tensors, backend);
+        } else {
+          r = validation::check_forward(node, tensors, backend, python_reference(reference));
+        }
+        return check_json(r);
+      },
+      py::arg("spec"), py::arg("inputs"), py::arg("backend"), py::arg("reference") = py::none(),
+      "Forward check of `backend` against the reference backend on these inputs, or against "
+      "`reference(inputs) -> outputs` (a Python function on arrays) when given.");
+  m.def(
+      "check_gradient",
       [](const recipes::OperatorSpec& spec, const py::sequence& inputs,
          const std::string& backend) {
         Borrowed keep;
         const std::vector<Tensor> tensors = borrow_list(keep, inputs, spec.op_type + " input");
         const ops::NodeSpec node = node_for(spec, tensors);
-        validation::ForwardCheckResult r;
+        validation::GradientCheckResult r;
         {
           py::gil_scoped_release release;
-          r = validation::check_forward(node, tensors, backend);
+          r = validation::check_gradient(node, tensors, backend);
         }
-        return check_json(r);
+        return gradient_json(r);
       },
       py::arg("spec"), py::arg("inputs"), py::arg("backend"),
-      "Forward check of `backend` against the reference backend on these inputs.");
+      "Backward of `backend` against central finite differences of its forward (float64 when "
+      "the backend takes it), as `deep500 op check --grad`.");
 }
 
 }  // namespace deep500::python

@@ -4,11 +4,12 @@ The compiled part is deep500._core; this package re-exports it with a few
 conveniences that only convert arguments (docs/python.md).
 """
 from ._core import (Error, Executor, Model, OperatorSpec, TrainingTask, as_tensor,
-                    backends, built_backends, check_operator, run_operator, run_recipe,
-                    run_training)
+                    backends, built_backends, check_gradient, check_operator, register_operator,
+                    run_operator, run_recipe, run_training)
 
 __all__ = ["Error", "Executor", "Model", "OperatorSpec", "TrainingTask", "as_tensor",
-           "backends", "built_backends", "check_operator", "op", "run_operator",
+           "backends", "built_backends", "check_gradient", "check_operator", "op",
+           "register_operator", "run_operator",
            "run_recipe", "run_training", "train"]
 
 

@@ -15,6 +15,7 @@
 #include "deep/npy.h"
 #include "operators/cost_model.h"
 #include "operators/custom_op_loader.h"
+#include "tests/error_of.h"
 #include "tests/onnx_models.h"
 #include "tests/validation/cli_runner.h"
 #include "validation/forward_check.h"
@@ -288,3 +289,25 @@ TEST_F(CustomOpPluginCli, InferRunsAModelHoldingTheCustomOperator) {
   EXPECT_EQ(r.rc, 2) << r.out;  // without the plugin: no backend has the operator
   EXPECT_NE(r.out.find("com.example.Swish"), std::string::npos) << r.out;
 }
+
+namespace {
+
+TEST(CustomOpSignatures, DeclaredOperatorsAreFoundAndBadCountsRefused) {
+  using deep500::ops::CustomOpSignature;
+  EXPECT_FALSE(deep500::ops::find_custom_operator("test.declared", "Twice"));
+  deep500::ops::declare_custom_operator("test.declared", "Twice", CustomOpSignature{2, 1});
+  auto found = deep500::ops::find_custom_operator("test.declared", "Twice");
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->inputs, 2);
+  EXPECT_EQ(found->outputs, 1);
+  deep500::ops::declare_custom_operator("test.declared", "Twice", CustomOpSignature{1, 3});
+  EXPECT_EQ(deep500::ops::find_custom_operator("test.declared", "Twice")->outputs, 3);
+  EXPECT_FALSE(deep500::ops::find_custom_operator("", "Twice"));
+  const std::string e = deep500::test::error_of([] {
+    deep500::ops::declare_custom_operator("test.declared", "Huge", CustomOpSignature{1, 1 << 30});
+  });
+  EXPECT_NE(e.find("test.declared::Huge: a custom operator takes 0-1024 inputs"), std::string::npos)
+      << e;
+}
+
+}  // namespace
