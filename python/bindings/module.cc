@@ -9,4 +9,5 @@ PYBIND11_MODULE(_core, m) {
   deep500::python::bind_network(m);
   deep500::python::bind_tasks(m);
   deep500::python::bind_python_operators(m);
+  deep500::python::bind_python_optimizers(m);
 }

@@ -4,12 +4,13 @@ The compiled part is deep500._core; this package re-exports it with a few
 conveniences that only convert arguments (docs/python.md).
 """
 from ._core import (Error, Executor, Model, OperatorSpec, TrainingTask, as_tensor,
-                    backends, built_backends, check_gradient, check_operator, register_operator,
-                    run_operator, run_recipe, run_training)
+                    backends, built_backends, check_gradient, check_operator, optimizers,
+                    register_operator, register_optimizer, run_operator, run_recipe,
+                    run_training)
 
 __all__ = ["Error", "Executor", "Model", "OperatorSpec", "TrainingTask", "as_tensor",
            "backends", "built_backends", "check_gradient", "check_operator", "op",
-           "register_operator", "run_operator",
+           "optimizers", "register_operator", "register_optimizer", "run_operator",
            "run_recipe", "run_training", "train"]
 
 
