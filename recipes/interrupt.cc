@@ -16,13 +16,13 @@ extern "C" void request_interrupt(int signal) {
 
 InterruptScope::InterruptScope() {
   interrupt_requested.store(false);
-  std::signal(SIGINT, request_interrupt);
-  std::signal(SIGTERM, request_interrupt);
+  previous_int_ = std::signal(SIGINT, request_interrupt);
+  previous_term_ = std::signal(SIGTERM, request_interrupt);
 }
 
 InterruptScope::~InterruptScope() {
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
+  std::signal(SIGINT, previous_int_ == SIG_ERR ? SIG_DFL : previous_int_);
+  std::signal(SIGTERM, previous_term_ == SIG_ERR ? SIG_DFL : previous_term_);
 }
 
 const std::atomic<bool>& InterruptScope::requested() {

@@ -12,12 +12,16 @@ namespace deep500::recipes {
 class InterruptScope {
  public:
   InterruptScope();   // clears the flag, installs the handler
-  ~InterruptScope();  // restores the default handlers
+  ~InterruptScope();  // restores the handlers it replaced (e.g. Python's)
   InterruptScope(const InterruptScope&) = delete;
   InterruptScope& operator=(const InterruptScope&) = delete;
 
   // Set by the first SIGINT/SIGTERM (e.g. for TrainerConfig::interrupt).
   static const std::atomic<bool>& requested();
+
+ private:
+  void (*previous_int_)(int) = nullptr;
+  void (*previous_term_)(int) = nullptr;
 };
 
 }  // namespace deep500::recipes

@@ -199,6 +199,7 @@ TrainingOutcome run_training(const TrainingTask& o) {
   }
   LossLog loss_log;
   if (!o.loss_csv.empty()) trainer.add_events(&loss_log);
+  for (training::TrainingEvents* e : o.events) trainer.add_events(e);
   if (!o.resume.empty()) trainer.resume(o.resume);
   if (scheme) scheme->synchronize(trainer.parameters());
   const bool timeline = scheme && (o.record_timeline || !o.timeline.empty());

@@ -65,6 +65,9 @@ struct TrainingTask {
   int ranks = 1;              // a recipe's rank count (must equal the communicator's size)
   double comm_timeout = 300;  // seconds a rank waits for the others
   const std::atomic<bool>* interrupt = nullptr;  // stop after the current batch when set
+  // The caller's listeners (not owned), called after the task's own ones
+  // (e.g. an early-stopping rule: TrainingState::request_stop).
+  std::vector<training::TrainingEvents*> events;
   // Outputs ("" = not written); checked before training starts.
   std::string metrics_json, metrics_csv, loss_csv;
   std::string save_params;  // DIR/<parameter>.npy at the end

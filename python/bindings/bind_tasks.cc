@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "python/bindings/bindings.h"
+#include "python/bindings/python_events.h"
+#include "recipes/interrupt.h"
 #include "recipes/runner.h"
 #include "recipes/training_task.h"
 #include "training/data/dataset_spec.h"
@@ -34,6 +36,13 @@ py::dict outcome_dict(const recipes::TrainingOutcome& o) {
   d["interrupted"] = r.interrupted;
   d["metrics"] = to_python(o.metrics);
   return d;
+}
+
+// After a run stopped by SIGINT/SIGTERM (its outputs written): what Python
+// does on Ctrl-C.
+[[noreturn]] void raise_keyboard_interrupt() {
+  PyErr_SetNone(PyExc_KeyboardInterrupt);
+  throw py::error_already_set();
 }
 
 }  // namespace
@@ -76,17 +85,30 @@ void bind_tasks(py::module_& m) {
       .def_readwrite("metrics_json", &TrainingTask::metrics_json)
       .def_readwrite("save_params", &TrainingTask::save_params)
       .def_readwrite("save_model", &TrainingTask::save_model);
+  bind_training_state(m);
   m.def(
       "run_training",
-      [](const TrainingTask& task) {
+      [](TrainingTask task, const py::list& events) {
+        std::vector<std::unique_ptr<training::TrainingEvents>> listeners;
+        for (const py::handle& e : events) {
+          listeners.push_back(python_events(py::reinterpret_borrow<py::object>(e)));
+          task.events.push_back(listeners.back().get());
+        }
         recipes::TrainingOutcome out;
         {
+          recipes::InterruptScope interrupt;
+          if (!task.interrupt) task.interrupt = &recipes::InterruptScope::requested();
           py::gil_scoped_release release;
           out = recipes::run_training(task);
         }
+        if (out.report.interrupted) raise_keyboard_interrupt();
         return outcome_dict(out);
       },
-      py::arg("task"), "Trains as `deep500 train` does; returns the report and metrics.");
+      py::arg("task"), py::arg("events") = py::list(),
+      "Trains as `deep500 train` does; returns the report and metrics. `events`: objects "
+      "with TrainingEvents methods (after_epoch(state), ...). Ctrl-C (SIGINT) or SIGTERM stops "
+      "after the current batch: the outputs are written as interrupted, then "
+      "KeyboardInterrupt is raised.");
   m.def(
       "run_recipe",
       [](const std::string& recipe, const std::vector<std::string>& overrides,
@@ -101,9 +123,12 @@ void bind_tasks(py::module_& m) {
         std::ostringstream log;
         recipes::RunSummary s;
         {
+          recipes::InterruptScope interrupt;
+          o.interrupt = &recipes::InterruptScope::requested();
           py::gil_scoped_release release;
           s = recipes::run_recipe(o, log);
         }
+        if (s.status == "interrupted") raise_keyboard_interrupt();
         py::dict d;
         d["status"] = s.status;
         d["results_dir"] = s.results_dir;
@@ -115,7 +140,8 @@ void bind_tasks(py::module_& m) {
       py::arg("output_dir") = "results", py::arg("history") = "", py::arg("plots") = false,
       py::arg("progress") = false,
       "Runs a recipe as `deep500 run` does (overrides: PATH=VALUE, as --set); returns its "
-      "status (passed, failed), results folder, history run id and printed log.");
+      "status (passed, failed), results folder, history run id and printed log. Ctrl-C stops "
+      "it after the current batch, recorded as interrupted, then raises KeyboardInterrupt.");
 }
 
 }  // namespace deep500::python

@@ -3,12 +3,13 @@
 The compiled part is deep500._core; this package re-exports it with a few
 conveniences that only convert arguments (docs/python.md).
 """
-from ._core import (Error, Executor, Model, OperatorSpec, TrainingTask, as_tensor,
+from ._core import (Error, Executor, Model, OperatorSpec, TrainingState, TrainingTask, as_tensor,
                     backends, built_backends, check_gradient, check_operator, optimizers,
                     register_operator, register_optimizer, run_operator, run_recipe,
                     run_training)
 
-__all__ = ["Error", "Executor", "Model", "OperatorSpec", "TrainingTask", "as_tensor",
+__all__ = ["Error", "Executor", "Model", "OperatorSpec", "TrainingState", "TrainingTask",
+           "as_tensor",
            "backends", "built_backends", "check_gradient", "check_operator", "op",
            "optimizers", "register_operator", "register_optimizer", "run_operator",
            "run_recipe", "run_training", "train"]
@@ -29,13 +30,14 @@ def op(op_type, opset=17, domain="", outputs=-1, **attributes):
     return spec
 
 
-def train(**fields):
+def train(events=(), **fields):
     """Trains as `deep500 train` does: train(builtin="lenet5",
-    dataset="fashion-mnist", epochs=1, ...); fields are TrainingTask's."""
+    dataset="fashion-mnist", epochs=1, ...); fields are TrainingTask's;
+    events: objects with training event methods (after_epoch(state), ...)."""
     task = TrainingTask()
     for name, value in fields.items():
         if not hasattr(task, name):
             raise Error(f"train: unknown field '{name}' (TrainingTask has "
                         f"{', '.join(n for n in dir(task) if not n.startswith('_'))})")
         setattr(task, name, value)
-    return run_training(task)
+    return run_training(task, list(events))

@@ -1,0 +1,92 @@
+"""Training events written in Python, and Ctrl-C during long C++ work."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import deep500
+
+
+class EarlyStopping:
+    """Stops when the test accuracy has not improved for `patience` epochs."""
+
+    def __init__(self, patience):
+        self.patience, self.best, self.waited, self.seen = patience, -1.0, 0, []
+
+    def after_epoch(self, state):
+        self.seen.append((state.epoch, state.test_accuracy))
+        if state.test_accuracy > self.best:
+            self.best, self.waited = state.test_accuracy, 0
+            return
+        self.waited += 1
+        if self.waited >= self.patience:
+            state.request_stop(f"no improvement for {self.patience} epochs")
+
+
+class StopAtStep:
+    def __init__(self, step):
+        self.step, self.batches = step, 0
+
+    def after_training_batch(self, state):
+        self.batches += 1
+        if state.step >= self.step:
+            state.request_stop("step reached")
+
+
+def test_events_see_every_epoch_and_can_stop_training():
+    stop = StopAtStep(5)
+    out = deep500.train(builtin="mlp", dataset="synthetic:512,128:1x28x28:10:3", batch_size=32,
+                        epochs=3, progress=False, events=[stop])
+    assert out["stopped_early"] and out["stop_reason"] == "step reached", out
+    assert out["steps"] == 5 and stop.batches == 5
+
+
+def test_an_early_stopping_rule_in_python():
+    rule = EarlyStopping(patience=1)
+    out = deep500.train(builtin="mlp", dataset="synthetic:256,128:1x28x28:10:3", batch_size=32,
+                        epochs=30, progress=False, hyper={"lr": 0.5}, events=[rule])
+    # Synthetic labels are random: the test accuracy stops improving early.
+    assert out["stopped_early"] and out["epochs_completed"] < 30, out["summary"]
+    assert [e for e, _ in rule.seen] == list(range(out["epochs_completed"]))
+
+
+def test_a_python_exception_in_an_event_is_an_error():
+    class Failing:
+        def after_epoch(self, state):
+            raise KeyError("boom")
+    with pytest.raises(deep500.Error, match="Python after_epoch raised KeyError"):
+        deep500.train(builtin="mlp", dataset="synthetic:64,32:1x28x28:10:3", progress=False,
+                      events=[Failing()])
+
+
+SCRIPT = """
+import sys, deep500
+class Started:
+    def before_training(self, state):
+        print("training", flush=True)
+try:
+    deep500.train(builtin="lenet5", dataset="fashion-mnist", epochs=50, batch_size=8,
+                  progress=False, metrics_json=sys.argv[1], events=[Started()])
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", flush=True)
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_stops_training_cleanly_and_raises_keyboard_interrupt(tmp_path):
+    metrics = tmp_path / "metrics.json"
+    job = subprocess.Popen([sys.executable, "-c", SCRIPT, str(metrics)], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, env=os.environ.copy())
+    assert job.stdout.readline().strip() == "training"
+    time.sleep(0.5)  # into the batches
+    start = time.monotonic()
+    job.send_signal(signal.SIGINT)
+    out, _ = job.communicate(timeout=60)
+    assert job.returncode == 130 and "KeyboardInterrupt" in out, out
+    assert time.monotonic() - start < 10, "stops after the current batch"
+    written = json.load(open(metrics))
+    assert written["summary"]["interrupted"] is True, written["summary"]
