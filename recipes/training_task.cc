@@ -34,6 +34,11 @@ namespace {
 
 using training::Dataset;
 
+// The dataset as results name it: the spec's text, or the caller's dataset.
+std::string dataset_name(const TrainingTask& o) {
+  return o.train_data ? o.train_data->describe() : to_string(o.dataset);
+}
+
 // Every training batch's loss, exactly (%.17g of the float64 value).
 struct LossLog : training::TrainingEvents {
   std::string text = "epoch,batch,step,loss\n";
@@ -141,16 +146,16 @@ TrainingOutcome run_training(const TrainingTask& o) {
     input = others[0];
   }
 
-  auto data = training::load_datasets(o.dataset, "--dataset " + to_string(o.dataset));
-  for (const auto& [split, expected, set] :
-       {std::tuple{"train", o.expected_train_samples, data.train.get()},
-        std::tuple{"test", o.expected_test_samples, data.test.get()}})
-    DEEP500_CHECK(expected == 0 || (set && set->size() == expected), "dataset ",
-                  to_string(o.dataset), ": the ", split, " split has ", set ? set->size() : 0,
+  training::TrainTestData data;
+  if (!o.train_data) data = training::load_datasets(o.dataset, "--dataset " + to_string(o.dataset));
+  const Dataset* train = o.train_data ? o.train_data : data.train.get();
+  const Dataset* test = o.train_data ? o.test_data : data.test.get();
+  for (const auto& [split, expected, set] : {std::tuple{"train", o.expected_train_samples, train},
+                                             std::tuple{"test", o.expected_test_samples, test}})
+    DEEP500_CHECK(expected == 0 || (set && set->size() == expected), "dataset ", dataset_name(o),
+                  ": the ", split, " split has ", set ? set->size() : 0,
                   " samples, the manifest says ", expected);
   std::unique_ptr<Dataset> train_subset, test_subset;
-  const Dataset* train = data.train.get();
-  const Dataset* test = data.test.get();
   if (o.subset > 0)
     train = (train_subset = std::make_unique<training::SubsetDataset>(*train, o.subset)).get();
   if (o.test_subset > 0 && test)
@@ -236,7 +241,7 @@ TrainingOutcome run_training(const TrainingTask& o) {
       return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v);
     };
     j["config"] = {{"model", model_name},
-                   {"dataset", to_string(o.dataset)},
+                   {"dataset", dataset_name(o)},
                    {"train_samples", train->size()},
                    {"test_samples", test ? test->size() : 0},
                    {"optimizer", o.optimizer},

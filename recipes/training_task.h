@@ -30,6 +30,10 @@ struct TrainingTask {
   std::string input;              // graph input fed with the images ("" = the only other input)
   std::string labels = "labels";  // graph input fed with the labels
   training::DatasetSpec dataset;
+  // The caller's datasets instead of `dataset` (not owned; test may be
+  // null), e.g. a Python dataset.
+  const training::Dataset* train_data = nullptr;
+  const training::Dataset* test_data = nullptr;
   // Samples the splits must have (a manifest's splits; 0 = not checked).
   int64_t expected_train_samples = 0, expected_test_samples = 0;
   std::string optimizer = "momentum";

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "python/bindings/bindings.h"
+#include "python/bindings/python_dataset.h"
 #include "python/bindings/python_events.h"
 #include "recipes/interrupt.h"
 #include "recipes/runner.h"
@@ -88,7 +89,12 @@ void bind_tasks(py::module_& m) {
   bind_training_state(m);
   m.def(
       "run_training",
-      [](TrainingTask task, const py::list& events) {
+      [](TrainingTask task, const py::list& events, const py::object& train_data,
+         const py::object& test_data) {
+        std::unique_ptr<training::Dataset> train, test;
+        if (!train_data.is_none())
+          task.train_data = (train = python_dataset(train_data, "train")).get();
+        if (!test_data.is_none()) task.test_data = (test = python_dataset(test_data, "test")).get();
         std::vector<std::unique_ptr<training::TrainingEvents>> listeners;
         for (const py::handle& e : events) {
           listeners.push_back(python_events(py::reinterpret_borrow<py::object>(e)));
@@ -104,11 +110,13 @@ void bind_tasks(py::module_& m) {
         if (out.report.interrupted) raise_keyboard_interrupt();
         return outcome_dict(out);
       },
-      py::arg("task"), py::arg("events") = py::list(),
+      py::arg("task"), py::arg("events") = py::list(), py::arg("train_data") = py::none(),
+      py::arg("test_data") = py::none(),
       "Trains as `deep500 train` does; returns the report and metrics. `events`: objects "
       "with TrainingEvents methods (after_epoch(state), ...). Ctrl-C (SIGINT) or SIGTERM stops "
       "after the current batch: the outputs are written as interrupted, then "
-      "KeyboardInterrupt is raised.");
+      "KeyboardInterrupt is raised. train_data / test_data: Python datasets (len() and "
+      "[index] -> {field: array}) instead of task.dataset.");
   m.def(
       "run_recipe",
       [](const std::string& recipe, const std::vector<std::string>& overrides,

@@ -30,14 +30,18 @@ def op(op_type, opset=17, domain="", outputs=-1, **attributes):
     return spec
 
 
-def train(events=(), **fields):
+def train(events=(), dataset=None, test_dataset=None, **fields):
     """Trains as `deep500 train` does: train(builtin="lenet5",
     dataset="fashion-mnist", epochs=1, ...); fields are TrainingTask's;
+    dataset: a spec (as --dataset) or a Python dataset (len() and
+    [index] -> {"input": array, "label": int}), test_dataset likewise;
     events: objects with training event methods (after_epoch(state), ...)."""
     task = TrainingTask()
+    if isinstance(dataset, str):
+        task.dataset, dataset = dataset, None
     for name, value in fields.items():
         if not hasattr(task, name):
             raise Error(f"train: unknown field '{name}' (TrainingTask has "
                         f"{', '.join(n for n in dir(task) if not n.startswith('_'))})")
         setattr(task, name, value)
-    return run_training(task, list(events))
+    return run_training(task, list(events), dataset, test_dataset)

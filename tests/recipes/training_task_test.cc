@@ -39,3 +39,28 @@ TEST(TrainingTask, CallerListenersSeeEveryBatchAndCanStopTheRun) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(TrainingTask, CallerDatasetsTrainAsTheSpecWould) {
+  frameworks::register_all();
+  recipes::TrainingTask from_spec;
+  from_spec.builtin = "mlp";
+  from_spec.dataset = training::parse_dataset_spec("synthetic:256,64:1x28x28:10:4", "data");
+  from_spec.batch_size = 32;
+  from_spec.progress = false;
+  from_spec.prefetch_threads = 0;
+  const training::TrainTestData data = training::load_datasets(from_spec.dataset, "data");
+  recipes::TrainingTask given = from_spec;
+  given.dataset = {};
+  given.train_data = data.train.get();
+  given.test_data = data.test.get();
+  const auto a = recipes::run_training(from_spec);
+  const auto b = recipes::run_training(given);
+  EXPECT_EQ(b.report.steps, 8);
+  EXPECT_EQ(a.report.final_train_loss, b.report.final_train_loss);
+  EXPECT_EQ(a.report.final_test_accuracy, b.report.final_test_accuracy);
+  EXPECT_EQ(b.metrics["config"]["dataset"], data.train->describe());
+}
+
+}  // namespace

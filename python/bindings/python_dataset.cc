@@ -1,0 +1,93 @@
+// Datasets written in Python (see python_dataset.h).
+#include "python/bindings/python_dataset.h"
+
+#include <cstring>
+#include <type_traits>
+
+#include "deep/error.h"
+#include "python/bindings/numpy_tensor.h"
+
+namespace py = pybind11;
+
+namespace deep500::python {
+namespace {
+
+class PythonDataset : public training::Dataset {
+ public:
+  PythonDataset(py::object source, const std::string& role) : source_(std::move(source)) {
+    name_ = py::hasattr(source_, "describe")
+                ? py::str(source_.attr("describe")()).cast<std::string>()
+                : cat("Python dataset ",
+                      py::str(py::type::of(source_).attr("__name__")).cast<std::string>(), " (",
+                      role, ")");
+    size_ = call([&] { return py::len(source_); });
+    DEEP500_CHECK(size_ > 0, name_, ": has no samples");
+    if (py::hasattr(source_, "num_classes")) classes_ = source_.attr("num_classes").cast<int64_t>();
+    const py::dict first = sample(0);
+    for (auto [key, value] : first) {
+      Borrowed keep;
+      const Tensor t =
+          keep.add(value, cat(name_, ": sample 0 field ", py::str(key).cast<std::string>()));
+      fields_.push_back({py::str(key).cast<std::string>(), t.dtype(), t.shape()});
+    }
+    DEEP500_CHECK(!fields_.empty(), name_, ": sample 0 has no fields");
+  }
+  ~PythonDataset() override {
+    py::gil_scoped_acquire gil;
+    source_ = py::object();
+  }
+
+  std::string describe() const override { return name_; }
+  int64_t size() const override { return size_; }
+  std::vector<training::FieldDesc> fields() const override { return fields_; }
+  int64_t num_classes() const override { return classes_; }
+
+  void fill(int64_t index, training::Batch& out, int64_t row) const override {
+    py::gil_scoped_acquire gil;
+    const py::dict s = sample(index);
+    for (const auto& f : fields_) {
+      DEEP500_CHECK(s.contains(f.name), name_, ": sample ", index, " lacks field '", f.name, "'");
+      Borrowed keep;
+      const std::string where = cat(name_, ": sample ", index, " field '", f.name, "'");
+      const Tensor t = keep.add(s[py::str(f.name)], where);
+      DEEP500_CHECK(t.dtype() == f.dtype && t.shape() == f.shape, where, ": ", to_string(t.desc()),
+                    ", expected ", to_string(TensorDesc{f.dtype, f.shape}), " (as sample 0)");
+      Tensor& dest = out.at(f.name);
+      std::memcpy(static_cast<unsigned char*>(dest.raw()) + row * t.nbytes(), t.raw(), t.nbytes());
+    }
+  }
+
+ private:
+  template <class F>
+  std::invoke_result_t<F> call(F f) const {
+    try {
+      return f();
+    } catch (py::error_already_set& e) {
+      throw Error(cat(name_, ": Python raised ",
+                      py::str(e.type().attr("__name__")).cast<std::string>(), ": ",
+                      py::str(e.value()).cast<std::string>()));
+    }
+  }
+  py::dict sample(int64_t index) const {
+    return call([&] {
+      py::object s = source_.attr("__getitem__")(index);
+      DEEP500_CHECK(py::isinstance<py::dict>(s), name_, ": sample ", index,
+                    " is not a dict of fields");
+      return py::dict(s);
+    });
+  }
+
+  py::object source_;
+  std::string name_;
+  int64_t size_ = 0, classes_ = 0;
+  std::vector<training::FieldDesc> fields_;
+};
+
+}  // namespace
+
+std::unique_ptr<training::Dataset> python_dataset(const py::object& source,
+                                                  const std::string& role) {
+  return std::make_unique<PythonDataset>(source, role);
+}
+
+}  // namespace deep500::python
