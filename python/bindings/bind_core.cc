@@ -3,6 +3,7 @@
 
 #include "deep/error.h"
 #include "frameworks/register_all.h"
+#include "metrics/statistics.h"
 #include "operators/registry.h"
 #include "python/bindings/bindings.h"
 #include "python/bindings/numpy_tensor.h"
@@ -29,6 +30,26 @@ void bind_core(py::module_& m) {
       "backends", [] { return ops::Registry::global().backends(); },
       "Names of the registered operator backends (reference, onednn, eigen, ...).");
   m.def("built_backends", &frameworks::built_backends, "The backends this build compiled in.");
+  m.def(
+      "summarize",
+      [](const std::vector<double>& samples) {
+        const metrics::Summary s = metrics::summarize(samples);
+        py::dict d;
+        d["n"] = s.n;
+        d["median"] = s.median;
+        d["mean"] = s.mean;
+        d["min"] = s.min;
+        d["max"] = s.max;
+        d["cv"] = s.cv;
+        d["robust_cv"] = s.robust_cv;
+        d["ci_low"] = s.ci_low;
+        d["ci_high"] = s.ci_high;
+        d["ci_valid"] = s.ci_valid;
+        return d;
+      },
+      py::arg("samples"),
+      "The benchmarks' statistics (metrics/statistics.h): median with its nonparametric 95% "
+      "confidence interval (ci_valid False below 6 samples), mean, min, max, CV, robust CV.");
   m.def(
       "as_tensor",
       [](const py::object& value) {

@@ -3,6 +3,8 @@
 // exactly as `deep500 op` does; validation/forward_check.h runs it).
 #include <pybind11/stl.h>
 
+#include <chrono>
+
 #include "python/bindings/bindings.h"
 #include "python/bindings/numpy_tensor.h"
 #include "recipes/operator_task.h"
@@ -71,6 +73,36 @@ validation::ReferenceFunction python_reference(const py::object& fn) {
   };
 }
 
+// An operator created once for its inputs' types and shapes, run many
+// times (Level 0's prepare -> execute life cycle).
+class PreparedOperator {
+ public:
+  PreparedOperator(const recipes::OperatorSpec& spec, const std::vector<Tensor>& inputs,
+                   const std::string& backend)
+      : node_(node_for(spec, inputs)) {
+    std::vector<TensorDesc> descs;
+    for (const Tensor& t : inputs) descs.push_back(t.defined() ? t.desc() : TensorDesc{});
+    created_ = std::move(ops::Registry::global().create({node_, descs}, {backend}).value());
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& inputs) {
+    std::vector<Tensor> outputs(node_.outputs.size());
+    created_.op->forward(inputs, outputs);
+    return outputs;
+  }
+  // Seconds of `n` forward calls made from C++ (fresh outputs each call, as
+  // forward() from Python): the baseline of the call-overhead benchmark.
+  double time_forward(const std::vector<Tensor>& inputs, int64_t n) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int64_t i = 0; i < n; ++i) forward(inputs);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  const std::string& implementation() const { return created_.implementation; }
+
+ private:
+  ops::NodeSpec node_;
+  ops::CreatedOp created_;
+};
+
 }  // namespace
 
 void bind_operators(py::module_& m) {
@@ -118,6 +150,40 @@ void bind_operators(py::module_& m) {
       py::arg("spec"), py::arg("inputs"), py::arg("backend"), py::arg("reference") = py::none(),
       "Forward check of `backend` against the reference backend on these inputs, or against "
       "`reference(inputs) -> outputs` (a Python function on arrays) when given.");
+  py::class_<PreparedOperator>(m, "Operator",
+                               "An operator created once for these inputs' types and shapes "
+                               "on `backend`, then run many times.")
+      .def(py::init([](const recipes::OperatorSpec& spec, const py::sequence& inputs,
+                       const std::string& backend) {
+             Borrowed keep;
+             return std::make_unique<PreparedOperator>(
+                 spec, borrow_list(keep, inputs, spec.op_type + " input"), backend);
+           }),
+           py::arg("spec"), py::arg("inputs"), py::arg("backend") = "reference")
+      .def_property_readonly("implementation", &PreparedOperator::implementation)
+      .def(
+          "forward",
+          [](PreparedOperator& op, const py::sequence& inputs) {
+            Borrowed keep;
+            const std::vector<Tensor> tensors = borrow_list(keep, inputs, "input");
+            std::vector<Tensor> out;
+            {
+              py::gil_scoped_release release;
+              out = op.forward(tensors);
+            }
+            return to_numpy(out);
+          },
+          py::arg("inputs"), "Runs forward once; returns new output arrays.")
+      .def(
+          "_time_forward_from_cpp",
+          [](PreparedOperator& op, const py::sequence& inputs, int64_t n) {
+            Borrowed keep;
+            const std::vector<Tensor> tensors = borrow_list(keep, inputs, "input");
+            py::gil_scoped_release release;
+            return op.time_forward(tensors, n);
+          },
+          py::arg("inputs"), py::arg("n"),
+          "Seconds of n forward calls made by a C++ loop (benchmarks/python/overhead.py).");
   m.def(
       "check_gradient",
       [](const recipes::OperatorSpec& spec, const py::sequence& inputs,

@@ -19,6 +19,7 @@ class PythonUpdateRule : public training::UpdateRuleOptimizer {
   PythonUpdateRule(std::string name, const py::object& cls) : name_(std::move(name)) {
     py::gil_scoped_acquire gil;
     self_ = cls();
+    update_ = self_.attr("update_rule");
     if (py::hasattr(self_, "hyper_parameters"))
       for (auto [k, v] : py::dict(self_.attr("hyper_parameters"))) {
         const std::string key = py::str(k);
@@ -29,11 +30,17 @@ class PythonUpdateRule : public training::UpdateRuleOptimizer {
       }
   }
   ~PythonUpdateRule() override {
-    if (!Py_IsInitialized()) {
+    if (!Py_IsInitialized()) {  // the interpreter is gone: nothing to decrement
+      for (auto& [name, v] : views_) v.param.release(), v.slot.release();
+      hyper_dict_.release();
+      update_.release();
       self_.release();
       return;
     }
     py::gil_scoped_acquire gil;
+    views_.clear();
+    hyper_dict_ = py::object();
+    update_ = py::object();
     self_ = py::object();
   }
   std::string name() const override { return name_; }
@@ -46,14 +53,15 @@ class PythonUpdateRule : public training::UpdateRuleOptimizer {
   }
   void update_rule(const std::string& param_name, Tensor& param, const Tensor& grad) override {
     py::gil_scoped_acquire gil;
-    auto slot_of = [this, param_name, param](const std::string& s) {
-      return to_numpy(slot(s, param_name, param));
-    };
-    py::dict hyper;
-    for (const auto& [k, v] : hyper_parameters()) hyper[py::str(k)] = v;
+    if (hyper_step_ != steps()) {  // the hyper-parameters as of this step, once per step
+      py::dict hyper;
+      for (const auto& [k, v] : hyper_parameters()) hyper[py::str(k)] = v;
+      hyper_dict_ = hyper;
+      hyper_step_ = steps();
+    }
+    ParameterViews& views = views_of(param_name, param);
     call("update_rule", [&] {
-      self_.attr("update_rule")(steps(), param_name, to_numpy(param), to_numpy(grad),
-                                py::cpp_function(slot_of), hyper);
+      update_(steps(), param_name, views.param, to_numpy(grad), views.slot, hyper_dict_);
     });
   }
   std::map<std::string, HyperField> hyper_fields() override {
@@ -78,9 +86,28 @@ class PythonUpdateRule : public training::UpdateRuleOptimizer {
     }
   }
 
+  // What update_rule passes for a parameter, made once: its array (the
+  // parameter keeps its storage, Optimizer's contract) and its slot function.
+  struct ParameterViews {
+    const void* data = nullptr;
+    py::object param, slot;
+  };
+  ParameterViews& views_of(const std::string& name, Tensor& param) {
+    ParameterViews& v = views_[name];
+    if (v.data == param.raw()) return v;
+    v.data = param.raw();
+    v.param = to_numpy(param);
+    v.slot = py::cpp_function(
+        [this, name, param](const std::string& s) { return to_numpy(slot(s, name, param)); });
+    return v;
+  }
+
   std::string name_;
-  py::object self_;
+  py::object self_, update_;
   std::map<std::string, double> hyper_;
+  int64_t hyper_step_ = -1;
+  py::object hyper_dict_;  // a dict; null until the first update (members start without the GIL)
+  std::map<std::string, ParameterViews> views_;
 };
 
 void register_optimizer(const std::string& name, const py::object& cls) {

@@ -3,16 +3,16 @@
 The compiled part is deep500._core; this package re-exports it with a few
 conveniences that only convert arguments (docs/python.md).
 """
-from ._core import (Error, Executor, Model, OperatorSpec, TrainingState, TrainingTask, as_tensor,
-                    backends, built_backends, check_gradient, check_operator, optimizers,
+from ._core import (Error, Executor, Model, Operator, OperatorSpec, TrainingState,
+                    TrainingTask, as_tensor, backends, built_backends, check_gradient, check_operator, optimizers,
                     register_operator, register_optimizer, run_operator, run_recipe,
-                    run_training)
+                    run_training, summarize)
 
-__all__ = ["Error", "Executor", "Model", "OperatorSpec", "TrainingState", "TrainingTask",
-           "as_tensor",
+__all__ = ["Error", "Executor", "Model", "Operator", "OperatorSpec", "TrainingState",
+           "TrainingTask", "as_tensor",
            "backends", "built_backends", "check_gradient", "check_operator", "op",
            "optimizers", "register_operator", "register_optimizer", "run_operator",
-           "run_recipe", "run_training", "train"]
+           "run_recipe", "run_training", "summarize", "train"]
 
 
 def _attribute_text(name, value):
