@@ -350,6 +350,13 @@ bool launched_by_mpirun() {
   return before >= 0 ? before == 1 : environment_shows_launcher();
 }
 
+HostPlacement host_placement() {
+  HostPlacement p;
+  if (const char* rank = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK")) p.local_rank = std::atoi(rank);
+  if (const char* size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) p.local_size = std::atoi(size);
+  return p;
+}
+
 void abort_job(int code) {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);

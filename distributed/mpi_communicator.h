@@ -45,6 +45,15 @@ namespace deep500::distributed {
 // call it before MPI is initialised by anyone else.
 bool launched_by_mpirun();
 
+// Where this process sits on its host, from the launcher's environment
+// (OMPI_COMM_WORLD_LOCAL_RANK / _LOCAL_SIZE); -1 for each when unknown (no
+// Open MPI launcher). Used to give each rank of a host its own GPU.
+struct HostPlacement {
+  int local_rank = -1;
+  int local_size = -1;
+};
+HostPlacement host_placement();
+
 // Ends every rank of the job: MPI_Abort(MPI_COMM_WORLD, code), for a rank
 // that hit an Error the others cannot know about. Without MPI initialised,
 // ends this process with `code`.

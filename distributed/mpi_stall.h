@@ -26,8 +26,10 @@ void start_stall_reports(MPI_Comm world);
 // collects their reports for min(timeout, 2) s, and returns
 // "; waiting too: rank 2 (mpi communicator, rank 2 of 4: allreduce #7);
 // no word from rank 1 within 2 s (stopped, or not stuck in communication)"
-// ("ranks 1, 3" for several) with world ranks (at most 8 named per list, then a count).
-// Thread-safe; makes MPI calls without the communicator's lock.
+// ("ranks 1, 3" for several) with world ranks (at most 8 named per list,
+// then a count). A report left unread by an earlier timeout of the same job
+// counts too (a timeout normally ends the job). Thread-safe; makes MPI
+// calls without the communicator's lock.
 std::string stall_report(const std::string& at, double timeout);
 
 }  // namespace deep500::distributed

@@ -36,7 +36,7 @@ bool nccl_available();
 int cuda_device_count(std::string* reason = nullptr);
 
 // The device a rank uses by default: its rank among the ranks on this host
-// (OMPI_COMM_WORLD_LOCAL_RANK, else the bootstrap rank) modulo the devices.
+// (host_placement(), else the bootstrap rank) modulo the devices.
 int default_cuda_device(const Communicator& bootstrap);
 
 // Collective over `bootstrap` (every rank calls it): starts an NCCL

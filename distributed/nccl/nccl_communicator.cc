@@ -7,13 +7,13 @@
 #include <nccl.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <utility>
 
 #include "deep/error.h"
 #include "deep/text.h"
+#include "distributed/mpi_communicator.h"
 
 namespace deep500::distributed {
 namespace {
@@ -341,9 +341,8 @@ int cuda_device_count(std::string* reason) {
 int default_cuda_device(const Communicator& bootstrap) {
   const int devices = cuda_device_count();
   if (devices <= 0) return 0;
-  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-  const int rank = local ? std::atoi(local) : bootstrap.rank();
-  return rank % devices;
+  const int local = host_placement().local_rank;
+  return (local >= 0 ? local : bootstrap.rank()) % devices;
 }
 
 std::unique_ptr<Communicator> make_nccl_communicator(Communicator& bootstrap, int device) {

@@ -9,7 +9,6 @@
 // on a host than ranks there, main() prints "SKIPPED: ..." on rank 0 and
 // every rank returns 77, which ctest reports as skipped (SKIP_RETURN_CODE).
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <string>
@@ -51,8 +50,8 @@ TEST(Nccl, ParameterServerMatchesOneProcessWithTheGlobalBatch) {
 std::string reason_to_skip(Communicator& world) {
   std::string reason;
   const int devices = cuda_device_count(&reason);
-  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  const int ranks_here = local ? std::atoi(local) : world.size();
+  const int local = host_placement().local_size;
+  const int ranks_here = local > 0 ? local : world.size();
   std::string mine;
   if (devices == 0)
     mine = "no CUDA device (" + reason + ")";
