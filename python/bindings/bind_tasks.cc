@@ -8,6 +8,7 @@
 #include "python/bindings/bindings.h"
 #include "python/bindings/python_dataset.h"
 #include "python/bindings/python_events.h"
+#include "recipes/cli/distributed_job.h"
 #include "recipes/interrupt.h"
 #include "recipes/runner.h"
 #include "recipes/training_task.h"
@@ -85,12 +86,20 @@ void bind_tasks(py::module_& m) {
       .def_readwrite("progress", &TrainingTask::progress)
       .def_readwrite("metrics_json", &TrainingTask::metrics_json)
       .def_readwrite("save_params", &TrainingTask::save_params)
-      .def_readwrite("save_model", &TrainingTask::save_model);
+      .def_readwrite("save_model", &TrainingTask::save_model)
+      .def_readwrite("scheme", &TrainingTask::scheme,
+                     "distributed scheme (with a communicator), as `train --distributed`")
+      .def_readwrite("shard", &TrainingTask::shard)
+      .def_readwrite("comm_timeout", &TrainingTask::comm_timeout);
   bind_training_state(m);
   m.def(
       "run_training",
       [](TrainingTask task, const py::list& events, const py::object& train_data,
-         const py::object& test_data) {
+         const py::object& test_data, distributed::Communicator* communicator) {
+        if (communicator) {
+          task.communicator = communicator;
+          communicator->set_timeout_seconds(task.comm_timeout);
+        }
         std::unique_ptr<training::Dataset> train, test;
         if (!train_data.is_none())
           task.train_data = (train = python_dataset(train_data, "train")).get();
@@ -105,18 +114,22 @@ void bind_tasks(py::module_& m) {
           recipes::InterruptScope interrupt;
           if (!task.interrupt) task.interrupt = &recipes::InterruptScope::requested();
           py::gil_scoped_release release;
-          out = recipes::run_training(task);
+          // As `deep500 train`: an Error on one rank ends every rank (no rank
+          // waits for it); one process raises it as usual.
+          out = cli::on_every_rank(task.communicator, [&] { return recipes::run_training(task); });
         }
         if (out.report.interrupted) raise_keyboard_interrupt();
         return outcome_dict(out);
       },
       py::arg("task"), py::arg("events") = py::list(), py::arg("train_data") = py::none(),
-      py::arg("test_data") = py::none(),
+      py::arg("test_data") = py::none(), py::arg("communicator") = nullptr,
       "Trains as `deep500 train` does; returns the report and metrics. `events`: objects "
       "with TrainingEvents methods (after_epoch(state), ...). Ctrl-C (SIGINT) or SIGTERM stops "
       "after the current batch: the outputs are written as interrupted, then "
       "KeyboardInterrupt is raised. train_data / test_data: Python datasets (len() and "
-      "[index] -> {field: array}) instead of task.dataset.");
+      "[index] -> {field: array}) instead of task.dataset. communicator (mpi_world() under "
+      "mpirun): every rank trains its share with task.scheme; rank 0 writes the outputs; an "
+      "error on any rank ends the job.");
   m.def(
       "run_recipe",
       [](const std::string& recipe, const std::vector<std::string>& overrides,

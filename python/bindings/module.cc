@@ -7,6 +7,7 @@ PYBIND11_MODULE(_core, m) {
   deep500::python::bind_core(m);
   deep500::python::bind_operators(m);
   deep500::python::bind_network(m);
+  deep500::python::bind_distributed(m);
   deep500::python::bind_tasks(m);
   deep500::python::bind_python_operators(m);
   deep500::python::bind_python_optimizers(m);

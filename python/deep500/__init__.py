@@ -3,15 +3,16 @@
 The compiled part is deep500._core; this package re-exports it with a few
 conveniences that only convert arguments (docs/python.md).
 """
-from ._core import (Error, Executor, Model, Operator, OperatorSpec, TrainingState,
-                    TrainingTask, as_tensor, backends, built_backends, check_gradient, check_operator, optimizers,
+from ._core import (Communicator, Error, Executor, Model, Operator, OperatorSpec,
+                    TrainingState, TrainingTask, as_tensor, backends, launched_by_mpirun,
+                    mpi_world, built_backends, check_gradient, check_operator, optimizers,
                     register_operator, register_optimizer, run_operator, run_recipe,
                     run_training, summarize)
 
-__all__ = ["Error", "Executor", "Model", "Operator", "OperatorSpec", "TrainingState",
+__all__ = ["Communicator", "Error", "Executor", "Model", "Operator", "OperatorSpec", "TrainingState",
            "TrainingTask", "as_tensor",
            "backends", "built_backends", "check_gradient", "check_operator", "op",
-           "optimizers", "register_operator", "register_optimizer", "run_operator",
+           "launched_by_mpirun", "mpi_world", "optimizers", "register_operator", "register_optimizer", "run_operator",
            "run_recipe", "run_training", "summarize", "train"]
 
 
@@ -30,12 +31,13 @@ def op(op_type, opset=17, domain="", outputs=-1, **attributes):
     return spec
 
 
-def train(events=(), dataset=None, test_dataset=None, **fields):
+def train(events=(), dataset=None, test_dataset=None, communicator=None, **fields):
     """Trains as `deep500 train` does: train(builtin="lenet5",
     dataset="fashion-mnist", epochs=1, ...); fields are TrainingTask's;
     dataset: a spec (as --dataset) or a Python dataset (len() and
     [index] -> {"input": array, "label": int}), test_dataset likewise;
-    events: objects with training event methods (after_epoch(state), ...)."""
+    events: objects with training event methods (after_epoch(state), ...);
+    communicator: mpi_world() to train with the `scheme` field on every rank."""
     task = TrainingTask()
     if isinstance(dataset, str):
         task.dataset, dataset = dataset, None
@@ -44,4 +46,4 @@ def train(events=(), dataset=None, test_dataset=None, **fields):
             raise Error(f"train: unknown field '{name}' (TrainingTask has "
                         f"{', '.join(n for n in dir(task) if not n.startswith('_'))})")
         setattr(task, name, value)
-    return run_training(task, list(events), dataset, test_dataset)
+    return run_training(task, list(events), dataset, test_dataset, communicator)

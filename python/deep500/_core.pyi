@@ -55,6 +55,20 @@ class Executor:
     def backprop(self, inputs: Dict[str, np.ndarray],
                  loss: str) -> Tuple[Dict[str, np.ndarray], Dict[str, np.ndarray]]: ...
 
+class Communicator:
+    rank: int
+    size: int
+    name: str
+    timeout_seconds: float
+    traffic: Dict[str, Dict[str, int]]
+    def allreduce(self, value: Any, op: str = "sum") -> np.ndarray: ...
+    def broadcast(self, value: Any, root: int = 0) -> np.ndarray: ...
+    def allgather(self, value: Any) -> np.ndarray: ...
+    def barrier(self) -> None: ...
+
+def mpi_world() -> Communicator: ...
+def launched_by_mpirun() -> bool: ...
+
 class TrainingState:
     epochs: int
     epoch: int
@@ -99,10 +113,14 @@ class TrainingTask:
     metrics_json: str
     save_params: str
     save_model: str
+    scheme: str
+    shard: str
+    comm_timeout: float
     def __init__(self) -> None: ...
 
 def run_training(task: TrainingTask, events: List[Any] = ..., train_data: Any = None,
-                 test_data: Any = None) -> Dict[str, Any]: ...
+                 test_data: Any = None, communicator: Optional[Communicator] = None
+                 ) -> Dict[str, Any]: ...
 def run_recipe(recipe: str, overrides: List[str] = ..., output_dir: str = "results",
                history: str = "", plots: bool = False, progress: bool = False
                ) -> Dict[str, Any]: ...

@@ -12,7 +12,8 @@ entries, `build` to the build directory, $PREFIX an empty install prefix):
   `export VAR=...` set variables for the following lines):
   - deep500, also as `mpirun [OPTIONS] deep500 ...` (run through mpirun, with
     --allow-run-as-root --oversubscribe added; `mpirun ... build/benchmarks/X`
-    follows the benchmark rule below): every --option named must exist in the subcommand's --help; a
+    follows the benchmark rule below; `mpirun ... python3 SCRIPT` runs and
+    must exit 0): every --option named must exist in the subcommand's --help; a
     usage line ([...], ..., |) is checked for that only. Otherwise the line
     must parse (`deep500 --parse-only ...` exits 0), and unless it names a
     placeholder for the user's own input (an ALL-CAPS word such as MODEL.onnx,
@@ -249,13 +250,20 @@ class Checker:
         launcher = []
         if head in ("mpirun", "mpiexec"):  # mpirun [OPTIONS] deep500 ...: run through mpirun
             k = next((i for i, t in enumerate(tokens) if t == "deep500" or t.endswith("/deep500")
-                      or t.startswith("build/benchmarks/")), None)
+                      or t.startswith("build/benchmarks/") or t.endswith("python3")), None)
             if k is None:
-                self.fail(where, "mpirun of something other than deep500 or a benchmark")
+                self.fail(where, "mpirun of something other than deep500, a benchmark or python3")
                 return
             launcher = tokens[:k] + [f for f in ("--allow-run-as-root", "--oversubscribe")
                                      if f not in tokens[:k]]
             tokens, head = tokens[k:], tokens[k]
+            if head.endswith("python3"):  # a script from the doc, on every rank: must exit 0
+                rc, out = self.run(launcher + tokens, cwd, env, self.args.timeout)
+                if rc != 0:
+                    self.fail(where, f"exit {rc}:\n{out[-2000:]}")
+                else:
+                    self.count("python scripts under mpirun: ran")
+                return
         if head == "deep500" or head.endswith("/deep500") or head.endswith("recipes/deep500"):
             binary = shutil.which("deep500", path=env.get("PATH")) if head == "deep500" else None
             binary = binary or str(self.deep500)
