@@ -17,6 +17,7 @@ void bind_core(pybind11::module_& m);               // Error, version, backends,
 void bind_operators(pybind11::module_& m);          // Level 0: run and check one operator
 void bind_network(pybind11::module_& m);            // Level 1: models and executors
 void bind_distributed(pybind11::module_& m);        // Level 3: the MPI communicator
+void bind_results(pybind11::module_& m);            // history, results, comparisons
 void bind_tasks(pybind11::module_& m);              // Level 2 training, recipes
 void bind_python_operators(pybind11::module_& m);   // operators written in Python
 void bind_python_optimizers(pybind11::module_& m);  // update rules written in Python

@@ -9,6 +9,7 @@ PYBIND11_MODULE(_core, m) {
   deep500::python::bind_network(m);
   deep500::python::bind_distributed(m);
   deep500::python::bind_tasks(m);
+  deep500::python::bind_results(m);
   deep500::python::bind_python_operators(m);
   deep500::python::bind_python_optimizers(m);
 }

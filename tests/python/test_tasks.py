@@ -36,3 +36,21 @@ def test_a_recipe_override_with_a_typo_is_an_error(source_dir, tmp_path):
     with pytest.raises(deep500.Error, match="training.epoch"):
         deep500.run_recipe(str(source_dir / "recipes" / "fashion_mnist_mlp.yaml"),
                            ["training.epoch=2"], output_dir=str(tmp_path))
+
+
+def test_history_results_and_comparison_of_recorded_runs(source_dir, tmp_path):
+    recipe = str(source_dir / "recipes" / "fashion_mnist_mlp.yaml")
+    history = str(tmp_path / "history.sqlite")
+    a = deep500.run_recipe(recipe, ["training.seed=1"], output_dir=str(tmp_path))
+    b = deep500.run_recipe(recipe, ["training.seed=1"], output_dir=str(tmp_path))
+    runs = deep500.history(history, recipe="fashion_mnist_mlp")
+    assert [r["id"] for r in runs] == [a["run_id"], b["run_id"]]
+    assert runs[0]["status"] == "passed" and "test_accuracy" in runs[0]["metrics"]
+    assert all(c["passed"] for c in runs[0]["criteria"])
+    assert deep500.load_results(str(a["run_id"]), history)["status"] == "passed"
+    c = deep500.compare_runs(str(a["run_id"]), str(b["run_id"]), history)
+    accuracy = next(m for m in c["metrics"] if m["name"] == "test_accuracy")
+    assert accuracy["a"] == accuracy["b"]  # same seed, same result
+    assert "test_accuracy" in c["text"]
+    with pytest.raises(deep500.Error, match="999"):
+        deep500.load_results("999", history)

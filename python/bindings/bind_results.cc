@@ -1,0 +1,98 @@
+// Results from Python: the runs recorded in a history database
+// (recipes/history.h, what `deep500 history` lists), a run's results.json
+// (recipes/comparison.h's load_run_results) and the A/B comparison of two
+// runs (what `deep500 compare` prints).
+#include <pybind11/stl.h>
+
+#include "python/bindings/bindings.h"
+#include "recipes/comparison.h"
+#include "recipes/history.h"
+
+namespace py = pybind11;
+
+namespace deep500::python {
+namespace {
+
+py::dict run_dict(const recipes::RunRecord& r) {
+  py::dict d;
+  d["id"] = r.id;
+  d["recipe"] = r.recipe;
+  d["recipe_version"] = r.recipe_version;
+  d["task"] = r.task;
+  d["status"] = r.status;
+  d["started_utc"] = r.started_utc;
+  d["finished_utc"] = r.finished_utc;
+  d["seconds"] = r.seconds;
+  d["results_dir"] = r.results_dir;
+  d["git_revision"] = r.git_revision;
+  d["hostname"] = r.hostname;
+  d["metrics"] = r.metrics;
+  py::list criteria;
+  for (const auto& c : r.criteria) {
+    py::dict one;
+    one["text"] = c.text;
+    one["passed"] = c.passed;
+    one["detail"] = c.detail;
+    criteria.append(one);
+  }
+  d["criteria"] = criteria;
+  return d;
+}
+
+py::dict comparison_dict(const recipes::RunComparison& c) {
+  py::dict d;
+  d["a"] = c.a;
+  d["b"] = c.b;
+  py::list metrics;
+  for (const auto& m : c.metrics) {
+    py::dict one;
+    one["name"] = m.name;
+    one["a"] = m.a;
+    one["b"] = m.b;
+    one["test"] = m.test;
+    one["p_value"] = m.p_value;
+    one["significant"] = m.significant;
+    metrics.append(one);
+  }
+  d["metrics"] = metrics;
+  py::list differences;
+  for (const auto& f : c.differences) differences.append(py::make_tuple(f.field, f.a, f.b));
+  d["differences"] = differences;
+  d["text"] = recipes::format_comparison(c);
+  return d;
+}
+
+}  // namespace
+
+void bind_results(py::module_& m) {
+  m.def(
+      "history",
+      [](const std::string& path, const std::string& recipe, const std::string& since) {
+        const recipes::History h(path);
+        py::list out;
+        for (const auto& r : h.runs(recipe, since)) out.append(run_dict(r));
+        return out;
+      },
+      py::arg("path") = "results/history.sqlite", py::arg("recipe") = "", py::arg("since") = "",
+      "The runs recorded in a history database, oldest first (as `deep500 history`): recipe "
+      "\"\" = all; since: an ISO 8601 time prefix (\"\" = all).");
+  m.def(
+      "load_results",
+      [](const std::string& ref, const std::string& history) {
+        return to_python(recipes::load_run_results(ref, history));
+      },
+      py::arg("ref"), py::arg("history") = "results/history.sqlite",
+      "A run's results.json, by run id in `history`, results folder or file.");
+  m.def(
+      "compare_runs",
+      [](const std::string& a, const std::string& b, const std::string& history, double alpha) {
+        return comparison_dict(recipes::compare_runs(recipes::load_run_results(a, history),
+                                                     recipes::load_run_results(b, history), alpha));
+      },
+      py::arg("a"), py::arg("b"), py::arg("history") = "results/history.sqlite",
+      py::arg("alpha") = 0.05,
+      "The A/B comparison of two runs (as `deep500 compare`): metrics with their test and "
+      "p-value, setup differences as (field, a, b), and the printed table.");
+}
+
+}  // namespace deep500::python
