@@ -191,9 +191,15 @@ BenchmarkOutcome run_operator_benchmark(const OperatorBenchmark& b, std::ostream
                 // One thread: libgomp's pool, started by an earlier
                 // measurement in this process, does not survive fork()
                 // (a parallel region in the child would wait for it forever).
+                // The child creates its own kernel under that setting: one
+                // made in the parent may have fixed its thread count (oneDNN's
+                // brgconv does, at creation).
                 network::ThreadScope single(1);
-                w.setup();
-                w.run();
+                OpWorkload first_run(
+                    nodes[i], std::move(ops::Registry::global().create(ctx, {backend}).value()),
+                    inputs, b.op.op_type, backward, b.seed);
+                first_run.setup();
+                first_run.run();
                 return std::string();
               },
               0);

@@ -4,9 +4,12 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <sstream>
 
+#include "metrics/json_reporter.h"
 #include "python/bindings/bindings.h"
 #include "python/bindings/numpy_tensor.h"
+#include "recipes/interrupt.h"
 #include "recipes/operator_task.h"
 #include "recipes/problems.h"
 #include "validation/forward_check.h"
@@ -184,6 +187,43 @@ void bind_operators(py::module_& m) {
           },
           py::arg("inputs"), py::arg("n"),
           "Seconds of n forward calls made by a C++ loop (benchmarks/python/overhead.py).");
+  m.def(
+      "benchmark_operator",
+      [](const recipes::OperatorSpec& spec, const std::vector<std::string>& inputs,
+         const std::vector<std::string>& backends, bool backward, int threads, int min_reps,
+         double min_time) {
+        recipes::OperatorBenchmark b;
+        b.op = spec;
+        b.problems = recipes::make_problems(spec.op_type, inputs, "", "float32", {});
+        b.backends = backends;
+        b.backward = backward;
+        b.threads = threads;
+        if (min_reps > 0) b.runner.min_repetitions = min_reps;
+        if (min_time > 0) b.runner.min_time_seconds = min_time;
+        std::ostringstream info;
+        recipes::BenchmarkOutcome out;
+        {
+          recipes::InterruptScope interrupt;
+          b.interrupt = &recipes::InterruptScope::requested();
+          py::gil_scoped_release release;
+          out = recipes::run_operator_benchmark(b, info);
+        }
+        py::list results;
+        for (const auto& r : out.results) results.append(to_python(metrics::to_json(r)));
+        py::dict d;
+        d["results"] = results;
+        d["errors"] = out.errors;
+        d["interrupted"] = out.interrupted;
+        d["log"] = info.str();
+        return d;
+      },
+      py::arg("spec"), py::arg("inputs"), py::arg("backends") = std::vector<std::string>{},
+      py::arg("backward") = false, py::arg("threads") = 0, py::arg("min_reps") = 0,
+      py::arg("min_time") = 0.0,
+      "Times the operator as `deep500 op bench` does: inputs as NAME:dtype:shape (its "
+      "--input), backends as its --backend (empty: reference; \"all\"); returns every "
+      "result (median, confidence interval, samples, FLOP/s, implementation) as the JSON "
+      "reporter writes it. min_reps / min_time: 0 = the runner's defaults.");
   m.def(
       "check_gradient",
       [](const recipes::OperatorSpec& spec, const py::sequence& inputs,

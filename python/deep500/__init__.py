@@ -3,13 +3,13 @@
 The compiled part is deep500._core; this package re-exports it with a few
 conveniences that only convert arguments (docs/python.md).
 """
-from ._core import (as_tensor, backends, built_backends, check_gradient, check_operator,
+from ._core import (as_tensor, backends, benchmark_operator, built_backends, check_gradient, check_operator,
                     Communicator, compare_runs, Error, Executor, history, launched_by_mpirun,
                     load_results, Model, mpi_world, Operator, OperatorSpec, optimizers,
                     register_operator, register_optimizer, run_operator, run_recipe, run_training,
                     summarize, TrainingState, TrainingTask)
 
-__all__ = ["as_tensor", "backends", "built_backends", "check_gradient", "check_operator",
+__all__ = ["as_tensor", "backends", "benchmark_operator", "built_backends", "check_gradient", "check_operator",
            "Communicator", "compare_runs", "Error", "Executor", "history", "launched_by_mpirun",
            "load_results", "Model", "mpi_world", "op", "Operator", "OperatorSpec", "optimizers",
            "register_operator", "register_optimizer", "run_operator", "run_recipe",

@@ -33,6 +33,9 @@ def run_operator(spec: OperatorSpec, inputs: Sequence[Optional[np.ndarray]],
 def check_operator(spec: OperatorSpec, inputs: Sequence[Optional[np.ndarray]], backend: str,
                    reference: Optional[Callable[[List[np.ndarray]], List[np.ndarray]]] = None
                    ) -> Dict[str, Any]: ...
+def benchmark_operator(spec: OperatorSpec, inputs: List[str], backends: List[str] = ...,
+                       backward: bool = False, threads: int = 0, min_reps: int = 0,
+                       min_time: float = 0.0) -> Dict[str, Any]: ...
 def check_gradient(spec: OperatorSpec, inputs: Sequence[Optional[np.ndarray]],
                    backend: str) -> Dict[str, Any]: ...
 def register_operator(op_type: str, cls: type, domain: str = "", backend: str = "python",

@@ -49,3 +49,18 @@ def test_bad_attributes_and_shapes_are_errors_with_the_cli_messages():
         deep500.run_operator(deep500.op("NoSuchOp"), [x])
     with pytest.raises(deep500.Error, match="MatMul"):
         deep500.run_operator(deep500.op("MatMul"), [x, x])
+
+
+def test_benchmark_operator_times_every_backend_and_pass():
+    # reference then oneDNN, forward and backward, each first run isolated in
+    # a child process: this once hung (a oneDNN kernel made before fork()
+    # kept the parent's thread count).
+    spec = deep500.op("Conv", pads=[1, 1, 1, 1])
+    r = deep500.benchmark_operator(spec, ["x:float32:1x8x16x16", "w:float32:8x8x3x3"],
+                                   ["reference", "onednn"], backward=True, min_reps=5,
+                                   min_time=0.01)
+    assert r["errors"] == 0 and not r["interrupted"], r["log"]
+    rows = {(x["labels"]["backend"], x["labels"]["pass"]) for x in r["results"]}
+    assert rows == {(b, p) for b in ("reference", "onednn") for p in ("forward", "backward")}
+    for x in r["results"]:
+        assert x["statistics"]["median"] > 0 and x["statistics"]["n"] >= 5
