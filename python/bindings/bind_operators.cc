@@ -29,25 +29,27 @@ ops::NodeSpec node_for(const recipes::OperatorSpec& spec, const std::vector<Tens
   return recipes::make_node(spec, recipes::find_definition(spec), p);
 }
 
-py::dict check_json(const validation::ForwardCheckResult& r) {
+// The fields every check result has.
+template <class Result>
+py::dict check_fields(const Result& r) {
   py::dict d;
   d["backend"] = r.backend;
   d["status"] = validation::check_status_name(r.status);
   d["passed"] = r.status == validation::CheckStatus::Passed;
   d["message"] = r.message;
   d["implementation"] = r.implementation;
+  return d;
+}
+
+py::dict check_json(const validation::ForwardCheckResult& r) {
+  py::dict d = check_fields(r);
   d["max_abs_error"] = r.max_abs_error;
   d["max_rel_error"] = r.max_rel_error;
   return d;
 }
 
 py::dict gradient_json(const validation::GradientCheckResult& r) {
-  py::dict d;
-  d["backend"] = r.backend;
-  d["status"] = validation::check_status_name(r.status);
-  d["passed"] = r.status == validation::CheckStatus::Passed;
-  d["message"] = r.message;
-  d["implementation"] = r.implementation;
+  py::dict d = check_fields(r);
   py::list inputs;
   for (const auto& in : r.inputs) {
     py::dict i;

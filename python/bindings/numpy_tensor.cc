@@ -10,29 +10,22 @@ namespace py = pybind11;
 namespace deep500::python {
 namespace {
 
-// NumPy's name of each DataType NumPy has.
-const char* numpy_name(DataType t) {
-  switch (t) {
-    case DataType::Float: return "float32";
-    case DataType::Double: return "float64";
-    case DataType::Float16: return "float16";
-    case DataType::Int8: return "int8";
-    case DataType::Int16: return "int16";
-    case DataType::Int32: return "int32";
-    case DataType::Int64: return "int64";
-    case DataType::UInt8: return "uint8";
-    case DataType::UInt16: return "uint16";
-    case DataType::UInt32: return "uint32";
-    case DataType::UInt64: return "uint64";
-    case DataType::Bool: return "bool";
-    default: return nullptr;
-  }
+// The element types NumPy has; their names (deep/dtype.h's name_of) are
+// NumPy's too.
+constexpr DataType kNumpyTypes[] = {DataType::Float,  DataType::Double, DataType::Float16,
+                                    DataType::Int8,   DataType::Int16,  DataType::Int32,
+                                    DataType::Int64,  DataType::UInt8,  DataType::UInt16,
+                                    DataType::UInt32, DataType::UInt64, DataType::Bool};
+
+// NumPy's name of `t`; "" when NumPy lacks it.
+std::string numpy_name(DataType t) {
+  for (DataType n : kNumpyTypes)
+    if (n == t) return std::string(name_of(t));
+  return "";
 }
 
 DataType data_type_of(const py::dtype& d, const std::string& where) {
-  for (DataType t : {DataType::Float, DataType::Double, DataType::Float16, DataType::Int8,
-                     DataType::Int16, DataType::Int32, DataType::Int64, DataType::UInt8,
-                     DataType::UInt16, DataType::UInt32, DataType::UInt64, DataType::Bool})
+  for (DataType t : kNumpyTypes)
     if (d.is(py::dtype(numpy_name(t)))) return t;
   throw Error(cat(where, ": NumPy dtype ", d.attr("name").cast<std::string>(),
                   " has no deep500 element type (float16/32/64, int8-64, uint8-64, bool, str)"));
@@ -72,8 +65,8 @@ py::object to_numpy(const Tensor& t) {
   if (!t.defined()) return py::none();
   if (t.dtype() == DataType::String) return strings_to_numpy(t);
   if (t.dtype() == DataType::BFloat16) return to_numpy(t.cast(DataType::Float));
-  const char* name = numpy_name(t.dtype());
-  DEEP500_CHECK(name, "deep500 element type ", name_of(t.dtype()), " has no NumPy dtype");
+  const std::string name = numpy_name(t.dtype());
+  DEEP500_CHECK(!name.empty(), "deep500 element type ", name_of(t.dtype()), " has no NumPy dtype");
   auto* kept = new Tensor(t.borrowed() ? t.clone() : t);
   py::capsule owner(kept, [](void* p) { delete static_cast<Tensor*>(p); });
   std::vector<py::ssize_t> shape, strides(t.shape().size());
