@@ -8,8 +8,11 @@
 #include <pybind11/pybind11.h>
 
 #include <string>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
+
+#include "deep/error.h"
 
 namespace deep500::python {
 
@@ -24,5 +27,17 @@ void bind_python_optimizers(pybind11::module_& m);  // update rules written in P
 
 // A JSON value as Python objects (dict, list, str, float, ...).
 pybind11::object to_python(const nlohmann::json& j);
+
+// Runs `call` (Python code, with the GIL held); a Python exception becomes
+// the Error "`what` raised TYPE: message", one line without the traceback.
+template <class Call>
+std::invoke_result_t<Call> calling_python(const std::string& what, Call call) {
+  try {
+    return call();
+  } catch (pybind11::error_already_set& e) {
+    throw Error(cat(what, " raised ", pybind11::str(e.type().attr("__name__")).cast<std::string>(),
+                    ": ", pybind11::str(e.value()).cast<std::string>()));
+  }
+}
 
 }  // namespace deep500::python

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "deep/error.h"
+#include "python/bindings/bindings.h"
 #include "python/bindings/numpy_tensor.h"
 
 namespace py = pybind11;
@@ -60,13 +61,7 @@ class PythonDataset : public training::Dataset {
  private:
   template <class F>
   std::invoke_result_t<F> call(F f) const {
-    try {
-      return f();
-    } catch (py::error_already_set& e) {
-      throw Error(cat(name_, ": Python raised ",
-                      py::str(e.type().attr("__name__")).cast<std::string>(), ": ",
-                      py::str(e.value()).cast<std::string>()));
-    }
+    return calling_python(name_ + ": Python", f);
   }
   py::dict sample(int64_t index) const {
     return call([&] {

@@ -2,6 +2,7 @@
 #include "python/bindings/python_events.h"
 
 #include "deep/error.h"
+#include "python/bindings/bindings.h"
 
 namespace py = pybind11;
 
@@ -36,13 +37,9 @@ class PythonEvents : public training::TrainingEvents {
   void call(int method, TrainingState& s) {
     if (!has_[method]) return;
     py::gil_scoped_acquire gil;
-    try {
+    calling_python(cat("training events: Python ", kNames[method]), [&] {
       listener_.attr(kNames[method])(py::cast(&s, py::return_value_policy::reference));
-    } catch (py::error_already_set& e) {
-      throw Error(cat("training events: Python ", kNames[method], " raised ",
-                      py::str(e.type().attr("__name__")).cast<std::string>(), ": ",
-                      py::str(e.value()).cast<std::string>()));
-    }
+    });
   }
 
   py::object listener_;

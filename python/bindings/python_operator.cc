@@ -36,19 +36,6 @@ py::list arrays(std::span<const Tensor> ts) {
   return out;
 }
 
-// Runs `call`, turning a Python exception into an Error naming `node`.
-template <class Call>
-py::object calling_python(const std::string& node, const char* method, Call call) {
-  try {
-    return call();
-  } catch (py::error_already_set& e) {
-    // One line: the exception's type and message, without the traceback.
-    throw Error(cat(node, ": Python ", method, " raised ",
-                    py::str(e.type().attr("__name__")).cast<std::string>(), ": ",
-                    py::str(e.value()).cast<std::string>()));
-  }
-}
-
 class PythonOperator : public ops::Operator {
  public:
   PythonOperator(py::object self, std::string node)
@@ -66,8 +53,8 @@ class PythonOperator : public ops::Operator {
 
   void forward(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
     py::gil_scoped_acquire gil;
-    const py::object result =
-        calling_python(node_, "forward", [&] { return self_.attr("forward")(arrays(inputs)); });
+    const py::object result = calling_python(cat(node_, ": Python forward"),
+                                             [&] { return self_.attr("forward")(arrays(inputs)); });
     const py::sequence values = as_sequence(result, "forward", outputs.size());
     for (size_t i = 0; i < outputs.size(); ++i)
       store(values[i], outputs, i, cat(node_, ": forward output ", i));
@@ -80,7 +67,7 @@ class PythonOperator : public ops::Operator {
                 std::span<const Tensor> outputs, std::span<Tensor> grad_inputs) override {
     DEEP500_CHECK(has_backward_, node_, ": the Python operator has no backward()");
     py::gil_scoped_acquire gil;
-    const py::object result = calling_python(node_, "backward", [&] {
+    const py::object result = calling_python(cat(node_, ": Python backward"), [&] {
       return self_.attr("backward")(arrays(grad_outputs), arrays(inputs), arrays(outputs));
     });
     const py::sequence values = as_sequence(result, "backward", grad_inputs.size());
@@ -137,8 +124,9 @@ void register_operator(const std::string& op_type, const py::object& cls, const 
        [held](const ops::OpContext& ctx) -> Expected<std::unique_ptr<ops::Operator>> {
          py::gil_scoped_acquire gil;
          const std::string node = ctx.node.describe();
-         py::object self = calling_python(
-             node, "constructor", [&] { return (*held)(**attribute_dict(ctx.node.attributes)); });
+         py::object self = calling_python(cat(node, ": Python constructor"), [&] {
+           return (*held)(**attribute_dict(ctx.node.attributes));
+         });
          return std::unique_ptr<ops::Operator>(new PythonOperator(std::move(self), node));
        }});
 }

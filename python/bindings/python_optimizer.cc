@@ -20,6 +20,7 @@ class PythonUpdateRule : public training::UpdateRuleOptimizer {
     py::gil_scoped_acquire gil;
     self_ = cls();
     update_ = self_.attr("update_rule");
+    has_new_input_ = py::hasattr(self_, "new_input");
     if (py::hasattr(self_, "hyper_parameters"))
       for (auto [k, v] : py::dict(self_.attr("hyper_parameters"))) {
         const std::string key = py::str(k);
@@ -47,7 +48,7 @@ class PythonUpdateRule : public training::UpdateRuleOptimizer {
 
  protected:
   void new_input() override {
-    if (!has_new_input()) return;
+    if (!has_new_input_) return;
     py::gil_scoped_acquire gil;
     call("new_input", [&] { self_.attr("new_input")(steps()); });
   }
@@ -71,19 +72,9 @@ class PythonUpdateRule : public training::UpdateRuleOptimizer {
   }
 
  private:
-  bool has_new_input() {
-    py::gil_scoped_acquire gil;
-    return py::hasattr(self_, "new_input");
-  }
   template <class Call>
   void call(const char* method, Call c) {
-    try {
-      c();
-    } catch (py::error_already_set& e) {
-      throw Error(cat("optimizer '", name_, "': Python ", method, " raised ",
-                      py::str(e.type().attr("__name__")).cast<std::string>(), ": ",
-                      py::str(e.value()).cast<std::string>()));
-    }
+    calling_python(cat("optimizer '", name_, "': Python ", method), c);
   }
 
   // What update_rule passes for a parameter, made once: its array (the
@@ -106,6 +97,7 @@ class PythonUpdateRule : public training::UpdateRuleOptimizer {
   py::object self_, update_;
   std::map<std::string, double> hyper_;
   int64_t hyper_step_ = -1;
+  bool has_new_input_ = false;  // looked up once, with the GIL
   py::object hyper_dict_;  // a dict; null until the first update (members start without the GIL)
   std::map<std::string, ParameterViews> views_;
 };

@@ -20,15 +20,21 @@ struct StopAfter : training::TrainingEvents {
   int64_t epochs, batches = 0;
 };
 
-TEST(TrainingTask, CallerListenersSeeEveryBatchAndCanStopTheRun) {
+// A perceptron on 256 synthetic samples, batch 32, one epoch, quiet.
+recipes::TrainingTask small_task() {
   frameworks::register_all();
   recipes::TrainingTask t;
   t.builtin = "mlp";
   t.dataset = training::parse_dataset_spec("synthetic:256,64:1x28x28:10:4", "data");
   t.batch_size = 32;
-  t.epochs = 5;
   t.progress = false;
   t.prefetch_threads = 0;
+  return t;
+}
+
+TEST(TrainingTask, CallerListenersSeeEveryBatchAndCanStopTheRun) {
+  recipes::TrainingTask t = small_task();
+  t.epochs = 5;
   StopAfter stop(2);
   t.events.push_back(&stop);
   const recipes::TrainingOutcome out = recipes::run_training(t);
@@ -38,18 +44,8 @@ TEST(TrainingTask, CallerListenersSeeEveryBatchAndCanStopTheRun) {
   EXPECT_EQ(out.report.stop_reason, "enough epochs");
 }
 
-}  // namespace
-
-namespace {
-
 TEST(TrainingTask, CallerDatasetsTrainAsTheSpecWould) {
-  frameworks::register_all();
-  recipes::TrainingTask from_spec;
-  from_spec.builtin = "mlp";
-  from_spec.dataset = training::parse_dataset_spec("synthetic:256,64:1x28x28:10:4", "data");
-  from_spec.batch_size = 32;
-  from_spec.progress = false;
-  from_spec.prefetch_threads = 0;
+  const recipes::TrainingTask from_spec = small_task();
   const training::TrainTestData data = training::load_datasets(from_spec.dataset, "data");
   recipes::TrainingTask given = from_spec;
   given.dataset = {};
