@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <set>
 
 #include "deep/error.h"
+#include "deep/output_file.h"
 #include "deep/text.h"
+#include "recipes/plots.h"
 
 namespace deep500::recipes {
 
@@ -120,6 +123,13 @@ nlohmann::json scoreboard_json(const Scoreboard& s, const std::vector<Objective>
                             {"values", e.values},
                             {"front", e.front}});
   return j;
+}
+
+std::string plot_scoreboard(const Scoreboard& s, const std::vector<Objective>& objectives,
+                            const std::string& out_dir, const std::string& what) {
+  const std::string file = (std::filesystem::path(out_dir) / "scoreboard.json").string();
+  write_output_file(file, {scoreboard_json(s, objectives).dump(1) + "\n"}, what);
+  return render_scoreboard_plot(file, out_dir);
 }
 
 }  // namespace deep500::recipes

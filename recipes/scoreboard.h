@@ -42,5 +42,11 @@ std::string format_scoreboard(const Scoreboard& s, const std::vector<Objective>&
 // {"objectives": [{metric, maximize}], "entries": [{run, recipe, values,
 // front}]}: what `scoreboard --plot DIR` writes and plots.
 nlohmann::json scoreboard_json(const Scoreboard& s, const std::vector<Objective>& objectives);
+// Writes OUT_DIR/scoreboard.json (scoreboard_json) and renders its Pareto
+// plot there (recipes/plots.h); returns render_scoreboard_plot's note.
+// `what` starts error messages (e.g. "--plot"). The folder must exist
+// (prepare_output_dir).
+std::string plot_scoreboard(const Scoreboard& s, const std::vector<Objective>& objectives,
+                            const std::string& out_dir, const std::string& what);
 
 }  // namespace deep500::recipes

@@ -1,12 +1,16 @@
 // Results from Python: the runs recorded in a history database
 // (recipes/history.h, what `deep500 history` lists), a run's results.json
 // (recipes/comparison.h's load_run_results) and the A/B comparison of two
-// runs (what `deep500 compare` prints).
+// runs (what `deep500 compare` prints), the scoreboard (`deep500
+// scoreboard`) and plots (`deep500 plot`).
 #include <pybind11/stl.h>
 
 #include "python/bindings/bindings.h"
 #include "recipes/comparison.h"
 #include "recipes/history.h"
+#include "recipes/model_feeds.h"
+#include "recipes/plots.h"
+#include "recipes/scoreboard.h"
 
 namespace py = pybind11;
 
@@ -62,6 +66,21 @@ py::dict comparison_dict(const recipes::RunComparison& c) {
   return d;
 }
 
+py::dict scoreboard_dict(const std::string& objectives_text, const std::string& history,
+                         const std::string& recipe, const std::string& since,
+                         const std::string& plot_dir) {
+  const auto objectives = recipes::parse_objectives(objectives_text);
+  if (!plot_dir.empty()) recipes::prepare_output_dir(plot_dir, "plot_dir");
+  const recipes::Scoreboard board =
+      recipes::rank_runs(recipes::History(history).runs(recipe, since), objectives);
+  py::dict d = to_python(recipes::scoreboard_json(board, objectives));
+  d["left_out"] = board.left_out;
+  d["text"] = recipes::format_scoreboard(board, objectives);
+  d["plot"] =
+      plot_dir.empty() ? "" : recipes::plot_scoreboard(board, objectives, plot_dir, "plot_dir");
+  return d;
+}
+
 }  // namespace
 
 void bind_results(py::module_& m) {
@@ -93,6 +112,23 @@ void bind_results(py::module_& m) {
       py::arg("alpha") = 0.05,
       "The A/B comparison of two runs (as `deep500 compare`): metrics with their test and "
       "p-value, setup differences as (field, a, b), and the printed table.");
+  m.def("scoreboard", &scoreboard_dict, py::arg("objectives"),
+        py::arg("history") = "results/history.sqlite", py::arg("recipe") = "",
+        py::arg("since") = "", py::arg("plot_dir") = "",
+        "Ranks the recorded runs on several objectives (as `deep500 scoreboard`), e.g. "
+        "objectives=\"test_accuracy:max,seconds:min\": objectives, entries (run, recipe, "
+        "values, front; front 1 is the Pareto front), left_out, the printed table, and with "
+        "plot_dir the plot's note (scoreboard.json and the Pareto plot written there).");
+  m.def(
+      "plot",
+      [](const std::vector<std::string>& runs, const std::string& out_dir) {
+        DEEP500_CHECK(!runs.empty(), "plot: no results folders given");
+        py::gil_scoped_release release;
+        return recipes::render_plots(runs, out_dir.empty() ? runs.at(0) : out_dir);
+      },
+      py::arg("runs"), py::arg("out_dir") = "",
+      "Plots recipe runs (their results folders) as `deep500 plot` does, into out_dir (default "
+      "the first run's folder); returns the note naming the files written.");
 }
 
 }  // namespace deep500::python

@@ -1,12 +1,10 @@
 // deep500 history, compare RUN_A RUN_B, scoreboard, info and plot: reading
 // what runs recorded, and this machine's manifests.
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
-#include "deep/output_file.h"
 #include "deep/text.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
@@ -86,10 +84,8 @@ int scoreboard_command(const ScoreboardOptions& o) {
   History h(history_path(o.runs.output_dir, o.runs.history));
   const Scoreboard board = rank_runs(h.runs(o.runs.recipe, o.runs.since), objectives);
   std::cout << format_scoreboard(board, objectives);
-  if (o.plot_dir.empty()) return kSuccess;
-  const std::string file = (std::filesystem::path(o.plot_dir) / "scoreboard.json").string();
-  write_output_file(file, {scoreboard_json(board, objectives).dump(1) + "\n"}, "--plot");
-  std::cout << render_scoreboard_plot(file, o.plot_dir) << "\n";
+  if (!o.plot_dir.empty())
+    std::cout << plot_scoreboard(board, objectives, o.plot_dir, "--plot") << "\n";
   return kSuccess;
 }
 

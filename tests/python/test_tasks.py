@@ -1,6 +1,7 @@
 """Level 2 training and recipes from Python: the same task `deep500 train`
 and `deep500 run` run."""
 import json
+import os
 
 import pytest
 
@@ -54,3 +55,34 @@ def test_history_results_and_comparison_of_recorded_runs(source_dir, tmp_path):
     assert "test_accuracy" in c["text"]
     with pytest.raises(deep500.Error, match="999"):
         deep500.load_results("999", history)
+
+
+def test_scoreboard_and_plots_of_recorded_runs(source_dir, tmp_path):
+    recipe = str(source_dir / "recipes" / "fashion_mnist_mlp.yaml")
+    history = str(tmp_path / "history.sqlite")
+    runs = [deep500.run_recipe(recipe, [f"training.batch_size={b}"], output_dir=str(tmp_path))
+            for b in (32, 128)]
+    board = deep500.scoreboard("test_accuracy:max,seconds:min", history,
+                               plot_dir=str(tmp_path / "board"))
+    assert [o["metric"] for o in board["objectives"]] == ["test_accuracy", "seconds"]
+    assert sorted(e["run"] for e in board["entries"]) == sorted(r["run_id"] for r in runs)
+    assert board["entries"][0]["front"] == 1 and board["left_out"] == []
+    # Ranked within the front by test accuracy, and no run of a later front
+    # beats a front-1 run on both objectives.
+    values = {e["run"]: e["values"] for e in board["entries"]}
+    for e in board["entries"]:
+        if e["front"] > 1:
+            assert any(v[0] >= e["values"][0] and v[1] <= e["values"][1]
+                       for r, v in values.items() if r != e["run"])
+    assert "Pareto front" in board["text"]
+    assert (tmp_path / "board" / "scoreboard.png").stat().st_size > 0, board["plot"]
+    assert json.load(open(tmp_path / "board" / "scoreboard.json"))["entries"] == board["entries"]
+    note = deep500.plot([r["results_dir"] for r in runs], str(tmp_path / "plots"))
+    assert (tmp_path / "plots" / "training_curves.png").stat().st_size > 0, note
+    svg = (tmp_path / "plots" / "training_curves.svg").read_text()
+    for r in runs:  # both runs overlaid: their legend entries
+        assert os.path.basename(r["results_dir"]) in svg
+    with pytest.raises(deep500.Error, match="no results folders"):
+        deep500.plot([])
+    with pytest.raises(deep500.Error, match="accuracy:maximum"):
+        deep500.scoreboard("test_accuracy:maximum", history)
