@@ -3,17 +3,19 @@
 The compiled part is deep500._core; this package re-exports it with a few
 conveniences that only convert arguments (docs/python.md).
 """
-from ._core import (as_tensor, backends, benchmark_operator, built_backends, check_gradient, check_operator,
-                    Communicator, compare_runs, Error, Executor, history, launched_by_mpirun,
-                    load_results, Model, mpi_world, Operator, OperatorSpec, optimizers,
-                    register_operator, register_optimizer, run_operator, run_recipe, run_training,
+from ._core import (as_tensor, backends, benchmark_operator, built_backends, check_gradient,
+                    check_operator, Communicator, compare_runs, Error, Executor, history,
+                    in_process_ranks, launched_by_mpirun, load_results, Model, mpi_world,
+                    Operator, OperatorSpec, optimizers, plot, register_operator,
+                    register_optimizer, run_operator, run_recipe, run_training, scoreboard,
                     summarize, TrainingState, TrainingTask)
 
-__all__ = ["as_tensor", "backends", "benchmark_operator", "built_backends", "check_gradient", "check_operator",
-           "Communicator", "compare_runs", "Error", "Executor", "history", "launched_by_mpirun",
-           "load_results", "Model", "mpi_world", "op", "Operator", "OperatorSpec", "optimizers",
-           "register_operator", "register_optimizer", "run_operator", "run_recipe",
-           "run_training", "summarize", "train", "TrainingState", "TrainingTask"]
+__all__ = ["as_tensor", "backends", "benchmark_operator", "built_backends", "check_gradient",
+           "check_operator", "Communicator", "compare_runs", "Error", "Executor", "history",
+           "in_process_ranks", "launched_by_mpirun", "load_results", "Model", "mpi_world", "op",
+           "Operator", "OperatorSpec", "optimizers", "plot", "register_operator",
+           "register_optimizer", "run_operator", "run_recipe", "run_training", "scoreboard",
+           "summarize", "train", "TrainingState", "TrainingTask"]
 
 
 def _attribute_text(name, value):

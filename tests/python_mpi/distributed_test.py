@@ -1,5 +1,6 @@
 """The Python module under real mpirun (ctest python_mpi, 2 ranks): the
-communicator's collectives against values worked out per rank, and
+communicator's collectives, point to point messages and splits against
+values worked out per rank, and
 distributed training from Python matching one process at the global batch.
 
 Usage: mpirun -np 2 /usr/bin/python3 distributed_test.py WORK_DIR
@@ -24,6 +25,21 @@ assert world.allreduce(mine, "max").tolist() == [2.0] * 3
 assert world.allreduce(np.array([r + 1.0]), "mean").tolist() == [1.5]
 assert world.broadcast(np.arange(4) * (r + 1), root=1).tolist() == [0, 2, 4, 6]
 assert world.allgather(np.array([r, -r], dtype=np.int64)).tolist() == [[0, 0], [1, -1]]
+assert world.reduce_scatter(np.arange(4.0) * (r + 1)).tolist() == [[0.0, 3.0], [6.0, 9.0]][r]
+assert world.alltoall(np.array([10 * r, 10 * r + 1])).tolist() == [[0, 10], [1, 11]][r]
+# Point to point: a ring, and a message from rank 1 to rank 0.
+assert world.sendrecv(np.array([r], np.int32), 1 - r, np.zeros(1, np.int32), 1 - r,
+                      tag=5).tolist() == [1 - r]
+if r == 1:
+    world.send(np.arange(3, dtype=np.float64) / 2, 0, tag=9)
+else:
+    assert world.recv(np.zeros(3), 1, tag=9).tolist() == [0.0, 0.5, 1.0]
+# Split: each rank alone (colors differ), then both reversed (one color, key -rank).
+alone = world.split(color=r)
+assert (alone.size, alone.rank, alone.name) == (1, 0, "mpi")
+reversed_ranks = world.split(color=0, key=-r)
+assert (reversed_ranks.size, reversed_ranks.rank) == (2, 1 - r)
+assert reversed_ranks.allgather(np.array([r])).tolist() == [[1], [0]]
 world.barrier()
 assert world.traffic["allreduce"]["calls"] == 3 and world.traffic["allreduce"]["bytes_sent"] > 0
 
