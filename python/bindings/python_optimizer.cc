@@ -32,7 +32,10 @@ class PythonUpdateRule : public training::UpdateRuleOptimizer {
   }
   ~PythonUpdateRule() override {
     if (!Py_IsInitialized()) {  // the interpreter is gone: nothing to decrement
-      for (auto& [name, v] : views_) v.param.release(), v.slot.release();
+      for (auto& [name, v] : views_) {
+        v.param.release(), v.slot.release();
+        for (auto& [s, a] : v.slots) a.array.release();
+      }
       hyper_dict_.release();
       update_.release();
       self_.release();
@@ -78,18 +81,30 @@ class PythonUpdateRule : public training::UpdateRuleOptimizer {
   }
 
   // What update_rule passes for a parameter, made once: its array (the
-  // parameter keeps its storage, Optimizer's contract) and its slot function.
+  // parameter keeps its storage, Optimizer's contract) and its slot function,
+  // whose arrays are made again only when a slot's storage changes
+  // (load_state() replaces it).
+  struct SlotArray {
+    const void* data = nullptr;
+    py::object array;
+  };
   struct ParameterViews {
     const void* data = nullptr;
     py::object param, slot;
+    std::map<std::string, SlotArray> slots;
   };
   ParameterViews& views_of(const std::string& name, Tensor& param) {
     ParameterViews& v = views_[name];
     if (v.data == param.raw()) return v;
     v.data = param.raw();
     v.param = to_numpy(param);
-    v.slot = py::cpp_function(
-        [this, name, param](const std::string& s) { return to_numpy(slot(s, name, param)); });
+    v.slots.clear();
+    v.slot = py::cpp_function([this, name, param, &v](const std::string& s) {
+      Tensor& t = slot(s, name, param);
+      SlotArray& cached = v.slots[s];
+      if (cached.data != t.raw()) cached = {t.raw(), to_numpy(t)};
+      return cached.array;
+    });
     return v;
   }
 
