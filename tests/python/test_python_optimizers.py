@@ -51,3 +51,20 @@ def test_unknown_hyper_parameters_and_python_errors_are_errors():
     with pytest.raises(deep500.Error, match="ArithmeticError: step 1: "):
         deep500.train(builtin="lenet5", dataset="fashion-mnist", subset=64, progress=False,
                       optimizer="py_exploding")
+
+
+def test_python_optimizer_state_is_checkpointed_and_resumed(tmp_path):
+    """Two epochs straight = one epoch, a checkpoint, and a resumed second
+    epoch: the Python rule's slots come back from the checkpoint."""
+    common = dict(builtin="lenet5", dataset="fashion-mnist", subset=512, test_subset=64,
+                  batch_size=64, optimizer="py_momentum", hyper={"lr": 0.05, "momentum": 0.9},
+                  progress=False, executor="reference", prefetch_threads=0)
+    deep500.train(epochs=2, save_params=str(tmp_path / "straight"), **common)
+    deep500.train(epochs=1, checkpoint=str(tmp_path / "one.h5"), **common)
+    deep500.train(epochs=2, resume=str(tmp_path / "one.h5"), save_params=str(tmp_path / "resumed"),
+                  **common)
+    files = sorted(p.name for p in (tmp_path / "straight").iterdir())
+    assert len(files) == 10
+    for f in files:
+        assert np.array_equal(np.load(tmp_path / "straight" / f),
+                              np.load(tmp_path / "resumed" / f)), f
