@@ -126,6 +126,9 @@ std::vector<OpSpec> build() {
   v.push_back(spec("Identity", "Identity", {f({2, 3})}));
   v.push_back(spec("Expand", "Expand", {f({3, 1}), i64({2, 3, 4})}));
   v.push_back(spec("Transpose", "Transpose", {f({2, 3, 4})}, "perm=2,0,1"));
+  v.push_back(spec("Transpose_reversed", "Transpose", {f({2, 1, 3, 5})}));
+  v.push_back(spec("Transpose_heads", "Transpose", {f({2, 7, 4, 6})}, "perm=0,2,1,3"));
+  v.push_back(spec("Transpose_shuffle", "Transpose", {f({1, 2, 3, 4, 5})}, "perm=0,2,1,3,4"));
   v.push_back(spec("Concat", "Concat", {f({2, 3}), f({2, 1}), f({2, 2})}, "axis=1"));
   v.push_back(spec("Split", "Split", {f({2, 6}), i64({2, 4})}, "axis=1", 17, 2));
   v.push_back(spec("Tile", "Tile", {f({2, 3}), i64({2, 2})}));

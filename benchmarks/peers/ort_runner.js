@@ -52,8 +52,10 @@ function parseArgs(argv) {
   return a;
 }
 
-// Minimal .npy reader/writer: little-endian float32, C order (what
-// scripts/make_models.py writes).
+// Minimal .npy reader/writer: little-endian float32 (and int64 inputs: token
+// ids), C order (what scripts/make_models.py and model_suite.py write).
+const NPY_TYPES = {'<f4': {type: 'float32', Array: Float32Array},
+                   '<i8': {type: 'int64', Array: BigInt64Array}};
 function readNpy(file) {
   const buf = fs.readFileSync(file);
   if (buf.toString('latin1', 0, 6) !== '\x93NUMPY') throw new Error(`${file}: not a .npy file`);
@@ -61,17 +63,20 @@ function readNpy(file) {
   const headerLen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
   const start = (major === 1 ? 10 : 12) + headerLen;
   const header = buf.toString('latin1', major === 1 ? 10 : 12, start);
-  if (!/'descr':\s*'<f4'/.test(header)) throw new Error(`${file}: expected '<f4', header ${header}`);
+  const descr = /'descr':\s*'([^']*)'/.exec(header);
+  const kind = descr && NPY_TYPES[descr[1]];
+  if (!kind) throw new Error(`${file}: expected '<f4' or '<i8', header ${header}`);
   if (/'fortran_order':\s*True/.test(header)) throw new Error(`${file}: Fortran order`);
   const m = /'shape':\s*\(([^)]*)\)/.exec(header);
   if (!m) throw new Error(`${file}: no shape in header ${header}`);
   const shape = m[1].split(',').map(s => s.trim()).filter(s => s.length).map(Number);
   const n = shape.reduce((p, d) => p * d, 1);
-  if (buf.length - start !== 4 * n) throw new Error(`${file}: payload is not ${4 * n} bytes`);
-  // Copy into an aligned Float32Array (the payload offset need not be 4-aligned).
-  const data = new Float32Array(n);
-  Buffer.from(data.buffer).set(buf.subarray(start, start + 4 * n));
-  return {shape, data};
+  const bytes = kind.Array.BYTES_PER_ELEMENT * n;
+  if (buf.length - start !== bytes) throw new Error(`${file}: payload is not ${bytes} bytes`);
+  // Copy into an aligned typed array (the payload offset need not be aligned).
+  const data = new kind.Array(n);
+  Buffer.from(data.buffer).set(buf.subarray(start, start + bytes));
+  return {shape, data, type: kind.type};
 }
 
 function writeNpy(file, shape, data) {
@@ -123,7 +128,7 @@ async function main() {
   if (!a.spin) options.extra = {session: {intra_op: {allow_spinning: '0'}}};
   const session = await ort.InferenceSession.create(a.model, options);
   const x = readNpy(a.input);
-  const feeds = {[session.inputNames[0]]: new ort.Tensor('float32', x.data, x.shape)};
+  const feeds = {[session.inputNames[0]]: new ort.Tensor(x.type, x.data, x.shape)};
   const outName = session.outputNames[0];
   const loadSeconds = Number(process.hrtime.bigint() - tLoad) / 1e9;
   const rssLoaded = maxRssKiB();

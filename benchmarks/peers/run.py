@@ -41,6 +41,13 @@ OPENBLAS_DIR = "/usr/lib/x86_64-linux-gnu/openblas-pthread"
 SYSTEM_BLAS_ALTERNATIVE = "libblas.so.3-x86_64-linux-gnu"
 
 
+def suite_networks():
+    """scripts/model_suite.py's networks, in its order."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import model_suite
+    return list(model_suite.SUITE)
+
+
 def log(*parts):
     print("[peers]", *parts, file=sys.stderr, flush=True)
 
@@ -150,7 +157,11 @@ def ensure_runner(build_dir):
     return exe
 
 
-def ensure_models(models_dir, nets):
+def ensure_models(models_dir, nets, suite):
+    if suite:  # exports only what is missing or changed
+        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "model_suite.py"),
+                        models_dir, "--nets"] + nets, check=True)
+        return
     if all(os.path.exists(os.path.join(models_dir, n, "model.onnx")) for n in nets):
         return
     log(f"models missing: scripts/make_models.py {models_dir}")
@@ -175,6 +186,8 @@ def runner_command(runner, args, exe, model, x, threads, warmup, reps, max_secon
     if runner == "onnxruntime":
         return ["node", os.path.join(HERE, "ort_runner.js")] + common + (
             ["--no-spin"] if args.no_spin else [])
+    if args.suite:
+        return ["/usr/bin/python3", os.path.join(HERE, "torch_runner.py")] + common + ["--suite"]
     return ["/usr/bin/python3", os.path.join(HERE, "torch_runner.py")] + common + [
         "--state-dict", state_dict]
 
@@ -240,6 +253,22 @@ def fmt_ratio(r):
     return f"{r['ratio']:.2f} [{r['ci95'][0]:.2f}, {r['ci95'][1]:.2f}]"
 
 
+def geometric_means(cells):
+    """Per (threads, batch) and peer: the geometric mean over networks of the
+    ratio deep500 / peer, and the network with the largest ratio."""
+    groups = {}
+    for c in cells:
+        for peer, r in c["ratio"].items():
+            groups.setdefault((c["threads"], c["batch"], peer), []).append((r["ratio"], c["network"]))
+    out = []
+    for (threads, batch, peer), rs in sorted(groups.items()):
+        worst = max(rs)
+        out.append({"threads": threads, "batch": batch, "peer": peer, "networks": len(rs),
+                    "geometric_mean": float(np.exp(np.mean(np.log([r for r, _ in rs])))),
+                    "worst": {"network": worst[1], "ratio": worst[0]}})
+    return out
+
+
 def markdown(report):
     lines = []
     ctx = report["context"]
@@ -292,7 +321,16 @@ def markdown(report):
             + (f"{mem['onnxruntime']:.2f}" if mem.get("onnxruntime") else "n/a") + " | "
             + (f"{mem['pytorch']:.2f}" if mem.get("pytorch") else "n/a") + " |")
     lines.append("")
-    lines.append("Output agreement (max abs difference; make_models = PyTorch export reference):")
+    lines.append("Geometric means over the networks (deep500 / peer, ratio of medians):")
+    lines.append("")
+    lines.append("| thr | batch | peer | networks | geometric mean | largest |")
+    lines.append("|---|---|---|---|---|---|")
+    for g in report.get("geometric_means", []):
+        lines.append(f"| {g['threads']} | {g['batch']} | {g['peer']} | {g['networks']} | "
+                     f"{g['geometric_mean']:.2f} | {g['worst']['network']} "
+                     f"{g['worst']['ratio']:.2f} |")
+    lines.append("")
+    lines.append("Output agreement (max abs difference; reference = PyTorch's exported output):")
     lines.append("")
     lines.append("| network | batch | max abs output | deep500-ORT | deep500-PyTorch | ORT-PyTorch "
                  "| agree (<= 1e-3 x max) |")
@@ -334,9 +372,14 @@ def cpu_model():
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
-    p.add_argument("--models-dir", default="", help="default: BUILD_DIR/models")
+    p.add_argument("--suite", action="store_true",
+                   help="the broad model suite (scripts/model_suite.py; default networks: all of "
+                        "it, models in BUILD_DIR/model_suite)")
+    p.add_argument("--models-dir", default="",
+                   help="default: BUILD_DIR/models, or BUILD_DIR/model_suite with --suite")
     p.add_argument("--out", default=os.path.join(ROOT, "results", "peers"))
-    p.add_argument("--nets", nargs="+", default=NETWORKS, choices=NETWORKS)
+    p.add_argument("--nets", nargs="+", default=None, choices=NETWORKS + suite_networks(),
+                   help="default: " + " ".join(NETWORKS) + " (with --suite: the suite's)")
     p.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     p.add_argument("--batches", nargs="+", type=int, default=[1, 16], choices=[1, 16])
     p.add_argument("--runners", nargs="+", default=RUNNERS, choices=RUNNERS)
@@ -364,13 +407,16 @@ def main():
         args.rounds_b1, args.rounds_b16, args.reps_b1, args.reps_b16 = 1, 1, 3, 2
         args.warmup, args.warmup_b16 = 1, 1
     build_dir = os.path.abspath(args.build_dir)
-    models_dir = os.path.abspath(args.models_dir or os.path.join(build_dir, "models"))
+    if args.nets is None:
+        args.nets = suite_networks() if args.suite else NETWORKS
+    models_dir = os.path.abspath(args.models_dir or os.path.join(
+        build_dir, "model_suite" if args.suite else "models"))
 
     if "onnxruntime" in args.runners:
         ensure_node_modules()
     openblas = ensure_openblas() if args.openblas else None
     exe = ensure_runner(build_dir) if "deep500" in args.runners else None
-    ensure_models(models_dir, args.nets)
+    ensure_models(models_dir, args.nets, args.suite)
 
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out_dir = os.path.join(os.path.abspath(args.out), stamp)
@@ -393,7 +439,7 @@ def main():
     t_start = time.perf_counter()
 
     # PyTorch weights: converted once per network from the ONNX initializers.
-    if "pytorch" in args.runners:
+    if "pytorch" in args.runners and not args.suite:  # suite networks are rebuilt from seeds
         for net in args.nets:
             subprocess.run(["/usr/bin/python3", os.path.join(HERE, "torch_runner.py"),
                             os.path.join(models_dir, net, "model.onnx"), "-",
@@ -476,6 +522,7 @@ def main():
                 report["cells"].append(cell)
 
     raw.close()
+    report["geometric_means"] = geometric_means(report["cells"])
     shutil.rmtree(cache, ignore_errors=True)
     report["context"]["loadavg_end"] = loadavg()
     report["context"]["total_seconds"] = time.perf_counter() - t_start

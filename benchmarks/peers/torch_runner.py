@@ -6,7 +6,11 @@ Same command line and JSON line as bench_network_runner and ort_runner.js:
     /usr/bin/python3 torch_runner.py MODEL.onnx INPUT.npy --threads N --warmup W --reps R
         [--max-seconds S] [--save-output OUT.npy] [--arch NAME] [--state-dict FILE.pt]
 
-The network is rebuilt from torchvision (--arch, default: the name of the
+With --suite the network is one of scripts/model_suite.py's (--arch, default
+the name of the directory holding MODEL.onnx), rebuilt with that script's
+seeds and perturbation, which gives it the exported model's weights (run.py
+checks the outputs against PyTorch's reference output). Otherwise the
+network is rebuilt from torchvision (--arch, default: the name of the
 directory holding MODEL.onnx, as scripts/make_models.py lays it out) and gets
 the ONNX model's weights: make_models.py exports with initializer names equal
 to state_dict names, so every initializer is loaded by name and the load
@@ -59,32 +63,9 @@ def mapped_blas():
     return sorted(libs)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("model")
-    parser.add_argument("input")
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--reps", type=int, default=10)
-    parser.add_argument("--max-seconds", type=float, default=0)
-    parser.add_argument("--save-output", default="")
-    parser.add_argument("--arch", default="")
-    parser.add_argument("--state-dict", default="")
-    parser.add_argument("--convert-to", default="", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.convert_to:
-        convert(args.model, args.convert_to)
-        return 0
-    if args.threads < 1 or args.reps < 1 or args.warmup < 0 or args.max_seconds < 0:
-        parser.error("--threads and --reps must be >= 1, --warmup and --max-seconds >= 0")
-
-    rss_start = max_rss_kib()
-    import numpy as np
-    import torch
-    import torchvision
-    torch.set_num_threads(args.threads)
-    arch = args.arch or os.path.basename(os.path.dirname(os.path.abspath(args.model)))
-
+def torchvision_with_onnx_weights(args, arch, torch, torchvision):
+    """The torchvision network `arch` with MODEL.onnx's initializers (through
+    --state-dict, converted in a child process when absent)."""
     t_load = time.perf_counter()
     state_path = args.state_dict
     tmpdir = None
@@ -106,7 +87,47 @@ def main():
         raise SystemExit(f"torch_runner: {arch} weights from {args.model} do not match the "
                          f"state_dict: missing {missing[:5]}, unexpected "
                          f"{result.unexpected_keys[:5]}")
-    del state
+    return model, convert_seconds
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("model")
+    parser.add_argument("input")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--max-seconds", type=float, default=0)
+    parser.add_argument("--save-output", default="")
+    parser.add_argument("--arch", default="")
+    parser.add_argument("--state-dict", default="")
+    parser.add_argument("--suite", action="store_true",
+                        help="a scripts/model_suite.py network: rebuilt from its seeds")
+    parser.add_argument("--convert-to", default="", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.convert_to:
+        convert(args.model, args.convert_to)
+        return 0
+    if args.threads < 1 or args.reps < 1 or args.warmup < 0 or args.max_seconds < 0:
+        parser.error("--threads and --reps must be >= 1, --warmup and --max-seconds >= 0")
+
+    rss_start = max_rss_kib()
+    import numpy as np
+    import torch
+    import torchvision
+    torch.set_num_threads(args.threads)
+    arch = args.arch or os.path.basename(os.path.dirname(os.path.abspath(args.model)))
+
+    t_load = time.perf_counter()
+    convert_seconds = 0.0
+    if args.suite:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__)))), "scripts"))
+        import model_suite
+        model = model_suite.build(arch, torch, torchvision)
+        model_suite.perturb(model, torch)
+    else:
+        model, convert_seconds = torchvision_with_onnx_weights(args, arch, torch, torchvision)
     model.eval()
     x = torch.from_numpy(np.load(args.input))
     load_seconds = time.perf_counter() - t_load

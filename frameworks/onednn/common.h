@@ -209,6 +209,7 @@ void register_softmax(Registry& r);
 void register_lrn(Registry& r);
 void register_deconv(Registry& r);
 void register_concat(Registry& r);
+void register_transpose(Registry& r);
 
 // Backward plan of a convolution-like op (Conv, ConvTranspose): backward data,
 // then backward weights (and bias), reusing the reordered output gradient
