@@ -34,7 +34,7 @@ import tempfile
 import numpy as np
 
 # Bump when the layout or the export procedure changes (invalidates caches).
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 SETTINGS = {"model_seed": 0, "input_seed": 1, "batch16_seed": 2, "perturb_seed": 3,
             "opset_version": 14, "do_constant_folding": False,
             "training": "TrainingMode.PRESERVE", "model_mode": "eval"}
@@ -122,7 +122,9 @@ def build(name, torch, torchvision):
                 return self.net(x)["out"]
         model = Segmentation()
     elif name in ("googlenet", "inception_v3"):
-        model = getattr(models, name)(weights=None, aux_logits=False, init_weights=True)
+        # torch's default initialisation: torchvision's own (init_weights=True,
+        # truncated normal std 0.1) makes inception_v3's output ~1e13.
+        model = getattr(models, name)(weights=None, aux_logits=False, init_weights=False)
     else:
         model = getattr(models, name)(weights=None)
     return model.eval()
@@ -205,12 +207,13 @@ def main():
     p.add_argument("out_dir", nargs="?", default="build/model_suite")
     p.add_argument("--nets", nargs="+", default=list(SUITE), choices=list(SUITE), metavar="NAME",
                    help="networks to export (default: all): " + ", ".join(SUITE))
-    p.add_argument("--force", action="store_true", help="export again even when current")
+    p.add_argument("--force", action="store_true",
+                   help="export the networks named again even when current")
     args = p.parse_args()
     out_dir = os.path.abspath(args.out_dir)
     os.makedirs(out_dir, exist_ok=True)
-    old = None if args.force else load_manifest(out_dir)
-    todo = [n for n in args.nets if not is_current(out_dir, old, n)]
+    old = load_manifest(out_dir)
+    todo = [n for n in args.nets if args.force or not is_current(out_dir, old, n)]
     manifest = old or {"format_version": FORMAT_VERSION, "generator": "scripts/model_suite.py",
                        "settings": SETTINGS, "networks": {}, "files": {}}
     if not todo:
