@@ -201,6 +201,16 @@ std::vector<OpSpec> build() {
                    "hidden_size=4"));
   v.push_back(spec("LSTM", "LSTM", {f({3, 2, 3}), f({1, 16, 3}), f({1, 16, 4}), f({1, 32})},
                    "hidden_size=4"));
+  // Both directions, initial states and every output; batch-first layout.
+  v.push_back(spec("LSTM_bidirectional", "LSTM",
+                   {f({3, 2, 3}), f({2, 16, 3}), f({2, 16, 4}), f({2, 32}), absent(), f({2, 2, 4}),
+                    f({2, 2, 4})},
+                   "direction=bidirectional", 17, 3));
+  v.push_back(spec("GRU_linear_before_reset", "GRU",
+                   {f({2, 3, 3}), f({2, 12, 3}), f({2, 12, 4}), f({2, 24}), absent(), f({2, 2, 4})},
+                   "direction=bidirectional linear_before_reset=1 layout=1", 17, 2));
+  v.push_back(spec("RNN_reverse", "RNN", {f({3, 2, 3}), f({1, 4, 3}), f({1, 4, 4})},
+                   "direction=reverse", 17, 2));
   return v;
 }
 

@@ -62,5 +62,6 @@ void register_binary(Registry& r);
 void register_unary(Registry& r);
 void register_softmax(Registry& r);
 void register_reduce(Registry& r);
+void register_rnn(Registry& r);
 
 }  // namespace deep500::eigen

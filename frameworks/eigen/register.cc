@@ -13,6 +13,7 @@ void register_kernels(ops::Registry& r) {
   register_unary(r);
   register_softmax(r);
   register_reduce(r);
+  register_rnn(r);
   r.add_library("eigen",
                 cat(EIGEN_WORLD_VERSION, ".", EIGEN_MAJOR_VERSION, ".", EIGEN_MINOR_VERSION));
 }

@@ -1,0 +1,271 @@
+// RNN, GRU and LSTM (float32/float64) with their default activations: the
+// input projection of every step is one GEMM (X W^T plus the biases), then
+// each step is one GEMM with R and vectorized gate arithmetic, instead of the
+// reference's per-element double loops.
+//
+// Refused (the reference runs them): other activations, clip, input_forget,
+// LSTM peepholes. sequence_lens shorter than the sequence, seen only in the
+// data, and backward() are delegated to the reference kernel of the same
+// node, made on first use, so gradients are the reference's own.
+#include <algorithm>
+#include <optional>
+
+#include "frameworks/eigen/common.h"
+
+namespace deep500::eigen {
+namespace {
+
+enum class Cell { Rnn, Gru, Lstm };
+
+int gates_of(Cell c) {
+  return c == Cell::Rnn ? 1 : c == Cell::Gru ? 3 : 4;
+}
+
+std::vector<std::string> default_activations(Cell c) {
+  if (c == Cell::Rnn) return {"tanh"};
+  if (c == Cell::Gru) return {"sigmoid", "tanh"};
+  return {"sigmoid", "tanh", "tanh"};
+}
+
+// 1 / (1 + e^-x): 0 without NaN where e^-x overflows.
+template <class A>
+auto sigmoid(const A& x) {
+  return ((-x).exp() + 1).inverse();
+}
+
+class RecurrentOp final : public Operator {
+ public:
+  RecurrentOp(const OpContext& ctx, Cell cell)
+      : cell_(cell),
+        node_(ctx.node),
+        descs_(ctx.inputs),
+        what_(ctx.node.describe()),
+        dirs_(ctx.node.attributes.get_string("direction", "forward") == "bidirectional" ? 2 : 1),
+        reverse_(ctx.node.attributes.get_string("direction", "forward") == "reverse"),
+        layout_(ctx.node.attributes.get_int("layout", 0)),
+        linear_before_reset_(ctx.node.attributes.get_int("linear_before_reset", 0) != 0) {}
+
+  static std::string refusal(const OpContext& ctx, Cell cell) {
+    if (auto why = float_refusal(ctx, 4); !why.empty()) return why;
+    for (size_t i : {size_t{5}, size_t{6}})
+      if (ctx.has_input(i) && ctx.inputs[i].dtype != ctx.inputs[0].dtype)
+        return cat("input ", i, " is not of X's element type");
+    const auto& at = ctx.node.attributes;
+    if (ctx.has_input(7)) return "LSTM peepholes (input P) run on the reference backend";
+    if (at.has("clip")) return "clip runs on the reference backend";
+    if (at.get_int("input_forget", 0) != 0) return "input_forget runs on the reference backend";
+    if (at.has("activation_alpha") || at.has("activation_beta"))
+      return "activation parameters run on the reference backend";
+    auto names = at.get_strings("activations", {});
+    const auto defaults = default_activations(cell);
+    for (size_t i = 0; i < names.size(); ++i) {
+      std::string n = names[i];
+      std::transform(n.begin(), n.end(), n.begin(), ::tolower);
+      if (n != defaults[i % defaults.size()])
+        return cat("activation '", names[i], "' runs on the reference backend");
+    }
+    const int64_t layout = at.get_int("layout", 0);
+    if (layout != 0 && layout != 1) return "layout must be 0 or 1";
+    return {};
+  }
+
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    if (!whole_sequences(in)) return reference().forward(in, out);
+    dispatch(
+        in[0].dtype(), [&](auto t) { run<decltype(t)>(in, out); }, what_);
+  }
+  bool has_backward() const override { return true; }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    return reference().differentiable_inputs(n);
+  }
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
+                std::span<const Tensor> outs, std::span<Tensor> gx) override {
+    reference().backward(gy, in, outs, gx);
+  }
+
+ private:
+  // The reference kernel of this node, for what this one delegates.
+  Operator& reference() const {
+    if (!reference_) {
+      auto made = ops::Registry::global().create(OpContext{node_, descs_}, {"reference"});
+      DEEP500_CHECK(made.ok(), what_, ": no reference kernel: ", made.refusal().reason);
+      reference_ = std::move(made->op);
+    }
+    return *reference_;
+  }
+
+  // False when sequence_lens gives some batch entry fewer steps than X has.
+  bool whole_sequences(std::span<const Tensor> in) const {
+    const Tensor* lens = ops::optional_input(in, 4);
+    if (!lens) return true;
+    const int64_t steps = in[0].dim(layout_ == 0 ? 0 : 1);
+    for (int64_t i = 0; i < lens->numel(); ++i)
+      if (lens->at_as_double(i) != static_cast<double>(steps)) return false;
+    return true;
+  }
+
+  // Sizes, checked against the inputs as the reference checks them.
+  struct Dims {
+    int64_t S, B, I, H, G;
+  };
+  Dims dims(std::span<const Tensor> in) const {
+    const Tensor &x = in[0], &w = in[1], &r = in[2];
+    DEEP500_CHECK(x.rank() == 3 && w.rank() == 3 && r.rank() == 3, what_,
+                  ": X, W and R must have rank 3, got ", to_string(x.shape()), ", ",
+                  to_string(w.shape()), ", ", to_string(r.shape()));
+    Dims d{layout_ == 0 ? x.dim(0) : x.dim(1), layout_ == 0 ? x.dim(1) : x.dim(0), x.dim(2),
+           r.dim(2), gates_of(cell_)};
+    DEEP500_CHECK(w.shape() == Shape({dirs_, d.G * d.H, d.I}), what_, ": W must have shape ",
+                  to_string(Shape{dirs_, d.G * d.H, d.I}), ", got ", to_string(w.shape()));
+    DEEP500_CHECK(r.shape() == Shape({dirs_, d.G * d.H, d.H}), what_, ": R must have shape ",
+                  to_string(Shape{dirs_, d.G * d.H, d.H}), ", got ", to_string(r.shape()));
+    const Shape state{layout_ == 0 ? dirs_ : d.B, layout_ == 0 ? d.B : dirs_, d.H};
+    for (size_t i : {size_t{5}, size_t{6}})
+      if (const Tensor* s = ops::optional_input(in, i))
+        DEEP500_CHECK(s->shape() == state, what_, ": input ", i, " must have shape ",
+                      to_string(state), ", got ", to_string(s->shape()));
+    if (const Tensor* b = ops::optional_input(in, 3))
+      DEEP500_CHECK(b->shape() == Shape({dirs_, 2 * d.G * d.H}), what_, ": B must have shape ",
+                    to_string(Shape{dirs_, 2 * d.G * d.H}), ", got ", to_string(b->shape()));
+    return d;
+  }
+
+  template <class T>
+  void run(std::span<const Tensor> in, std::span<Tensor> out) {
+    const Dims d = dims(in);
+    const DataType dt = in[0].dtype();
+    const Shape y_shape = layout_ == 0 ? Shape{d.S, dirs_, d.B, d.H} : Shape{d.B, d.S, dirs_, d.H};
+    const Shape state = layout_ == 0 ? Shape{dirs_, d.B, d.H} : Shape{d.B, dirs_, d.H};
+    T* y = out.size() > 0 ? ops::ensure_output(out, 0, dt, y_shape).template data<T>() : nullptr;
+    T* yh = out.size() > 1 ? ops::ensure_output(out, 1, dt, state).template data<T>() : nullptr;
+    T* yc = out.size() > 2 && cell_ == Cell::Lstm
+                ? ops::ensure_output(out, 2, dt, state).template data<T>()
+                : nullptr;
+    for (int64_t dir = 0; dir < dirs_; ++dir) run_direction<T>(in, d, dir, y, yh, yc);
+  }
+
+  // Offset of (t, b) rows in X and of (t, dir, b) / (dir, b) in the outputs.
+  int64_t x_row(const Dims& d, int64_t t, int64_t b) const {
+    return layout_ == 0 ? t * d.B + b : b * d.S + t;
+  }
+  int64_t y_at(const Dims& d, int64_t t, int64_t dir, int64_t b) const {
+    return (layout_ == 0 ? (t * dirs_ + dir) * d.B + b : (b * d.S + t) * dirs_ + dir) * d.H;
+  }
+  int64_t state_at(const Dims& d, int64_t dir, int64_t b) const {
+    return (layout_ == 0 ? dir * d.B + b : b * dirs_ + dir) * d.H;
+  }
+
+  template <class T>
+  void run_direction(std::span<const Tensor> in, const Dims& d, int64_t dir, T* y, T* yh, T* yc) {
+    const int64_t GH = d.G * d.H, H = d.H;
+    const CMatMap<T> x(in[0].data<T>(), d.S * d.B, d.I);
+    const CMatMap<T> w(in[1].data<T>() + dir * GH * d.I, GH, d.I);
+    const CMatMap<T> r(in[2].data<T>() + dir * GH * H, GH, H);
+    Eigen::Matrix<T, 1, Eigen::Dynamic> wb = Eigen::Matrix<T, 1, Eigen::Dynamic>::Zero(GH), rb = wb;
+    if (const Tensor* b = ops::optional_input(in, 3)) {
+      wb = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(b->data<T>() + dir * 2 * GH, GH);
+      rb = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(b->data<T>() + dir * 2 * GH + GH,
+                                                                 GH);
+    }
+    // Every step's input projection with the biases that add to it.
+    Mat<T> xw = x * w.transpose();
+    Eigen::Matrix<T, 1, Eigen::Dynamic> input_bias = wb;
+    const bool gru_lbr = cell_ == Cell::Gru && linear_before_reset_;
+    if (gru_lbr)
+      input_bias.head(2 * H) += rb.head(2 * H);
+    else
+      input_bias += rb;
+    xw.rowwise() += input_bias;
+
+    Mat<T> h = Mat<T>::Zero(d.B, H), c = Mat<T>::Zero(d.B, H);
+    load_state(in, 5, d, dir, h);
+    if (cell_ == Cell::Lstm) load_state(in, 6, d, dir, c);
+    Mat<T> g(d.B, GH), hr(d.B, GH);
+    const bool backwards = dirs_ == 2 ? dir == 1 : reverse_;
+    for (int64_t k = 0; k < d.S; ++k) {
+      const int64_t t = backwards ? d.S - 1 - k : k;
+      for (int64_t b = 0; b < d.B; ++b) g.row(b) = xw.row(x_row(d, t, b));
+      step<T>(g, hr, r, rb, h, c, H);
+      if (y)
+        for (int64_t b = 0; b < d.B; ++b)
+          Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(y + y_at(d, t, dir, b), H) = h.row(b);
+    }
+    for (int64_t b = 0; b < d.B; ++b) {
+      if (yh)
+        Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(yh + state_at(d, dir, b), H) = h.row(b);
+      if (yc)
+        Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(yc + state_at(d, dir, b), H) = c.row(b);
+    }
+  }
+
+  template <class T>
+  void load_state(std::span<const Tensor> in, size_t i, const Dims& d, int64_t dir, Mat<T>& s) {
+    const Tensor* t = ops::optional_input(in, i);
+    if (!t) return;
+    for (int64_t b = 0; b < d.B; ++b)
+      s.row(b) = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(
+          t->data<T>() + state_at(d, dir, b), d.H);
+  }
+
+  // One step: `g` holds this step's input projection plus biases (ONNX gate
+  // order: LSTM i, o, f, c; GRU z, r, h); updates h (and c).
+  template <class T>
+  void step(Mat<T>& g, Mat<T>& hr, const CMatMap<T>& r,
+            const Eigen::Matrix<T, 1, Eigen::Dynamic>& rb, Mat<T>& h, Mat<T>& c, int64_t H) const {
+    if (cell_ == Cell::Rnn) {
+      g.noalias() += h * r.transpose();
+      h = g.array().tanh().matrix();
+      return;
+    }
+    if (cell_ == Cell::Lstm) {
+      g.noalias() += h * r.transpose();
+      const auto a = g.array();
+      const Arr2<T> i = sigmoid(a.leftCols(H)), o = sigmoid(a.middleCols(H, H)),
+                    f = sigmoid(a.middleCols(2 * H, H)), cc = a.rightCols(H).tanh();
+      c = (f * c.array() + i * cc).matrix();
+      h = (o * c.array().tanh()).matrix();
+      return;
+    }
+    // GRU: z and r from h R_zr^T; the candidate with r applied after
+    // (linear_before_reset) or before the recurrent product.
+    hr.leftCols(2 * H).noalias() = h * r.topRows(2 * H).transpose();
+    const Arr2<T> z = sigmoid(g.array().leftCols(H) + hr.array().leftCols(H));
+    const Arr2<T> rg = sigmoid(g.array().middleCols(H, H) + hr.array().middleCols(H, H));
+    Arr2<T> cand;
+    if (linear_before_reset_) {
+      hr.rightCols(H).noalias() = h * r.bottomRows(H).transpose();
+      hr.rightCols(H).rowwise() += rb.tail(H);
+      cand = (g.array().rightCols(H) + rg * hr.array().rightCols(H)).tanh();
+    } else {
+      const Mat<T> gated = (rg * h.array()).matrix();
+      hr.rightCols(H).noalias() = gated * r.bottomRows(H).transpose();
+      cand = (g.array().rightCols(H) + hr.array().rightCols(H)).tanh();
+    }
+    h = ((1 - z) * cand + z * h.array()).matrix();
+  }
+
+  Cell cell_;
+  ops::NodeSpec node_;
+  std::vector<TensorDesc> descs_;
+  std::string what_;
+  int64_t dirs_;
+  bool reverse_;
+  int64_t layout_;
+  bool linear_before_reset_;
+  mutable std::unique_ptr<Operator> reference_;
+};
+
+}  // namespace
+
+void register_rnn(Registry& r) {
+  for (auto [op, cell] :
+       {std::pair{"RNN", Cell::Rnn}, std::pair{"GRU", Cell::Gru}, std::pair{"LSTM", Cell::Lstm}}) {
+    r.add({"", op, 1, INT_MAX, "eigen", cat("eigen:", op),
+           [cell](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
+             if (auto why = RecurrentOp::refusal(ctx, cell); !why.empty()) return refuse(why);
+             return ops::make_operator<RecurrentOp>(ctx, cell);
+           }});
+  }
+}
+
+}  // namespace deep500::eigen
