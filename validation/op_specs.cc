@@ -96,6 +96,9 @@ std::vector<OpSpec> build() {
   for (const char* op : {"Add", "Sub", "Mul"}) v.push_back(spec(op, op, {f({2, 3, 4}), f({3, 1})}));
   v.push_back(spec("Div", "Div", {f({2, 3, 4}), f({3, 1}, 0.5, 2)}));
   v.push_back(spec("Pow", "Pow", {f({2, 3}, 0.5, 2), f({2, 3}, -1, 2)}));
+  v.push_back(spec("Pow/square", "Pow",
+                   {f({2, 3, 5}, 0.5, 2), InputSpec{DataType::Float, {}, 0, 0, {2.0}}}));
+  v.push_back(spec("Pow/row", "Pow", {f({3, 5}, 0.5, 2), f({5}, -1, 2)}));
   for (const char* op : {"Neg", "Abs", "Exp", "Sin", "Cos", "Tan", "Atan", "Sinh", "Cosh", "Asinh",
                          "Erf", "Sigmoid", "Tanh", "Relu", "Softsign", "Softplus", "HardSwish"})
     v.push_back(spec(op, op, {f({2, 3, 4}, -2, 2)}));
@@ -193,6 +196,7 @@ std::vector<OpSpec> build() {
       spec("Gemm", "Gemm", {f({4, 3}), f({5, 4}), f({5})}, "transA=1 transB=1 alpha=0.5 beta=2.0"));
   v.push_back(spec("MatMul", "MatMul", {f({2, 1, 3, 4}), f({3, 4, 5})}));
   v.push_back(spec("MatMul/vector", "MatMul", {f({4}), f({2, 4, 3})}));
+  v.push_back(spec("MatMul/linear", "MatMul", {f({3, 2, 4}), f({1, 4, 5})}));
 
   // Recurrent.
   v.push_back(

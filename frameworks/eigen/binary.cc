@@ -1,5 +1,7 @@
-// Add, Sub, Mul, Div with NumPy broadcasting (opset >= 7), forward and
-// backward, as vectorized Eigen array expressions over contiguous blocks.
+// Add, Sub, Mul, Div and Pow with NumPy broadcasting (opset >= 7), forward
+// and backward, as vectorized Eigen array expressions over contiguous blocks.
+// Pow by a scalar 1, 2 or 3 (LayerNorm's x^2 in exported graphs) is a copy,
+// a square or a cube; its gradients are the reference's formulas.
 //
 // A broadcast is split into outer dims and a trailing block in which each
 // operand is either contiguous (its dims equal the output's) or one scalar
@@ -13,7 +15,7 @@
 namespace deep500::eigen {
 namespace {
 
-enum class Arith { Add, Sub, Mul, Div };
+enum class Arith { Add, Sub, Mul, Div, Pow };
 
 constexpr int64_t kMinBlock = 4;
 
@@ -89,6 +91,27 @@ auto apply(const X& x, const Y& y) {
   if constexpr (K == Arith::Sub) return x - y;
   if constexpr (K == Arith::Mul) return x * y;
   if constexpr (K == Arith::Div) return x / y;
+  if constexpr (K == Arith::Pow) {
+    if constexpr (std::is_arithmetic_v<X> && std::is_arithmetic_v<Y>)
+      return std::pow(x, y);
+    else if constexpr (std::is_arithmetic_v<X>)
+      return Eigen::pow(x, y);
+    else
+      return x.pow(y);
+  }
+}
+
+// x ** e for a block x and a scalar e: exact products for small integer e.
+template <class T, class Out>
+void power_by_scalar(Out&& y, const CVecMap<T>& x, T e) {
+  if (e == T(1))
+    y = x;
+  else if (e == T(2))
+    y = x.square();
+  else if (e == T(3))
+    y = x.cube();
+  else
+    y = x.pow(e);
 }
 
 template <Arith K>
@@ -119,6 +142,8 @@ class ArithOp final : public Operator {
             VecMap<T> ym(py + i * n, n);
             if (p.a_vec && p.b_vec)
               ym = apply<K>(CVecMap<T>(pa + oa, n), CVecMap<T>(pb + ob, n));
+            else if (K == Arith::Pow && p.a_vec)
+              power_by_scalar<T>(ym, CVecMap<T>(pa + oa, n), pb[ob]);
             else if (p.a_vec)
               ym = apply<K>(CVecMap<T>(pa + oa, n), pb[ob]);
             else if (p.b_vec)
@@ -176,10 +201,14 @@ class ArithOp final : public Operator {
             } else if constexpr (K == Arith::Mul) {
               acc(pda + oa, p.a_vec, g * values(pb + ob, p.b_vec));
               acc(pdb + ob, p.b_vec, g * values(pa + oa, p.a_vec));
-            } else {
+            } else if constexpr (K == Arith::Div) {
               const Vec<T> av = values(pa + oa, p.a_vec), bv = values(pb + ob, p.b_vec);
               acc(pda + oa, p.a_vec, g / bv);
               acc(pdb + ob, p.b_vec, -g * av / (bv * bv));
+            } else {  // d(a^b)/da = b a^(b-1); d(a^b)/db = a^b log a, 0 at a == 0
+              const Vec<T> av = values(pa + oa, p.a_vec), bv = values(pb + ob, p.b_vec);
+              acc(pda + oa, p.a_vec, g * bv * av.pow(bv - T(1)));
+              acc(pdb + ob, p.b_vec, (av == T(0)).select(T(0), g * av.pow(bv) * av.log()));
             }
           });
         },
@@ -207,6 +236,7 @@ void register_binary(Registry& r) {
   add_kernel<ArithOp<Arith::Sub>>(r, "Sub", 7);
   add_kernel<ArithOp<Arith::Mul>>(r, "Mul", 7);
   add_kernel<ArithOp<Arith::Div>>(r, "Div", 7);
+  add_kernel<ArithOp<Arith::Pow>>(r, "Pow", 7);
 }
 
 }  // namespace deep500::eigen

@@ -27,10 +27,10 @@ std::vector<std::string> default_activations(Cell c) {
   return {"sigmoid", "tanh", "tanh"};
 }
 
-// 1 / (1 + e^-x): 0 without NaN where e^-x overflows.
+// 1 / (1 + e^-x), Eigen's (stable where e^-x overflows).
 template <class A>
 auto sigmoid(const A& x) {
-  return ((-x).exp() + 1).inverse();
+  return x.logistic();
 }
 
 class RecurrentOp final : public Operator {

@@ -1,13 +1,16 @@
-// Element-wise Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Abs, Neg (opset >= 6),
+// Element-wise Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Abs, Neg (opset >= 6), Erf (GELU in
+// exported graphs, opset >= 9),
 // forward and backward, as vectorized Eigen array expressions over the whole
 // tensor viewed as 1-D. Derivatives use the forward output where it is
 // cheaper (sigmoid, tanh, exp, sqrt) and recompute it when absent.
+#include <unsupported/Eigen/SpecialFunctions>
+
 #include "frameworks/eigen/common.h"
 
 namespace deep500::eigen {
 namespace {
 
-enum class Fn { Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Abs, Neg };
+enum class Fn { Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Abs, Neg, Erf };
 
 template <Fn K, class X>
 auto value(const X& x) {
@@ -20,6 +23,7 @@ auto value(const X& x) {
   if constexpr (K == Fn::Sqrt) return x.sqrt();
   if constexpr (K == Fn::Abs) return x.abs();
   if constexpr (K == Fn::Neg) return -x;
+  if constexpr (K == Fn::Erf) return x.erf();
 }
 
 template <Fn K>
@@ -64,6 +68,7 @@ class UnaryOp final : public Operator {
           if constexpr (K == Fn::Log) d = g / x;
           if constexpr (K == Fn::Abs) d = g * x.sign();
           if constexpr (K == Fn::Neg) d = -g;
+          if constexpr (K == Fn::Erf) d = g * T(1.1283791670955126) * (-x.square()).exp();
           if constexpr (K == Fn::Sigmoid || K == Fn::Tanh || K == Fn::Exp || K == Fn::Sqrt) {
             Vec<T> computed;
             const T* py = nullptr;
@@ -99,6 +104,7 @@ void register_unary(Registry& r) {
   add_kernel<UnaryOp<Fn::Sqrt>>(r, "Sqrt", 6);
   add_kernel<UnaryOp<Fn::Abs>>(r, "Abs", 6);
   add_kernel<UnaryOp<Fn::Neg>>(r, "Neg", 6);
+  add_kernel<UnaryOp<Fn::Erf>>(r, "Erf", 9);
 }
 
 }  // namespace deep500::eigen

@@ -312,6 +312,16 @@ class MatMulOp final : public Kernel {
     g.y.push_back(b[r - 1]);
     if (a0.size() > 1) g.out.push_back(a[r - 2]);
     if (b0.size() > 1) g.out.push_back(b[r - 1]);
+    // B without batch dims (a Linear layer's weight): A's batch dims are rows
+    // of one GEMM, e.g. [128, 1, 256] x [256, 768] is one 128x256x768 GEMM,
+    // not 128 of 1x256x768. Row-major A and Y make the views exact, and dB
+    // (one GEMM over all rows) is the sum over the batch.
+    if (r > 2 && std::all_of(b.begin(), b.end() - 2, [](int64_t d) { return d == 1; })) {
+      const int64_t rows = numel(a) / a.back();
+      g.a = {rows, a.back()};
+      g.b = {b[r - 2], b[r - 1]};
+      g.y = {rows, b[r - 1]};
+    }
     return g;
   }
   std::unique_ptr<Plan> build(const Shape& a, const Shape& b) const {
