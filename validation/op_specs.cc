@@ -137,6 +137,23 @@ std::vector<OpSpec> build() {
   v.push_back(spec("Tile", "Tile", {f({2, 3}), i64({2, 2})}));
   v.push_back(
       spec("Slice", "Slice", {f({4, 5}), i64({3, 1}), i64({0, 5}), i64({0, 1}), i64({-1, 2})}));
+  // Resize: linear half_pixel (PyTorch's bilinear) by sizes up and down, by
+  // scales, trilinear, and a nearest one.
+  auto scales = [](std::vector<double> v) {
+    return InputSpec{DataType::Float, {static_cast<int64_t>(v.size())}, 0, 0, std::move(v)};
+  };
+  v.push_back(spec("Resize/bilinear_up", "Resize",
+                   {f({2, 3, 4, 5}), absent(), absent(), i64({2, 3, 7, 10})}, "mode=linear"));
+  v.push_back(spec("Resize/bilinear_down", "Resize",
+                   {f({1, 2, 9, 8}), absent(), absent(), i64({1, 2, 4, 3})}, "mode=linear"));
+  v.push_back(spec("Resize/bilinear_scales", "Resize",
+                   {f({1, 2, 4, 6}), absent(), scales({1, 1, 1.5, 0.5})}, "mode=linear"));
+  v.push_back(spec("Resize/trilinear", "Resize",
+                   {f({1, 2, 3, 4, 4}), absent(), absent(), i64({1, 2, 6, 5, 3})}, "mode=linear"));
+  v.push_back(spec("Resize/linear_1d", "Resize",
+                   {f({2, 3, 5}), absent(), absent(), i64({2, 3, 11})}, "mode=linear"));
+  v.push_back(spec("Resize/nearest", "Resize",
+                   {f({1, 2, 3, 3}), absent(), absent(), i64({1, 2, 6, 6})}, "mode=nearest"));
   v.push_back(spec("Pad", "Pad", {f({2, 3}), i64({1, 0, 0, 2})}, "mode=constant"));
   v.push_back(spec("Trilu", "Trilu", {f({3, 4})}, "upper=0"));
   v.push_back(spec("Dropout", "Dropout", {f({2, 3})}));

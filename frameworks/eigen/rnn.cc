@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "frameworks/eigen/common.h"
+#include "operators/reference_fallback.h"
 
 namespace deep500::eigen {
 namespace {
@@ -37,8 +38,7 @@ class RecurrentOp final : public Operator {
  public:
   RecurrentOp(const OpContext& ctx, Cell cell)
       : cell_(cell),
-        node_(ctx.node),
-        descs_(ctx.inputs),
+        reference_(ctx),
         what_(ctx.node.describe()),
         dirs_(ctx.node.attributes.get_string("direction", "forward") == "bidirectional" ? 2 : 1),
         reverse_(ctx.node.attributes.get_string("direction", "forward") == "reverse"),
@@ -70,30 +70,20 @@ class RecurrentOp final : public Operator {
   }
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
-    if (!whole_sequences(in)) return reference().forward(in, out);
+    if (!whole_sequences(in)) return reference_.get().forward(in, out);
     dispatch(
         in[0].dtype(), [&](auto t) { run<decltype(t)>(in, out); }, what_);
   }
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
-    return reference().differentiable_inputs(n);
+    return reference_.get().differentiable_inputs(n);
   }
   void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
                 std::span<const Tensor> outs, std::span<Tensor> gx) override {
-    reference().backward(gy, in, outs, gx);
+    reference_.get().backward(gy, in, outs, gx);
   }
 
  private:
-  // The reference kernel of this node, for what this one delegates.
-  Operator& reference() const {
-    if (!reference_) {
-      auto made = ops::Registry::global().create(OpContext{node_, descs_}, {"reference"});
-      DEEP500_CHECK(made.ok(), what_, ": no reference kernel: ", made.refusal().reason);
-      reference_ = std::move(made->op);
-    }
-    return *reference_;
-  }
-
   // False when sequence_lens gives some batch entry fewer steps than X has.
   bool whole_sequences(std::span<const Tensor> in) const {
     const Tensor* lens = ops::optional_input(in, 4);
@@ -245,14 +235,12 @@ class RecurrentOp final : public Operator {
   }
 
   Cell cell_;
-  ops::NodeSpec node_;
-  std::vector<TensorDesc> descs_;
+  ops::ReferenceFallback reference_;  // sequence_lens shorter than X, backward
   std::string what_;
   int64_t dirs_;
   bool reverse_;
   int64_t layout_;
   bool linear_before_reset_;
-  mutable std::unique_ptr<Operator> reference_;
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 // Resize (opsets 10, 11, 13) and the older Upsample (opsets 7, 9): nearest,
-// n-linear and n-cubic interpolation, forward only.
+// n-linear and n-cubic interpolation. Backward (floating point, d/dX) is the
+// transpose of the same linear map: each output gradient is scattered to
+// its taps with their weight products.
 //
 // Interpolation is separable: for each axis and each output coordinate we
 // compute a few (input index, weight) taps; an output element is the sum
@@ -106,6 +108,100 @@ class ResizeOp final : public Operator {
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     const Tensor& x = in[0];
+    const Geometry g = geometry(in);
+    Tensor& y = ops::ensure_output(out, 0, x.dtype(), g.ys);
+    const Shape xstrides = contiguous_strides(x.shape());
+    const int64_t r = x.rank();
+    dispatch_numeric(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* px = x.data<T>();
+          T* py = y.data<T>();
+          std::vector<int64_t> pos(static_cast<size_t>(r), 0);
+          // Sum over the product of per-axis taps, depth-first over the axes.
+          auto sum = [&](auto&& self, int64_t d, int64_t offset, double w) -> double {
+            if (d == r) return w * static_cast<double>(px[offset]);
+            double s = 0;
+            for (const Tap& t : g.axes[d][pos[d]].taps)
+              if (t.weight != 0)
+                s += self(self, d + 1, offset + t.index * xstrides[d], w * t.weight);
+            return s;
+          };
+          for (int64_t i = 0; i < y.numel(); ++i) {
+            double v = outside(g, pos) ? extrapolation_ : sum(sum, 0, 0, 1.0);
+            if constexpr (std::is_integral_v<T>) v = std::nearbyint(v);
+            if constexpr (std::is_same_v<T, double> || std::is_integral_v<T>)
+              py[i] = static_cast<T>(v);
+            else
+              py[i] = T(static_cast<float>(v));
+            next(g.ys, pos);
+          }
+        },
+        node_);
+  }
+
+  bool has_backward() const override { return true; }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    std::vector<bool> d(n, false);
+    if (n > 0) d[0] = true;
+    return d;
+  }
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
+    const Tensor& x = in[0];
+    gx[0] = Tensor(x.dtype(), x.shape());
+    if (!gy[0].defined()) return;
+    const Geometry g = geometry(in);
+    DEEP500_CHECK(gy[0].shape() == g.ys, node_, ": output gradient has shape ",
+                  to_string(gy[0].shape()), ", expected ", to_string(g.ys));
+    const Shape xstrides = contiguous_strides(x.shape());
+    const int64_t r = x.rank();
+    std::vector<double> acc(static_cast<size_t>(x.numel()), 0.0);
+    dispatch_float(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* pg = gy[0].data<T>();
+          std::vector<int64_t> pos(static_cast<size_t>(r), 0);
+          auto scatter = [&](auto&& self, int64_t d, int64_t offset, double w) -> void {
+            if (d == r) {
+              acc[static_cast<size_t>(offset)] += w;
+              return;
+            }
+            for (const Tap& t : g.axes[d][pos[d]].taps)
+              if (t.weight != 0) self(self, d + 1, offset + t.index * xstrides[d], w * t.weight);
+          };
+          for (int64_t i = 0; i < gy[0].numel(); ++i) {
+            if (!outside(g, pos)) scatter(scatter, 0, 0, static_cast<double>(pg[i]));
+            next(g.ys, pos);
+          }
+          T* pd = gx[0].data<T>();
+          for (int64_t i = 0; i < x.numel(); ++i) pd[i] = T(acc[static_cast<size_t>(i)]);
+        },
+        node_ + ": backward");
+  }
+
+ private:
+  // The output shape and every output coordinate's taps, per axis.
+  struct Geometry {
+    Shape ys;
+    std::vector<std::vector<AxisTaps>> axes;
+  };
+  static bool outside(const Geometry& g, const std::vector<int64_t>& pos) {
+    for (size_t d = 0; d < pos.size(); ++d)
+      if (g.axes[d][static_cast<size_t>(pos[d])].outside) return true;
+    return false;
+  }
+  // Advances a row-major multi-index over `shape`.
+  static void next(const Shape& shape, std::vector<int64_t>& pos) {
+    for (size_t d = pos.size(); d-- > 0;) {
+      if (++pos[d] < shape[d]) return;
+      pos[d] = 0;
+    }
+  }
+  Geometry geometry(std::span<const Tensor> in) const {
+    const Tensor& x = in[0];
     const int64_t r = x.rank();
     DEEP500_CHECK(r >= 1, node_, ": input must have rank >= 1");
     std::vector<double> scales;
@@ -154,49 +250,14 @@ class ResizeOp final : public Operator {
                     ": tf_crop_and_resize needs roi with 2 * rank = ", 2 * r, " values");
       roi_v = roi->to_double_vector();
     }
-    std::vector<std::vector<AxisTaps>> axes(static_cast<size_t>(r));
-    for (int64_t d = 0; d < r; ++d) {
+    Geometry g{ys, std::vector<std::vector<AxisTaps>>(static_cast<size_t>(r))};
+    for (int64_t d = 0; d < r; ++d)
       for (int64_t o = 0; o < ys[d]; ++o)
-        axes[d].push_back(taps(o, x.dim(d), scales[d], roi_v.empty() ? 0.0 : roi_v[d],
-                               roi_v.empty() ? 1.0 : roi_v[d + r]));
-    }
-    Tensor& y = ops::ensure_output(out, 0, x.dtype(), ys);
-    Shape xstrides = contiguous_strides(x.shape());
-    dispatch_numeric(
-        x.dtype(),
-        [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          const T* px = x.data<T>();
-          T* py = y.data<T>();
-          std::vector<int64_t> pos(static_cast<size_t>(r), 0);
-          // Sum over the product of per-axis taps, depth-first over the axes.
-          auto sum = [&](auto&& self, int64_t d, int64_t offset, double w) -> double {
-            if (d == r) return w * static_cast<double>(px[offset]);
-            double s = 0;
-            for (const Tap& t : axes[d][pos[d]].taps)
-              if (t.weight != 0)
-                s += self(self, d + 1, offset + t.index * xstrides[d], w * t.weight);
-            return s;
-          };
-          for (int64_t i = 0; i < y.numel(); ++i) {
-            bool outside = false;
-            for (int64_t d = 0; d < r; ++d) outside |= axes[d][pos[d]].outside;
-            double v = outside ? extrapolation_ : sum(sum, 0, 0, 1.0);
-            if constexpr (std::is_integral_v<T>) v = std::nearbyint(v);
-            if constexpr (std::is_same_v<T, double> || std::is_integral_v<T>)
-              py[i] = static_cast<T>(v);
-            else
-              py[i] = T(static_cast<float>(v));
-            for (int64_t d = r - 1; d >= 0; --d) {
-              if (++pos[d] < ys[d]) break;
-              pos[d] = 0;
-            }
-          }
-        },
-        node_);
+        g.axes[d].push_back(taps(o, x.dim(d), scales[d], roi_v.empty() ? 0.0 : roi_v[d],
+                                 roi_v.empty() ? 1.0 : roi_v[d + r]));
+    return g;
   }
 
- private:
   // Taps for output coordinate `o` of an axis of input length `len`.
   AxisTaps taps(int64_t o, int64_t len, double scale, double roi_start, double roi_end) const {
     AxisTaps at;
