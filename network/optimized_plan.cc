@@ -9,6 +9,7 @@
 #include "network/node_threads.h"
 #include "network/optimized_plan.h"
 #include "network/plan_rewrites.h"
+#include "network/static_shapes.h"
 #include "operators/cost_model.h"
 #include "operators/registry.h"
 
@@ -111,6 +112,7 @@ class PlanBuilder {
       int v = p_.id(name);
       p_.set(v, t);
       p_.feeds.emplace_back(name, v);
+      set_shape_fixed(v, true);  // plans are made per set of feed shapes
       defined_.insert(name);
     }
   }
@@ -119,7 +121,32 @@ class PlanBuilder {
     int v = p_.id(name);
     p_.set(v, t);
     p_.constant[static_cast<size_t>(v)] = true;
+    set_shape_fixed(v, true);
     defined_.insert(name);
+  }
+
+  // Values whose shape every replay of this plan repeats (static_shapes.h).
+  void set_shape_fixed(int v, bool fixed) {
+    if (static_cast<size_t>(v) >= shape_fixed_.size()) shape_fixed_.resize(v + 1, false);
+    shape_fixed_[static_cast<size_t>(v)] = fixed;
+  }
+  bool shape_fixed(int v) const {
+    return v < 0 || (static_cast<size_t>(v) < shape_fixed_.size() && shape_fixed_[v]);
+  }
+  // Shape/Size of a value with a fixed shape: a constant of the plan.
+  bool reads_fixed_shape(const Plan::Step& s) const {
+    return reads_only_shape(s.spec.op_type) && !s.in.empty() && s.in[0] >= 0 &&
+           shape_fixed(s.in[0]);
+  }
+  void record_fixed_shapes(const Plan::Step& s, bool all_const) {
+    std::vector<bool> fixed, constant;
+    for (int v : s.in) {
+      fixed.push_back(shape_fixed(v));
+      constant.push_back(v < 0 || p_.constant[static_cast<size_t>(v)]);
+    }
+    const bool out_fixed = all_const || output_shapes_fixed(s.spec.op_type, fixed, constant);
+    for (int v : s.out)
+      if (v >= 0) set_shape_fixed(v, out_fixed);
   }
 
   // The nodes to plan: folded Conv rewritten, folded BatchNormalization only
@@ -184,7 +211,7 @@ class PlanBuilder {
     for (const auto& r : item.also) p_.entries.push_back({-1, r});
     Plan::Step s = make_step(node);
     std::vector<TensorDesc> descs;
-    const bool all_const = bind_inputs(s, descs);
+    const bool all_const = bind_inputs(s, descs) || reads_fixed_shape(s);
     const bool hinted = has_hints(node);
     if (!hinted) check_layout_transparent(s, descs);
     const auto prefer = capable_backends(node, options_.backends);
@@ -193,6 +220,7 @@ class PlanBuilder {
     if (hinted && !made.ok()) throw LayoutFallback();
     run_once(s, node, std::move(made));
     record_outputs(s, all_const);
+    record_fixed_shapes(s, all_const);
     release_dead(s);
     finish(std::move(s), all_const);
   }
@@ -420,6 +448,7 @@ class PlanBuilder {
   int team_ = 1;
   double region_seconds_ = 0;  // 0: every node on the whole team
   std::set<std::string> defined_;
+  std::vector<bool> shape_fixed_;  // by value id
   std::vector<PlanItem> items_;
   std::set<std::string> graph_outputs_, output_names_, nhwc_;
   std::map<std::string, int> readers_;

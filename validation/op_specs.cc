@@ -137,6 +137,10 @@ std::vector<OpSpec> build() {
   v.push_back(spec("Tile", "Tile", {f({2, 3}), i64({2, 2})}));
   v.push_back(
       spec("Slice", "Slice", {f({4, 5}), i64({3, 1}), i64({0, 5}), i64({0, 1}), i64({-1, 2})}));
+  // QKV split along the last axis; every other row and column; clamped ends.
+  v.push_back(spec("Slice/qkv", "Slice", {f({2, 7, 12}), i64({4}), i64({8}), i64({-1})}));
+  v.push_back(spec("Slice/strided", "Slice",
+                   {f({3, 6, 7}), i64({0, 1}), i64({100, 7}), i64({1, 2}), i64({2, 3})}));
   // Resize: linear half_pixel (PyTorch's bilinear) by sizes up and down, by
   // scales, trilinear, and a nearest one.
   auto scales = [](std::vector<double> v) {
@@ -155,6 +159,13 @@ std::vector<OpSpec> build() {
   v.push_back(spec("Resize/nearest", "Resize",
                    {f({1, 2, 3, 3}), absent(), absent(), i64({1, 2, 6, 6})}, "mode=nearest"));
   v.push_back(spec("Pad", "Pad", {f({2, 3}), i64({1, 0, 0, 2})}, "mode=constant"));
+  // Swin's window padding (4-D, value), a crop (negative pads).
+  v.push_back(spec(
+      "Pad/window", "Pad",
+      {f({1, 5, 6, 3}), i64({0, 0, 0, 0, 0, 3, 2, 0}), InputSpec{DataType::Float, {}, 0, 0, {0.5}}},
+      "mode=constant"));
+  v.push_back(spec("Pad/crop", "Pad", {f({3, 4, 5}), i64({0, -1, 2, 0, 1, -2})}, "mode=constant"));
+  v.push_back(spec("Pad/reflect", "Pad", {f({3, 4}), i64({1, 2, 1, 0})}, "mode=reflect"));
   v.push_back(spec("Trilu", "Trilu", {f({3, 4})}, "upper=0"));
   v.push_back(spec("Dropout", "Dropout", {f({2, 3})}));
 

@@ -219,7 +219,9 @@ class RecurrentOp final : public Operator {
     // GRU: z and r from h R_zr^T; the candidate with r applied after
     // (linear_before_reset) or before the recurrent product.
     hr.leftCols(2 * H).noalias() = h * r.topRows(2 * H).transpose();
-    const Arr2<T> z = sigmoid(g.array().leftCols(H) + hr.array().leftCols(H));
+    const Arr2<T> z_in = g.array().leftCols(H) + hr.array().leftCols(H);
+    const Arr2<T> z = sigmoid(z_in);
+    const Arr2<T> keep_new = sigmoid(-z_in);  // 1 - z without cancellation where z ~ 1
     const Arr2<T> rg = sigmoid(g.array().middleCols(H, H) + hr.array().middleCols(H, H));
     Arr2<T> cand;
     if (linear_before_reset_) {
@@ -231,7 +233,7 @@ class RecurrentOp final : public Operator {
       hr.rightCols(H).noalias() = gated * r.bottomRows(H).transpose();
       cand = (g.array().rightCols(H) + hr.array().rightCols(H)).tanh();
     }
-    h = ((1 - z) * cand + z * h.array()).matrix();
+    h = (keep_new * cand + z * h.array()).matrix();
   }
 
   Cell cell_;

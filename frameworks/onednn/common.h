@@ -211,6 +211,7 @@ void register_deconv(Registry& r);
 void register_concat(Registry& r);
 void register_transpose(Registry& r);
 void register_resize(Registry& r);
+void register_windows(Registry& r);
 
 // Backward plan of a convolution-like op (Conv, ConvTranspose): backward data,
 // then backward weights (and bias), reusing the reordered output gradient

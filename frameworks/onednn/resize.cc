@@ -5,7 +5,8 @@
 // keep their size. The scales of the coordinate transform are ONNX's: the
 // `scales` input when given, else output / input length from `sizes`.
 // Other modes and coordinate transforms run on the reference backend, and
-// so do calls whose sizes or scales resize N or C (seen only in the data).
+// so do calls (seen only in the data) that resize N or C, or whose scales
+// give fractional output lengths (oneDNN's coordinates follow the dims).
 #include <cmath>
 #include <cstring>
 
@@ -22,7 +23,9 @@ using dnnl::prop_kind;
 struct Geometry {
   Shape out;
   std::vector<float> factors;  // one per spatial dim
-  bool keeps_batch_and_channels = true;
+  // oneDNN derives its coordinates from the dims: it runs only where N and
+  // C keep their size and every spatial output length is input x scale.
+  bool fits_onednn = true;
 };
 
 class ResizeOp final : public Kernel {
@@ -47,7 +50,7 @@ class ResizeOp final : public Kernel {
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     const Geometry g = geometry(in);
-    if (!g.keeps_batch_and_channels) return reference_.get().forward(in, out);
+    if (!g.fits_onednn) return reference_.get().forward(in, out);
     Tensor& y = ops::ensure_output(out, 0, DataType::Float, g.out);
     if (y.numel() == 0 || in[0].numel() == 0) return;
     Plan* p = plan(cache_, in[0].shape(), g, false);
@@ -65,7 +68,7 @@ class ResizeOp final : public Kernel {
   void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
                 std::span<Tensor> gx) override {
     const Geometry g = geometry(in);
-    if (!g.keeps_batch_and_channels) return reference_.get().backward(gy, in, {}, gx);
+    if (!g.fits_onednn) return reference_.get().backward(gy, in, {}, gx);
     Tensor& dx = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
     std::memset(dx.raw(), 0, sizeof(float) * static_cast<size_t>(dx.numel()));
     if (!gy[0].defined() || dx.numel() == 0) return;
@@ -104,7 +107,9 @@ class ResizeOp final : public Kernel {
         g.factors.push_back(scales ? static_cast<float>(v)
                                    : static_cast<float>(static_cast<double>(o) / x[i]));
     }
-    g.keeps_batch_and_channels = g.out[0] == x[0] && g.out[1] == x[1];
+    g.fits_onednn = g.out[0] == x[0] && g.out[1] == x[1];
+    for (size_t i = 2; scales && i < x.size(); ++i)
+      g.fits_onednn &= static_cast<double>(g.out[i]) == x[i] * scales->at_as_double(i);
     return g;
   }
 

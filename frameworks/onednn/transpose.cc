@@ -1,41 +1,27 @@
-// Transpose (float32), forward and backward, as one oneDNN reorder: the
-// source is described with the output's dims and the input's strides taken
-// in `perm` order, the destination is plain. Output dims that stay adjacent
-// in the input are merged first (and size-1 dims dropped), so a channel
-// shuffle or an attention head split becomes a 3- or 4-D reorder that oneDNN
-// runs with a JIT kernel. Backward is the inverse transpose of dY.
+// Transpose (float32), forward and backward, as one strided copy
+// (strided_copy.h): the input read with its strides in `perm` order into the
+// plain output, so that a channel shuffle or an attention head split becomes
+// a 3- or 4-D reorder that oneDNN runs with a JIT kernel. Backward is the
+// inverse transpose of dY.
 #include <numeric>
 
-#include "frameworks/onednn/common.h"
+#include "frameworks/onednn/strided_copy.h"
 
 namespace deep500::onednn {
 namespace {
 
-// The reorder's geometry: output dims and the input strides walking them.
-struct Walk {
-  memory::dims dims, src_strides;
-};
-
-// Transposing `x` by `perm`, with mergeable dims merged.
-Walk walk_of(const Shape& x, const Shape& perm) {
-  std::vector<int64_t> xs(x.size(), 1);
-  for (size_t i = x.size(); i-- > 1;) xs[i - 1] = xs[i] * x[i];
-  Walk w;
+// Reading `x` in `perm` order into a plain output.
+StridedView transposing(const Shape& x, const Shape& perm) {
+  const memory::dims xs = plain_strides(x);
+  StridedView v;
+  Shape y;
   for (int64_t p : perm) {
-    const auto d = x[static_cast<size_t>(p)];
-    const auto s = xs[static_cast<size_t>(p)];
-    if (d == 1) continue;
-    // Adjacent in the output and contiguous in the input: one dim.
-    if (!w.dims.empty() && w.src_strides.back() == s * d) {
-      w.dims.back() *= d;
-      w.src_strides.back() = s;
-      continue;
-    }
-    w.dims.push_back(d);
-    w.src_strides.push_back(s);
+    v.dims.push_back(x[static_cast<size_t>(p)]);
+    v.src_strides.push_back(xs[static_cast<size_t>(p)]);
+    y.push_back(x[static_cast<size_t>(p)]);
   }
-  if (w.dims.empty()) w = {{1}, {1}};
-  return w;
+  v.dst_strides = plain_strides(y);
+  return v;
 }
 
 class TransposeOp final : public Kernel {
@@ -48,17 +34,12 @@ class TransposeOp final : public Kernel {
       return cat("rank ", ctx.inputs[0].shape.size(), " is above oneDNN's ", DNNL_MAX_NDIMS);
     return {};
   }
-  void prepare(const OpContext& ctx) {
-    const Shape& x = ctx.inputs[0].shape;
-    cache_.put(key(x), build(walk_of(x, perm(x.size()))));
-  }
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     const Shape& x = in[0].shape();
-    const Shape p = perm(x.size());
-    Shape y_shape;
-    for (int64_t a : p) y_shape.push_back(x[static_cast<size_t>(a)]);
-    Tensor& y = ops::ensure_output(out, 0, DataType::Float, y_shape);
-    run(cache_, x, p, in[0], y);
+    const StridedView v = transposing(x, perm(x.size()));
+    Tensor& y = ops::ensure_output(out, 0, DataType::Float, Shape(v.dims.begin(), v.dims.end()));
+    if (auto* p = strided_copy(cache_, v, in[0].data<float>(), y.data<float>(), "transpose"))
+      last_ = p;
   }
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
@@ -74,7 +55,9 @@ class TransposeOp final : public Kernel {
     const Shape p = perm(in[0].rank());
     Shape inverse(p.size());
     for (size_t i = 0; i < p.size(); ++i) inverse[static_cast<size_t>(p[i])] = i;
-    run(bwd_cache_, gy[0].shape(), inverse, gy[0], dx);
+    if (auto* plan = strided_copy(bwd_cache_, transposing(gy[0].shape(), inverse),
+                                  gy[0].data<float>(), dx.data<float>(), "transpose"))
+      last_ = plan;
   }
 
  private:
@@ -96,30 +79,6 @@ class TransposeOp final : public Kernel {
     }
     return perm_attr_;
   }
-  static Key key(const Shape& x) {
-    Key k;
-    k.add(x);
-    return k;
-  }
-  void run(PlanCache& cache, const Shape& x, const Shape& p, const Tensor& src, Tensor& dst) {
-    if (dst.numel() == 0) return;
-    Plan* plan = cache.find(key(x));
-    if (!plan) plan = cache.put(key(x), build(walk_of(x, p)));
-    plan->bind(0, src.raw());
-    plan->bind(1, dst.raw());
-    plan->run();
-    last_ = plan;
-  }
-  static std::unique_ptr<Plan> build(const Walk& w) {
-    const auto src = strided_md(w.dims, w.src_strides), dst = plain_md(w.dims);
-    dnnl::reorder::primitive_desc pd(engine(), src, engine(), dst);
-    auto plan = std::make_unique<Plan>();
-    const int s = plan->user(src), d = plan->user(dst);
-    plan->add(dnnl::reorder(pd),
-              {{DNNL_ARG_SRC, plan->user_mem(s)}, {DNNL_ARG_DST, plan->user_mem(d)}});
-    plan->impl = impl_name("transpose", pd);
-    return plan;
-  }
 
   std::string node_;
   Shape perm_attr_;
@@ -129,15 +88,7 @@ class TransposeOp final : public Kernel {
 }  // namespace
 
 void register_transpose(Registry& r) {
-  std::string impl = "onednn:transpose";
-  try {  // the implementation of a representative shape (a head split)
-    const Walk w = walk_of({1, 128, 4, 64}, {0, 2, 1, 3});
-    impl = impl_name("transpose",
-                     dnnl::reorder::primitive_desc(engine(), strided_md(w.dims, w.src_strides),
-                                                   engine(), plain_md(w.dims)));
-  } catch (const dnnl::error&) {
-  }
-  add_kernel<TransposeOp>(r, "Transpose", impl);
+  add_kernel<TransposeOp>(r, "Transpose", strided_copy_impl("transpose"));
 }
 
 }  // namespace deep500::onednn

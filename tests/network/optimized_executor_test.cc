@@ -178,6 +178,79 @@ TEST_F(OptimizedExecutorTest, PlanIsReusedPerFeedShape) {
   exec.remove_events(&count);
 }
 
+// Counts the nodes a run executes (the planning run fires events too).
+struct NodeCount : network::ExecutorEvents {
+  std::vector<std::string> ops;
+  void after_node(const network::NodeEvent& e) override { ops.push_back(e.op_type); }
+};
+
+TEST_F(OptimizedExecutorTest, ShapeArithmeticOnFixedShapesIsFoldedPerPlan) {
+  // y = Reshape(Relu(x), Concat(Gather(Shape(Relu(x)), 0), -1)): PyTorch's
+  // flatten as exported. Relu's shape follows from the feed's, so the shape
+  // arithmetic is a constant of each plan and only Relu and Reshape run.
+  network::Model m = make_model("flatten_by_shape");
+  auto* g = m.proto.mutable_graph();
+  add_value(g->mutable_input(), "x", {-1, 3, 4});
+  g->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param("N");
+  add_value(g->mutable_output(), "y", {});
+  g->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  *g->add_initializer() = to_onnx(Tensor::from_vector<int64_t>({1}, {0}), "zero");
+  *g->add_initializer() = to_onnx(Tensor::from_vector<int64_t>({1}, {-1}), "rest");
+  add_node(g, "Relu", {"x"}, {"r"});
+  add_node(g, "Shape", {"r"}, {"s"});
+  add_node(g, "Gather", {"s", "zero"}, {"n"});
+  add_node(g, "Concat", {"n", "rest"}, {"target"})->add_attribute()->CopyFrom([] {
+    onnx::AttributeProto a;
+    a.set_name("axis");
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(0);
+    return a;
+  }());
+  add_node(g, "Reshape", {"r", "target"}, {"y"});
+  network::OptimizedExecutor exec(m);
+  NodeCount count;
+  for (int64_t n : {2, 5}) {
+    const Tensor x = random_tensor({n, 3, 4}, static_cast<uint64_t>(n));
+    exec.inference({{"x", x}});  // plans
+    exec.add_events(&count);
+    const Tensor y = exec.inference({{"x", x}}).at("y");
+    exec.remove_events(&count);
+    EXPECT_EQ(count.ops, (std::vector<std::string>{"Relu", "Reshape"}));
+    count.ops.clear();
+    ASSERT_EQ(y.shape(), (Shape{n, 12}));
+    for (int64_t i = 0; i < x.numel(); ++i)
+      EXPECT_EQ(y.at_as_double(i), std::max(0.0, x.at_as_double(i)));
+  }
+  EXPECT_EQ(exec.plans_built(), 2);
+}
+
+TEST_F(OptimizedExecutorTest, ShapesThatDependOnDataAreNotFolded) {
+  // Shape(NonZero(x)): the count of non-zeros changes with the data, not the
+  // feed shape, so it is computed on every run.
+  network::Model m = make_model("nonzero_count");
+  auto* g = m.proto.mutable_graph();
+  add_value(g->mutable_input(), "x", {4});
+  add_value(g->mutable_output(), "y", {});
+  g->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      static_cast<int>(DataType::Int64));
+  g->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  add_node(g, "NonZero", {"x"}, {"nz"});
+  add_node(g, "Shape", {"nz"}, {"y"});
+  network::OptimizedExecutor exec(m);
+  for (auto [values, count] :
+       {std::pair{std::vector<float>{1, 0, 2, 0}, 2}, std::pair{std::vector<float>{1, 3, 2, 0}, 3},
+        std::pair{std::vector<float>{0, 0, 0, 5}, 1}}) {
+    const Tensor y = exec.inference({{"x", Tensor::from_vector<float>({4}, values)}}).at("y");
+    EXPECT_EQ(y.to_int64_vector(), (std::vector<int64_t>{1, count}));
+  }
+  EXPECT_EQ(exec.plans_built(), 1);
+}
+
 TEST_F(OptimizedExecutorTest, EventsReportEveryNodeWithItsImplementation) {
   network::Model m = relu_chain({8, 8});
   network::OptimizedExecutor exec(m);

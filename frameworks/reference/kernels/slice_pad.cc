@@ -1,9 +1,9 @@
 // Windows of a tensor: Slice and Pad (+ backward for the data input).
 #include <algorithm>
-#include <set>
 
 #include "frameworks/reference/kernels/common.h"
 #include "frameworks/reference/kernels/families.h"
+#include "operators/windows.h"
 
 namespace deep500::reference {
 namespace {
@@ -12,14 +12,6 @@ std::vector<bool> first_only(size_t n) {
   std::vector<bool> d(n, false);
   if (n > 0) d[0] = true;
   return d;
-}
-
-std::vector<int64_t> int_input(const Tensor& t, const std::string& node, const char* what) {
-  DEEP500_CHECK(t.dtype() == DataType::Int64 || t.dtype() == DataType::Int32, node, ": input '",
-                what, "' must be int32 or int64, got ", name_of(t.dtype()));
-  DEEP500_CHECK(t.rank() <= 1, node, ": input '", what, "' must be 1-D, got shape ",
-                to_string(t.shape()));
-  return t.to_int64_vector();
 }
 
 // For every output element, the input element it reads (-1: none, i.e. the
@@ -118,42 +110,15 @@ class SliceOp final : public Operator {
     const Tensor& x = in[0];
     std::vector<int64_t> starts = starts_, ends = ends_, axes = axes_, steps;
     if (!legacy_) {
-      starts = int_input(in[1], node_, "starts");
-      ends = int_input(in[2], node_, "ends");
-      if (auto* a = ops::optional_input(in, 3)) axes = int_input(*a, node_, "axes");
-      if (auto* s = ops::optional_input(in, 4)) steps = int_input(*s, node_, "steps");
+      starts = ops::index_list(in[1], node_, "starts");
+      ends = ops::index_list(in[2], node_, "ends");
+      if (auto* a = ops::optional_input(in, 3)) axes = ops::index_list(*a, node_, "axes");
+      if (auto* s = ops::optional_input(in, 4)) steps = ops::index_list(*s, node_, "steps");
     }
-    const size_t n = starts.size();
-    if (axes.empty())
-      for (size_t i = 0; i < n; ++i) axes.push_back(static_cast<int64_t>(i));
-    if (steps.empty()) steps.assign(n, 1);
-    DEEP500_CHECK(ends.size() == n && axes.size() == n && steps.size() == n, node_,
-                  ": starts, ends, axes and steps must have the same length, got ", n, ", ",
-                  ends.size(), ", ", axes.size(), ", ", steps.size());
     std::vector<std::vector<int64_t>> maps;
-    for (int64_t d = 0; d < x.rank(); ++d) {
-      maps.emplace_back(static_cast<size_t>(x.dim(d)));
-      for (int64_t i = 0; i < x.dim(d); ++i) maps.back()[static_cast<size_t>(i)] = i;
-    }
-    std::set<int64_t> seen;
-    for (size_t i = 0; i < n; ++i) {
-      const int64_t a = normalize_axis(axes[i], x.rank(), cat(node_, ": axes"));
-      DEEP500_CHECK(seen.insert(a).second, node_, ": axis ", axes[i], " repeated in axes");
-      const int64_t dim = x.dim(a), step = steps[i];
-      DEEP500_CHECK(step != 0, node_, ": steps must be non-zero (axis ", axes[i], ")");
-      int64_t s = starts[i], e = ends[i];
-      if (s < 0) s += dim;
-      if (e < 0) e += dim;
-      if (step > 0) {
-        s = std::clamp<int64_t>(s, 0, dim);
-        e = std::clamp<int64_t>(e, 0, dim);
-      } else {
-        s = std::clamp<int64_t>(s, 0, dim - 1);
-        e = std::clamp<int64_t>(e, -1, dim - 1);
-      }
-      auto& m = maps[static_cast<size_t>(a)];
-      m.clear();
-      for (int64_t c = s; step > 0 ? c < e : c > e; c += step) m.push_back(c);
+    for (const auto& w : ops::slice_windows(x.shape(), starts, ends, axes, steps, node_)) {
+      maps.emplace_back();
+      for (int64_t k = 0; k < w.count; ++k) maps.back().push_back(w.first + k * w.step);
     }
     shape.clear();
     for (const auto& m : maps) shape.push_back(static_cast<int64_t>(m.size()));
@@ -229,29 +194,15 @@ class PadOp final : public Operator {
   std::vector<int64_t> plan(std::span<const Tensor> in, Shape& shape) const {
     const Tensor& x = in[0];
     const int64_t r = x.rank();
-    std::vector<int64_t> pads = opset_ < 11 ? pads_ : int_input(in[1], node_, "pads");
+    std::vector<int64_t> pads = opset_ < 11 ? pads_ : ops::index_list(in[1], node_, "pads");
     std::vector<int64_t> axes;
-    if (auto* a = ops::optional_input(in, 3))
-      axes = int_input(*a, node_, "axes");
-    else
-      for (int64_t d = 0; d < r; ++d) axes.push_back(d);
-    const size_t n = axes.size();
-    DEEP500_CHECK(pads.size() == 2 * n, node_, ": pads ", to_string(Shape(pads)), " must have ",
-                  2 * n, " entries (begin and end for each of ", n, " axes) for input shape ",
-                  to_string(x.shape()));
-    std::vector<int64_t> begin(static_cast<size_t>(r), 0), end(static_cast<size_t>(r), 0);
-    for (size_t i = 0; i < n; ++i) {
-      const size_t a = static_cast<size_t>(normalize_axis(axes[i], r, cat(node_, ": axes")));
-      begin[a] = pads[i];
-      end[a] = pads[i + n];
-    }
+    if (auto* a = ops::optional_input(in, 3)) axes = ops::index_list(*a, node_, "axes");
+    const auto amounts = ops::pad_amounts(x.shape(), pads, axes, node_);
     std::vector<std::vector<int64_t>> maps;
     shape.clear();
     for (int64_t d = 0; d < r; ++d) {
-      const int64_t dim = x.dim(d), b = begin[static_cast<size_t>(d)];
-      const int64_t len = dim + b + end[static_cast<size_t>(d)];
-      DEEP500_CHECK(len >= 0, node_, ": pads ", to_string(Shape(pads)), " crop more than the ", dim,
-                    " elements of axis ", d);
+      const int64_t dim = x.dim(d), b = amounts[static_cast<size_t>(d)].before;
+      const int64_t len = dim + b + amounts[static_cast<size_t>(d)].after;
       DEEP500_CHECK(mode_ == PadMode::Constant || dim > 0 || len == 0, node_,
                     ": cannot pad an empty axis ", d, " in non-constant mode");
       shape.push_back(len);
