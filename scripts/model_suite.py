@@ -2,7 +2,7 @@
 """The broad model suite (issue 15): networks of the families real models use,
 exported from Debian's torch/torchvision to ONNX as a new user would.
 
-    /usr/bin/python3 scripts/model_suite.py [OUT_DIR] [--nets NAME ...] [--force]
+    /usr/bin/python3 scripts/model_suite.py [OUT_DIR] [--nets NAME ...] [--batch16] [--force]
         (default OUT_DIR: build/model_suite; default: every network of SUITE)
 
 For each network (seeded random weights, torch.manual_seed(0), eval mode,
@@ -13,7 +13,9 @@ does, so that a kernel ignoring them fails) it writes OUT_DIR/<network>/:
                       folding, BatchNorm kept: benchmarks/peers/torch_runner.py
                       loads the weights by name), dynamic batch dimension "N"
     x.npy, y.npy      a seeded batch-1 input and PyTorch's float32 output
-    x16.npy, y16.npy  the same at batch 16 (benchmarks)
+    x2.npy, y2.npy    the same at batch 2 (a second batch size for the tests)
+    x16.npy, y16.npy  with --batch16 only: the same at batch 16 (benchmarks;
+                      the heavy part of the export, so the tests do without)
 and OUT_DIR/manifest.json: per network its family, input and output names,
 operator types, node and parameter counts and max |y|; the sha256 of every
 file; versions and settings. A network whose files match the manifest is not
@@ -34,8 +36,9 @@ import tempfile
 import numpy as np
 
 # Bump when the layout or the export procedure changes (invalidates caches).
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 SETTINGS = {"model_seed": 0, "input_seed": 1, "batch16_seed": 2, "perturb_seed": 3,
+            "batch2_seed": 4,
             "opset_version": 14, "do_constant_folding": False,
             "training": "TrainingMode.PRESERVE", "model_mode": "eval"}
 
@@ -155,11 +158,13 @@ def perturb(model, torch):
     make_models.perturb(model, torch)
 
 
-def export(name, net_dir, torch, torchvision, onnx):
+def export(name, net_dir, batch16, torch, torchvision, onnx):
     model = build(name, torch, torchvision)
     perturb(model, torch)
     x = make_input(name, 1, SETTINGS["input_seed"], torch)
-    x16 = make_input(name, 16, SETTINGS["batch16_seed"], torch)
+    inputs = {"x": x, "x2": make_input(name, 2, SETTINGS["batch2_seed"], torch)}
+    if batch16:
+        inputs["x16"] = make_input(name, 16, SETTINGS["batch16_seed"], torch)
     path = os.path.join(net_dir, "model.onnx")
     torch.onnx.export(model, x, path, opset_version=SETTINGS["opset_version"],
                       do_constant_folding=False, training=torch.onnx.TrainingMode.PRESERVE,
@@ -167,13 +172,17 @@ def export(name, net_dir, torch, torchvision, onnx):
                       dynamic_axes={"x": {0: "N"}, "y": {0: "N"}})
     proto = onnx.load(path)
     onnx.checker.check_model(proto, full_check=True)
-    with torch.no_grad():
-        y, y16 = model(x), model(x16)
-    for file, array in (("x", x), ("y", y), ("x16", x16), ("y16", y16)):
-        np.save(os.path.join(net_dir, file + ".npy"), array.numpy())
+    for xname, xin in inputs.items():
+        with torch.no_grad():
+            yout = model(xin)
+        np.save(os.path.join(net_dir, xname + ".npy"), xin.numpy())
+        np.save(os.path.join(net_dir, "y" + xname[1:] + ".npy"), yout.numpy())
+        if xname == "x":
+            y = yout
     family, _, kind = SUITE[name]
     return {"family": family, "input_kind": kind, "model": "model.onnx", "input": "x.npy",
-            "output": "y.npy", "batch16_input": "x16.npy", "batch16_output": "y16.npy",
+            "output": "y.npy", "batch2_input": "x2.npy", "batch2_output": "y2.npy",
+            **({"batch16_input": "x16.npy", "batch16_output": "y16.npy"} if batch16 else {}),
             "input_name": "x", "output_name": "y",
             "ops": sorted({n.op_type for n in proto.graph.node}),
             "nodes": len(proto.graph.node), "opset": proto.opset_import[0].version,
@@ -192,9 +201,12 @@ def load_manifest(out_dir):
     return m
 
 
-def is_current(out_dir, manifest, name):
-    """True when `name`'s files are all present with their recorded hashes."""
+def is_current(out_dir, manifest, name, batch16):
+    """True when `name`'s files are all present with their recorded hashes
+    (and include batch 16 when asked for)."""
     if manifest is None or name not in manifest.get("networks", {}):
+        return False
+    if batch16 and "batch16_input" not in manifest["networks"][name]:
         return False
     files = {k: v for k, v in manifest.get("files", {}).items() if k.startswith(name + "/")}
     return bool(files) and all(
@@ -207,13 +219,15 @@ def main():
     p.add_argument("out_dir", nargs="?", default="build/model_suite")
     p.add_argument("--nets", nargs="+", default=list(SUITE), choices=list(SUITE), metavar="NAME",
                    help="networks to export (default: all): " + ", ".join(SUITE))
+    p.add_argument("--batch16", action="store_true",
+                   help="also x16.npy/y16.npy (batch 16, for benchmarks/peers/run.py)")
     p.add_argument("--force", action="store_true",
                    help="export the networks named again even when current")
     args = p.parse_args()
     out_dir = os.path.abspath(args.out_dir)
     os.makedirs(out_dir, exist_ok=True)
     old = load_manifest(out_dir)
-    todo = [n for n in args.nets if args.force or not is_current(out_dir, old, n)]
+    todo = [n for n in args.nets if args.force or not is_current(out_dir, old, n, args.batch16)]
     manifest = old or {"format_version": FORMAT_VERSION, "generator": "scripts/model_suite.py",
                        "settings": SETTINGS, "networks": {}, "files": {}}
     if not todo:
@@ -236,7 +250,7 @@ def main():
         # networks already done and never leaves a half-written one.
         tmp = tempfile.mkdtemp(prefix=f".{name}-", dir=out_dir)
         try:
-            entry = export(name, tmp, torch, torchvision, onnx)
+            entry = export(name, tmp, args.batch16, torch, torchvision, onnx)
             final = os.path.join(out_dir, name)
             if os.path.exists(final):
                 shutil.rmtree(final)

@@ -157,10 +157,11 @@ def ensure_runner(build_dir):
     return exe
 
 
-def ensure_models(models_dir, nets, suite):
+def ensure_models(models_dir, nets, suite, batch16):
     if suite:  # exports only what is missing or changed
         subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "model_suite.py"),
-                        models_dir, "--nets"] + nets, check=True)
+                        models_dir, "--nets"] + nets + (["--batch16"] if batch16 else []),
+                       check=True)
         return
     if all(os.path.exists(os.path.join(models_dir, n, "model.onnx")) for n in nets):
         return
@@ -416,7 +417,7 @@ def main():
         ensure_node_modules()
     openblas = ensure_openblas() if args.openblas else None
     exe = ensure_runner(build_dir) if "deep500" in args.runners else None
-    ensure_models(models_dir, args.nets, args.suite)
+    ensure_models(models_dir, args.nets, args.suite, 16 in args.batches)
 
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out_dir = os.path.join(os.path.abspath(args.out), stamp)

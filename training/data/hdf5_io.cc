@@ -64,6 +64,8 @@ auto guarded(const std::string& what, F&& f) -> decltype(f()) {
 // an Error naming the file, and only a read that succeeded there runs here.
 // The child is forked while this process holds the HDF5 mutex, so no other
 // thread is inside libhdf5 and the child needs no lock.
+constexpr double kProbeSeconds = 120;
+
 template <class F>
 auto guarded_read(const std::string& what, F&& f) -> decltype(f()) {
   std::lock_guard<std::mutex> lock(hdf5_mutex());
@@ -75,12 +77,20 @@ auto guarded_read(const std::string& what, F&& f) -> decltype(f()) {
       throw_h5(what, e);
     }
   };
-  ChildResult probe = run_in_child(
-      [&] {
-        (void)attempt();
-        return std::string();
-      },
-      0);
+  // A child forked while another thread held a lock it then needs (a
+  // sanitizer's allocator lock) waits for ever: the probe has a time limit,
+  // and a probe that ran out of time is tried once more before the file is
+  // called damaged.
+  ChildResult probe;
+  for (int tries = 0; tries < 2; ++tries) {
+    probe = run_in_child(
+        [&] {
+          (void)attempt();
+          return std::string();
+        },
+        kProbeSeconds);
+    if (probe.completed || probe.threw_error || probe.failure.rfind("timed out", 0) != 0) break;
+  }
   if (probe.threw_error) throw Error(probe.failure);
   DEEP500_CHECK(probe.completed, what, ": damaged: libhdf5 ", probe.failure, " reading it");
   return attempt();
