@@ -248,9 +248,11 @@ class RecurrentOp final : public Operator {
 }  // namespace
 
 void register_rnn(Registry& r) {
-  for (auto [op, cell] :
-       {std::pair{"RNN", Cell::Rnn}, std::pair{"GRU", Cell::Gru}, std::pair{"LSTM", Cell::Lstm}}) {
-    r.add({"", op, 1, INT_MAX, "eigen", cat("eigen:", op),
+  const std::pair<const char*, Cell> kinds[] = {
+      {"RNN", Cell::Rnn}, {"GRU", Cell::Gru}, {"LSTM", Cell::Lstm}};
+  for (const auto& kind : kinds) {
+    const Cell cell = kind.second;
+    r.add({"", kind.first, 1, INT_MAX, "eigen", cat("eigen:", kind.first),
            [cell](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
              if (auto why = RecurrentOp::refusal(ctx, cell); !why.empty()) return refuse(why);
              return ops::make_operator<RecurrentOp>(ctx, cell);
