@@ -9,6 +9,7 @@
 #include "network/node_threads.h"
 #include "network/optimized_plan.h"
 #include "network/plan_rewrites.h"
+#include "network/plan_shapes.h"
 #include "network/static_shapes.h"
 #include "operators/cost_model.h"
 #include "operators/registry.h"
@@ -39,8 +40,8 @@ std::vector<std::string> capable_backends(const onnx::NodeProto& node,
   if (!has_hints(node)) return prefer;
   bool layout = false, post_ops = false;
   for (const auto& a : node.attribute()) {
-    layout |= a.name() == h::kSrcChannelsLast || a.name() == h::kDstChannelsLast ||
-              a.name() == h::kSumChannelsLast;
+    layout |= a.name() == h::kSrcChannelsLast || a.name() == h::kSrc1ChannelsLast ||
+              a.name() == h::kDstChannelsLast || a.name() == h::kSumChannelsLast;
     post_ops |= a.name() == h::kPostSum || a.name() == h::kPostEltwise ||
                 a.name() == h::kPostAlpha || a.name() == h::kPostBeta;
   }
@@ -179,14 +180,20 @@ class PlanBuilder {
              p_.values[static_cast<size_t>(it->second)].rank() == 4;
     };
     using Caps = ops::BackendCapabilities;
+    KnownShapes shapes;
+    if (hinted_) {
+      std::map<std::string, Shape> feed_shapes;
+      for (const auto& [name, t] : feeds_) feed_shapes[name] = t.shape();
+      shapes = infer_value_shapes(model_, feed_shapes);
+    }
     if (hinted_ && options_.fuse_post_ops && any_declares(options_.backends, &Caps::post_op_fusion))
-      fuse_post_ops(items_, graph_outputs_, rank4_constant, constant);
+      fuse_post_ops(items_, graph_outputs_, rank4_constant, constant, shapes);
     if (hinted_ && options_.channels_last &&
         any_declares(options_.backends, &Caps::channels_last)) {
       std::vector<onnx::NodeProto*> live;
       for (auto& it : items_)
         if (it.note.empty() && !it.skip) live.push_back(&it.node);
-      nhwc_ = assign_nhwc(live, graph_outputs_, rank4_constant);
+      nhwc_ = assign_nhwc(live, graph_outputs_, rank4_constant, shapes);
     }
     p_.nhwc_values = static_cast<int>(nhwc_.size());
   }

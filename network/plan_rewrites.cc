@@ -26,17 +26,36 @@ bool is_binary_elementwise(const std::string& op) {
   return op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
 }
 
+// A binary op the channels-last kernels can do: a 4-D result that one
+// operand has the shape of (the other broadcasts), or shapes not known.
+bool channels_last_binary(const onnx::NodeProto& n, const KnownShapes& shapes) {
+  auto y = shapes.find(n.output(0));
+  if (y == shapes.end()) return true;
+  if (y->second.size() != 4) return false;
+  return !shapes_differ(shapes, n.output(0), n.input(0)) ||
+         !shapes_differ(shapes, n.output(0), n.input(1));
+}
+
 }  // namespace
 
 // Chooses the values that Conv/pooling/Concat nodes exchange channels-last
 // (NHWC): a value qualifies when a 2-D Conv or pooling (or a chain of
 // elementwise ops fed by such values) produces it, every reader is a
 // Conv/pooling (as X) or an elementwise op whose output qualifies too, and it
-// is not a graph output. Conv/pooling nodes get the channels-last hints of
-// operators/plan_hints.h; the chosen value names are returned.
+// is not a graph output. A binary elementwise op qualifies with one such
+// operand (the other may broadcast: a squeeze-excitation gate). Conv,
+// pooling, Concat and binary nodes get the channels-last hints of
+// operators/plan_hints.h (unary ones pass the layout through); the chosen
+// value names are returned.
+bool shapes_differ(const KnownShapes& shapes, const std::string& a, const std::string& b) {
+  auto x = shapes.find(a), y = shapes.find(b);
+  return x != shapes.end() && y != shapes.end() && x->second != y->second;
+}
+
 std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
                                   const std::set<std::string>& graph_outputs,
-                                  const std::function<bool(const std::string&)>& rank4_constant) {
+                                  const std::function<bool(const std::string&)>& rank4_constant,
+                                  const KnownShapes& shapes) {
   auto default_domain = [](const onnx::NodeProto& n) {
     return n.domain().empty() || n.domain() == "ai.onnx";
   };
@@ -66,7 +85,8 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
     else if (is_unary_elementwise(op))
       cand = on.count(n->input(0)) != 0;
     else if (is_binary_elementwise(op))
-      cand = n->input_size() == 2 && on.count(n->input(0)) && on.count(n->input(1));
+      cand = n->input_size() == 2 && (on.count(n->input(0)) || on.count(n->input(1))) &&
+             channels_last_binary(*n, shapes);
     else if (op == "Concat")
       cand = channel_concat(*n) && all_on(*n);
     if (cand) on.insert(n->output(0));
@@ -87,7 +107,7 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
         else if (is_unary_elementwise(op) && k == 0)
           keep = on.count(r->output(0)) != 0;
         else if (is_binary_elementwise(op))
-          keep = on.count(r->output(0)) && on.count(r->input(0)) && on.count(r->input(1));
+          keep = on.count(r->output(0)) != 0;  // the other operand may broadcast
         else if (op == "Concat")
           keep = on.count(r->output(0)) && all_on(*r);
         else
@@ -106,7 +126,7 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
       const std::string& op = n->op_type();
       bool ok = true;
       if (is_unary_elementwise(op)) ok = on.count(n->input(0)) != 0;
-      if (is_binary_elementwise(op)) ok = on.count(n->input(0)) && on.count(n->input(1));
+      if (is_binary_elementwise(op)) ok = on.count(n->input(0)) || on.count(n->input(1));
       if (op == "Concat") ok = all_on(*n);
       if (!ok) {
         on.erase(n->output(0));
@@ -123,6 +143,12 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
   for (auto* n : nodes) {
     if (default_domain(*n) && n->op_type() == "Concat" && on.count(n->output(0))) {
       set_flag(n, hints::kSrcChannelsLast);
+      set_flag(n, hints::kDstChannelsLast);
+      continue;
+    }
+    if (default_domain(*n) && is_binary_elementwise(n->op_type()) && on.count(n->output(0))) {
+      if (on.count(n->input(0))) set_flag(n, hints::kSrcChannelsLast);
+      if (on.count(n->input(1))) set_flag(n, hints::kSrc1ChannelsLast);
       set_flag(n, hints::kDstChannelsLast);
       continue;
     }
@@ -204,116 +230,6 @@ std::map<int, FoldedConv> fold_batchnorms(const onnx::GraphProto& g,
     out[i] = std::move(f);
   }
   return out;
-}
-
-// Conv [-> Add(., S)] [-> Relu | Clip] chains whose intermediates have a
-// single reader and are no graph outputs become one Conv with the post-op
-// hints of operators/plan_hints.h. A Conv fused with an Add moves to the Add's
-// place (S may be computed after the Conv). The absorbed nodes are recorded
-// as fused-into-conv:<conv>.
-void fuse_post_ops(std::vector<PlanItem>& items, const std::set<std::string>& graph_outputs,
-                   const std::function<bool(const std::string&)>& rank4_constant,
-                   const ConstantLookup& constant) {
-  auto default_domain = [](const onnx::NodeProto& n) {
-    return n.domain().empty() || n.domain() == "ai.onnx";
-  };
-  std::map<std::string, std::vector<size_t>> readers;
-  std::map<std::string, const onnx::NodeProto*> constant_nodes;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (!items[i].note.empty()) continue;
-    for (const auto& in : items[i].node.input()) readers[in].push_back(i);
-    if (items[i].node.op_type() == "Constant" && items[i].node.output_size() == 1)
-      constant_nodes[items[i].node.output(0)] = &items[i].node;
-  }
-  // The single reader of `name`, when it is an unfused node of type `op`.
-  auto only_reader = [&](const std::string& name, const char* op) -> PlanItem* {
-    if (graph_outputs.count(name)) return nullptr;
-    auto it = readers.find(name);
-    if (it == readers.end() || it->second.size() != 1) return nullptr;
-    PlanItem& r = items[it->second[0]];
-    bool ok = r.note.empty() && !r.skip && r.node.op_type() == op && default_domain(r.node);
-    return ok ? &r : nullptr;
-  };
-  // A scalar bound of Clip from an initializer or a Constant node.
-  auto scalar = [&](const std::string& name, float& v) {
-    if (name.empty()) return true;
-    Tensor t;
-    if (const Tensor* init = constant(name)) {
-      t = *init;
-    } else if (auto c = constant_nodes.find(name); c != constant_nodes.end()) {
-      for (const auto& a : c->second->attribute())
-        if (a.name() == "value" && a.has_t()) t = from_onnx(a.t(), "Clip bound");
-    }
-    if (!t.defined() || t.numel() != 1 || t.dtype() != DataType::Float) return false;
-    v = t.data<float>()[0];
-    return true;
-  };
-  auto add_attr = [](onnx::NodeProto& n, const char* name) {
-    auto* a = n.add_attribute();
-    a->set_name(name);
-    return a;
-  };
-  for (size_t i = 0; i < items.size(); ++i) {
-    PlanItem& conv = items[i];
-    const onnx::NodeProto& c = conv.node;
-    if (!conv.note.empty() || conv.skip || c.op_type() != "Conv" || !default_domain(c) ||
-        c.input_size() < 2 || c.input_size() > 3 || c.output_size() != 1 ||
-        !rank4_constant(c.input(1)))
-      continue;
-    onnx::NodeProto fused = c;
-    const std::string note = "fused-into-conv:" + c.name();
-    PlanItem* place = &conv;
-    std::string out = c.output(0);
-    if (PlanItem* add = only_reader(out, "Add")) {
-      const auto& a = add->node;
-      if (a.input_size() == 2 && a.output_size() == 1 && a.input(0) != a.input(1)) {
-        const std::string& other = a.input(0) == out ? a.input(1) : a.input(0);
-        if (fused.input_size() < 3) fused.add_input("");
-        fused.add_input(other);
-        auto* s = add_attr(fused, hints::kPostSum);
-        s->set_type(onnx::AttributeProto::INT);
-        s->set_i(1);
-        out = a.output(0);
-        add->also.push_back({a.name(), a.op_type(), note});
-        place = add;
-      }
-    }
-    PlanItem* act = only_reader(out, "Relu");
-    float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
-    if (!act) {
-      if (PlanItem* clip = only_reader(out, "Clip")) {
-        const auto& k = clip->node;
-        bool ok = k.input_size() >= 1 && k.input(0) == out;
-        for (const auto& at : k.attribute()) {  // opset < 11
-          if (at.name() == "min") lo = at.f();
-          if (at.name() == "max") hi = at.f();
-        }
-        if (ok && k.input_size() > 1) ok = scalar(k.input(1), lo);
-        if (ok && k.input_size() > 2) ok = scalar(k.input(2), hi);
-        if (ok) act = clip;
-      }
-    }
-    if (act) {
-      bool relu = act->node.op_type() == "Relu";
-      auto* e = add_attr(fused, hints::kPostEltwise);
-      e->set_type(onnx::AttributeProto::STRING);
-      e->set_s(relu ? "relu" : "clip");
-      if (!relu) {
-        auto* al = add_attr(fused, hints::kPostAlpha);
-        al->set_type(onnx::AttributeProto::FLOAT);
-        al->set_f(lo);
-        auto* be = add_attr(fused, hints::kPostBeta);
-        be->set_type(onnx::AttributeProto::FLOAT);
-        be->set_f(hi);
-      }
-      out = act->node.output(0);
-      act->note = note;
-    }
-    if (place == &conv && !act) continue;
-    fused.set_output(0, out);
-    if (place != &conv) conv.skip = true;
-    place->node = std::move(fused);
-  }
 }
 
 }  // namespace deep500::network

@@ -11,6 +11,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "operators/node.h"
 
 namespace deep500::ops {
 
@@ -19,20 +22,43 @@ namespace hints {
 // Channels-last activations (capability `channels_last`): a 4-D Conv, pooling
 // or Concat node whose int attribute kSrcChannelsLast / kDstChannelsLast is 1
 // reads / writes its X / Y tensor physically as NHWC while the Tensor keeps
-// its logical NCHW shape (a Concat gets both or neither). Such nodes need no
-// backward().
+// its logical NCHW shape (a Concat gets both or neither). An Add, Sub, Mul or
+// Div node with any of kSrcChannelsLast / kSrc1ChannelsLast /
+// kDstChannelsLast reads A / reads B / writes C that way (4-D), the other
+// operand broadcasting by the ONNX rules (a per-channel [N, C, 1, 1] gate,
+// a bias). Such nodes need no backward().
 inline constexpr const char* kSrcChannelsLast = "deep500_src_channels_last";
+inline constexpr const char* kSrc1ChannelsLast = "deep500_src1_channels_last";
 inline constexpr const char* kDstChannelsLast = "deep500_dst_channels_last";
 
-// Convolution post-ops (capability `post_op_fusion`): kPostSum = 1 adds a 4th
-// input S (Y's shape; channels-last when kSumChannelsLast = 1) to the result;
-// then kPostEltwise = "relu" or "clip" (bounds in the floats kPostAlpha /
-// kPostBeta) applies an activation: Y = act(conv(X, W, B) + S).
+// Post-ops (capability `post_op_fusion`) on Conv (and, where listed below,
+// other producers): kPostSum = 1 adds a 4th input S (Y's shape; channels-last
+// when kSumChannelsLast = 1) to the result; then the activations named by the
+// strings kPostEltwise run in order, each with the floats of kPostAlpha /
+// kPostBeta at the same index: Y = act_n(...act_1(conv(X, W, B) + S)).
+// The vocabulary (post_activation_names()), with a = alpha, b = beta:
+//   relu      x >= 0 ? x : a*x          clip      min(max(x, a), b)
+//   linear    a*x + b                   logistic  1 / (1 + exp(-x))
+//   tanh      tanh(x)                   elu       x >= 0 ? x : a*(exp(x) - 1)
+//   hardswish x * clip(x/6 + 1/2, 0, 1) swish     x / (1 + exp(-a*x))
+//   gelu_erf  x/2 * (1 + erf(x/sqrt(2)))   soft_relu log(1 + exp(x))
 inline constexpr const char* kPostSum = "deep500_post_sum";
 inline constexpr const char* kSumChannelsLast = "deep500_sum_channels_last";
 inline constexpr const char* kPostEltwise = "deep500_post_eltwise";
 inline constexpr const char* kPostAlpha = "deep500_post_alpha";
 inline constexpr const char* kPostBeta = "deep500_post_beta";
+
+// One activation of a post-op chain (the vocabulary above).
+struct PostActivation {
+  std::string name;
+  float alpha = 0, beta = 0;
+};
+// The names of the vocabulary.
+const std::vector<std::string>& post_activation_names();
+// The activations `node`'s post-op hints ask for, in order (empty without
+// them). Throws Error naming the node for a name outside the vocabulary or
+// alpha/beta lists of another length.
+std::vector<PostActivation> post_activations(const NodeSpec& node);
 
 // Whether an attribute name is a plan hint (has the reserved prefix).
 inline bool is_hint(const std::string& attribute) {
@@ -45,8 +71,8 @@ inline bool is_hint(const std::string& attribute) {
 // where the backend registers (Registry::set_capabilities), all false unless
 // declared.
 struct BackendCapabilities {
-  // Conv (2-D), MaxPool/AveragePool/Global*Pool and channel Concat honour the
-  // channels-last hints.
+  // Conv (2-D), MaxPool/AveragePool/Global*Pool, channel Concat and
+  // Add/Sub/Mul/Div honour the channels-last hints.
   bool channels_last = false;
   // Conv honours the post-op hints.
   bool post_op_fusion = false;

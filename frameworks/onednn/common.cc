@@ -1,6 +1,7 @@
 #include "frameworks/onednn/common.h"
 
 #include <cstdlib>
+#include <map>
 
 namespace deep500::onednn {
 
@@ -37,6 +38,17 @@ bool wants_nhwc(const ops::NodeSpec& node) {
 
 memory::desc strided_md(const memory::dims& d, const memory::dims& strides) {
   return memory::desc(d, memory::data_type::f32, strides);
+}
+
+void append_activations(dnnl::post_ops& po, const std::vector<ops::hints::PostActivation>& acts) {
+  using dnnl::algorithm;
+  static const std::map<std::string, algorithm> algorithms = {
+      {"relu", algorithm::eltwise_relu},           {"clip", algorithm::eltwise_clip_v2},
+      {"linear", algorithm::eltwise_linear},       {"logistic", algorithm::eltwise_logistic},
+      {"tanh", algorithm::eltwise_tanh},           {"elu", algorithm::eltwise_elu},
+      {"hardswish", algorithm::eltwise_hardswish}, {"swish", algorithm::eltwise_swish},
+      {"gelu_erf", algorithm::eltwise_gelu_erf},   {"soft_relu", algorithm::eltwise_soft_relu}};
+  for (const auto& a : acts) po.append_eltwise(1.f, algorithms.at(a.name), a.alpha, a.beta);
 }
 
 dnnl::primitive_attr user_scratchpad_attr() {

@@ -20,6 +20,7 @@
 
 #include "deep/tensor.h"
 #include "frameworks/onednn/settings.h"
+#include "operators/plan_hints.h"
 #include "operators/registry.h"
 
 namespace deep500::onednn {
@@ -47,6 +48,10 @@ namespace hints = ops::hints;
 memory::desc layout_md(const memory::dims& d, bool nhwc);
 // Whether a node asks for channels-last X or Y.
 bool wants_nhwc(const ops::NodeSpec& node);
+
+// Appends the activations of a post-op chain (plan_hints.h) to `po` as
+// oneDNN eltwise post-ops.
+void append_activations(dnnl::post_ops& po, const std::vector<ops::hints::PostActivation>& acts);
 
 // Attribute with user-managed scratchpad (so a plan owns all its memory).
 dnnl::primitive_attr user_scratchpad_attr();
@@ -212,6 +217,7 @@ void register_concat(Registry& r);
 void register_transpose(Registry& r);
 void register_resize(Registry& r);
 void register_windows(Registry& r);
+void register_binary(Registry& r);
 
 // Backward plan of a convolution-like op (Conv, ConvTranspose): backward data,
 // then backward weights (and bias), reusing the reordered output gradient

@@ -34,11 +34,7 @@ class ConvOp final : public Kernel {
         dst_nhwc_(ctx.node.attributes.get_int(hints::kDstChannelsLast, 0) != 0),
         post_sum_(ctx.node.attributes.get_int(hints::kPostSum, 0) != 0),
         sum_nhwc_(ctx.node.attributes.get_int(hints::kSumChannelsLast, 0) != 0),
-        post_eltwise_(ctx.node.attributes.get_string(hints::kPostEltwise, "")),
-        post_alpha_(ctx.node.attributes.get_float(hints::kPostAlpha, 0.f)),
-        post_beta_(ctx.node.attributes.get_float(hints::kPostBeta, 0.f)) {
-    DEEP500_CHECK(post_eltwise_.empty() || post_eltwise_ == "relu" || post_eltwise_ == "clip",
-                  node_, ": unknown ", hints::kPostEltwise, " '", post_eltwise_, "'");
+        activations_(hints::post_activations(ctx.node)) {
     DEEP500_CHECK(!post_sum_ || (ctx.num_inputs() == 4 && ctx.has_input(3)), node_, ": ",
                   hints::kPostSum, " needs a 4th input");
     DEEP500_CHECK(ctx.num_inputs() >= 2 && ctx.has_input(1), node_, ": expected X and W inputs");
@@ -95,7 +91,7 @@ class ConvOp final : public Kernel {
   }
 
   bool has_backward() const override {
-    return !src_nhwc_ && !dst_nhwc_ && !post_sum_ && post_eltwise_.empty();
+    return !src_nhwc_ && !dst_nhwc_ && !post_sum_ && activations_.empty();
   }
   std::vector<bool> differentiable_inputs(size_t n) const override {
     return std::vector<bool>(n, true);
@@ -179,12 +175,10 @@ class ConvOp final : public Kernel {
                                       any(g.wei_d), g.bias, any(g.dst_d), g.win.strides,
                                       g.win.dilation, g.win.pad_l, g.win.pad_r);
     dnnl::primitive_attr attr = user_scratchpad_attr();
-    if (prop == prop_kind::forward_inference && (post_sum_ || !post_eltwise_.empty())) {
+    if (prop == prop_kind::forward_inference && (post_sum_ || !activations_.empty())) {
       dnnl::post_ops po;
       if (post_sum_) po.append_sum(1.f);
-      if (post_eltwise_ == "relu") po.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
-      if (post_eltwise_ == "clip")
-        po.append_eltwise(1.f, algorithm::eltwise_clip_v2, post_alpha_, post_beta_);
+      append_activations(po, activations_);
       attr.set_post_ops(po);
     }
     return dnnl::convolution_forward::primitive_desc(d, attr, engine());
@@ -246,8 +240,7 @@ class ConvOp final : public Kernel {
   ops::NodeSpec spec_;
   int64_t group_;
   bool src_nhwc_, dst_nhwc_, post_sum_, sum_nhwc_;
-  std::string post_eltwise_;
-  float post_alpha_, post_beta_;
+  std::vector<hints::PostActivation> activations_;
   bool const_w_ = false;
   bool need_dx_ = true;
   PlanCache cache_, bwd_cache_;

@@ -18,6 +18,7 @@ void register_kernels(ops::Registry& r) {
   register_transpose(r);
   register_resize(r);
   register_windows(r);
+  register_binary(r);
   r.set_capabilities("onednn",
                      {.channels_last = true, .post_op_fusion = true, .gradients_in_place = true});
   declare_settings(r);

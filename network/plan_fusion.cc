@@ -1,0 +1,264 @@
+// Post-op fusion of the optimized executor's inference plans
+// (plan_rewrites.h): activation chains exported graphs spell out node by node
+// (SiLU as Sigmoid + Mul, GELU as Div/Erf/Add/Mul/Mul, HardSigmoid, ...)
+// are recognised and folded into the producing node as the post-op hints of
+// operators/plan_hints.h.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "deep/onnx_tensor.h"
+#include "network/plan_rewrites.h"
+#include "operators/plan_hints.h"
+
+namespace deep500::network {
+
+namespace hints = ops::hints;
+
+namespace {
+
+bool default_domain(const onnx::NodeProto& n) {
+  return n.domain().empty() || n.domain() == "ai.onnx";
+}
+
+const onnx::AttributeProto* attribute(const onnx::NodeProto& n, const char* name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+float float_attribute(const onnx::NodeProto& n, const char* name, float fallback) {
+  const auto* a = attribute(n, name);
+  return a ? a->f() : fallback;
+}
+
+}  // namespace
+
+PlanGraph::PlanGraph(std::vector<PlanItem>& items, const std::set<std::string>& graph_outputs,
+                     const ConstantLookup& constant, const KnownShapes& shapes)
+    : items_(items), graph_outputs_(graph_outputs), constant_(constant), shapes_(shapes) {
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!items[i].note.empty()) continue;
+    for (const auto& in : items[i].node.input()) readers_[in].push_back(i);
+    if (items[i].node.op_type() == "Constant" && items[i].node.output_size() == 1)
+      constant_nodes_[items[i].node.output(0)] = &items[i].node;
+  }
+}
+
+std::vector<PlanItem*> PlanGraph::readers(const std::string& name) const {
+  std::vector<PlanItem*> out;
+  auto it = readers_.find(name);
+  if (it == readers_.end()) return out;
+  for (size_t i : it->second) {
+    PlanItem& r = items_[i];
+    if (r.note.empty() && !r.skip && std::find(out.begin(), out.end(), &r) == out.end())
+      out.push_back(&r);
+  }
+  return out;
+}
+
+bool PlanGraph::open(const std::string& name, size_t n) const {
+  if (graph_outputs_.count(name)) return false;
+  auto it = readers_.find(name);
+  size_t count = it == readers_.end() ? 0 : it->second.size();
+  for (size_t i = 0; it != readers_.end() && i < it->second.size(); ++i) {
+    const PlanItem& r = items_[it->second[i]];
+    if (!r.note.empty() || r.skip || !default_domain(r.node)) return false;
+  }
+  return count == n;
+}
+
+PlanItem* PlanGraph::only_reader(const std::string& name, const char* op) const {
+  if (!open(name, 1)) return nullptr;
+  PlanItem* r = readers(name)[0];
+  return r->node.op_type() == op ? r : nullptr;
+}
+
+bool PlanGraph::scalar(const std::string& name, float& v) const {
+  if (name.empty()) return false;
+  Tensor t;
+  if (const Tensor* init = constant_(name)) {
+    t = *init;
+  } else if (auto c = constant_nodes_.find(name); c != constant_nodes_.end()) {
+    if (const auto* a = attribute(*c->second, "value"); a && a->has_t())
+      t = from_onnx(a->t(), "constant '" + name + "'");
+  }
+  if (!t.defined() || t.numel() != 1 || t.dtype() != DataType::Float) return false;
+  v = t.data<float>()[0];
+  return true;
+}
+
+bool PlanGraph::scalar_near(const std::string& name, double want) const {
+  float v = 0;
+  return scalar(name, v) && std::abs(v - want) <= 1e-6 * std::abs(want);
+}
+
+namespace {
+
+// The operand of a two-input node that is not `v` (empty when both are).
+std::string other_input(const onnx::NodeProto& n, const std::string& v) {
+  if (n.input_size() != 2 || n.input(0) == n.input(1)) return {};
+  return n.input(0) == v ? n.input(1) : n.input(1) == v ? n.input(0) : std::string();
+}
+
+bool is(const PlanItem* p, const char* op, int inputs) {
+  return p && p->node.op_type() == op && p->node.input_size() == inputs &&
+         p->node.output_size() == 1;
+}
+
+// A one-node activation reading `v` (its only reader).
+bool unary_activation(const PlanGraph& g, const std::string& v, ActivationChain& c) {
+  if (!g.open(v, 1)) return false;
+  PlanItem* r = g.readers(v)[0];
+  const onnx::NodeProto& n = r->node;
+  if (n.output_size() != 1 || n.input_size() < 1 || n.input(0) != v) return false;
+  const std::string& op = n.op_type();
+  std::vector<hints::PostActivation> acts;
+  if (op == "Relu") acts = {{"relu"}};
+  if (op == "LeakyRelu") acts = {{"relu", float_attribute(n, "alpha", 0.01f)}};
+  if (op == "Elu") acts = {{"elu", float_attribute(n, "alpha", 1.f)}};
+  if (op == "Sigmoid") acts = {{"logistic"}};
+  if (op == "Tanh") acts = {{"tanh"}};
+  if (op == "HardSwish") acts = {{"hardswish"}};
+  if (op == "Softplus") acts = {{"soft_relu"}};
+  if (op == "HardSigmoid")
+    acts = {{"linear", float_attribute(n, "alpha", 0.2f), float_attribute(n, "beta", 0.5f)},
+            {"clip", 0.f, 1.f}};
+  if (op == "Clip") {
+    float lo = float_attribute(n, "min", std::numeric_limits<float>::lowest());  // opset < 11
+    float hi = float_attribute(n, "max", std::numeric_limits<float>::max());
+    if (n.input_size() > 1 && !n.input(1).empty() && !g.scalar(n.input(1), lo)) return false;
+    if (n.input_size() > 2 && !n.input(2).empty() && !g.scalar(n.input(2), hi)) return false;
+    acts = {{"clip", lo, hi}};
+  }
+  if (acts.empty() || (op != "Clip" && n.input_size() != 1)) return false;
+  c.acts.insert(c.acts.end(), acts.begin(), acts.end());
+  c.absorbed.push_back(r);
+  c.out = n.output(0);
+  return true;
+}
+
+// SiLU as exported: s = Sigmoid(v), y = Mul(v, s).
+bool swish(const PlanGraph& g, const std::string& v, ActivationChain& c) {
+  if (!g.open(v, 2)) return false;
+  auto rs = g.readers(v);
+  PlanItem* s = is(rs[0], "Sigmoid", 1) ? rs[0] : rs[1];
+  PlanItem* m = s == rs[0] ? rs[1] : rs[0];
+  if (!is(s, "Sigmoid", 1) || !is(m, "Mul", 2) || other_input(m->node, v) != s->node.output(0) ||
+      g.only_reader(s->node.output(0), "Mul") != m)
+    return false;
+  c.acts.push_back({"swish", 1.f});
+  c.absorbed.insert(c.absorbed.end(), {s, m});
+  c.out = m->node.output(0);
+  return true;
+}
+
+// GELU as exported: e = Erf(v / sqrt 2) (or v * 1/sqrt 2), a = e + 1, then
+// y = (v * a) * 0.5 or y = (v * 0.5) * a.
+bool gelu(const PlanGraph& g, const std::string& v, ActivationChain& c) {
+  if (!g.open(v, 2)) return false;
+  auto rs = g.readers(v);
+  auto scaled = [&](PlanItem* d) {
+    if (is(d, "Div", 2) && d->node.input(0) == v) return g.scalar_near(d->node.input(1), M_SQRT2);
+    return is(d, "Mul", 2) && g.scalar_near(other_input(d->node, v), M_SQRT1_2);
+  };
+  PlanItem* d = scaled(rs[0]) ? rs[0] : rs[1];
+  PlanItem* m = d == rs[0] ? rs[1] : rs[0];
+  if (!scaled(d) || !is(m, "Mul", 2)) return false;
+  PlanItem* e = g.only_reader(d->node.output(0), "Erf");
+  PlanItem* a = e ? g.only_reader(e->node.output(0), "Add") : nullptr;
+  if (!is(e, "Erf", 1) || !is(a, "Add", 2) ||
+      !g.scalar_near(other_input(a->node, e->node.output(0)), 1.0))
+    return false;
+  const std::string& one_plus = a->node.output(0);
+  PlanItem* last = nullptr;
+  if (other_input(m->node, v) == one_plus) {  // (v * a) * 0.5
+    if (g.only_reader(one_plus, "Mul") != m) return false;
+    last = g.only_reader(m->node.output(0), "Mul");
+    if (!is(last, "Mul", 2) || !g.scalar_near(other_input(last->node, m->node.output(0)), 0.5))
+      return false;
+  } else if (g.scalar_near(other_input(m->node, v), 0.5)) {  // (v * 0.5) * a
+    last = g.only_reader(m->node.output(0), "Mul");
+    if (!is(last, "Mul", 2) || g.only_reader(one_plus, "Mul") != last ||
+        other_input(last->node, m->node.output(0)) != one_plus)
+      return false;
+  } else {
+    return false;
+  }
+  c.acts.push_back({"gelu_erf"});
+  c.absorbed.insert(c.absorbed.end(), {d, e, a, m, last});
+  c.out = last->node.output(0);
+  return true;
+}
+
+}  // namespace
+
+bool extend_activations(const PlanGraph& g, ActivationChain& c) {
+  return unary_activation(g, c.out, c) || swish(g, c.out, c) || gelu(g, c.out, c);
+}
+
+void set_activations(onnx::NodeProto& node, const std::vector<hints::PostActivation>& acts) {
+  auto* names = node.add_attribute();
+  names->set_name(hints::kPostEltwise);
+  names->set_type(onnx::AttributeProto::STRINGS);
+  auto* alpha = node.add_attribute();
+  alpha->set_name(hints::kPostAlpha);
+  alpha->set_type(onnx::AttributeProto::FLOATS);
+  auto* beta = node.add_attribute();
+  beta->set_name(hints::kPostBeta);
+  beta->set_type(onnx::AttributeProto::FLOATS);
+  for (const auto& a : acts) {
+    names->add_strings(a.name);
+    alpha->add_floats(a.alpha);
+    beta->add_floats(a.beta);
+  }
+}
+
+// Conv [-> Add(., S)] [-> activations] chains whose intermediates have a
+// single reader and are no graph outputs become one Conv with the post-op
+// hints of operators/plan_hints.h. A Conv fused with an Add moves to the Add's
+// place (S may be computed after the Conv). The absorbed nodes are recorded
+// as fused-into-conv:<conv>.
+void fuse_post_ops(std::vector<PlanItem>& items, const std::set<std::string>& graph_outputs,
+                   const std::function<bool(const std::string&)>& rank4_constant,
+                   const ConstantLookup& constant, const KnownShapes& shapes) {
+  PlanGraph graph(items, graph_outputs, constant, shapes);
+  for (auto& conv : items) {
+    const onnx::NodeProto& c = conv.node;
+    if (!conv.note.empty() || conv.skip || c.op_type() != "Conv" || !default_domain(c) ||
+        c.input_size() < 2 || c.input_size() > 3 || c.output_size() != 1 ||
+        !rank4_constant(c.input(1)))
+      continue;
+    onnx::NodeProto fused = c;
+    const std::string note = "fused-into-conv:" + c.name();
+    PlanItem* place = &conv;
+    std::string out = c.output(0);
+    PlanItem* add = graph.only_reader(out, "Add");
+    if (add && is(add, "Add", 2)) {
+      const auto& a = add->node;
+      const std::string other = other_input(a, out);
+      if (!other.empty() && !shapes_differ(shapes, out, other)) {
+        if (fused.input_size() < 3) fused.add_input("");
+        fused.add_input(other);
+        auto* s = fused.add_attribute();
+        s->set_name(hints::kPostSum);
+        s->set_type(onnx::AttributeProto::INT);
+        s->set_i(1);
+        out = a.output(0);
+        add->also.push_back({a.name(), a.op_type(), note});
+        place = add;
+      }
+    }
+    ActivationChain chain{out, {}, {}};
+    while (extend_activations(graph, chain)) {
+    }
+    if (place == &conv && chain.acts.empty()) continue;
+    if (!chain.acts.empty()) set_activations(fused, chain.acts);
+    for (PlanItem* a : chain.absorbed) a->note = note;
+    fused.set_output(0, chain.out);
+    if (place != &conv) conv.skip = true;
+    place->node = std::move(fused);
+  }
+}
+
+}  // namespace deep500::network
