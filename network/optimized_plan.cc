@@ -186,8 +186,10 @@ class PlanBuilder {
       for (const auto& [name, t] : feeds_) feed_shapes[name] = t.shape();
       shapes = infer_value_shapes(model_, feed_shapes);
     }
+    PlanGraph graph(items_, graph_outputs_, constant, shapes);
+    if (hinted_) drop_empty_pads(graph);
     if (hinted_ && options_.fuse_post_ops && any_declares(options_.backends, &Caps::post_op_fusion))
-      fuse_post_ops(items_, graph_outputs_, rank4_constant, constant, shapes);
+      fuse_post_ops(graph, rank4_constant);
     if (hinted_ && options_.channels_last &&
         any_declares(options_.backends, &Caps::channels_last)) {
       std::vector<onnx::NodeProto*> live;

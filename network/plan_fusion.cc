@@ -37,11 +37,17 @@ float float_attribute(const onnx::NodeProto& n, const char* name, float fallback
 PlanGraph::PlanGraph(std::vector<PlanItem>& items, const std::set<std::string>& graph_outputs,
                      const ConstantLookup& constant, const KnownShapes& shapes)
     : items_(items), graph_outputs_(graph_outputs), constant_(constant), shapes_(shapes) {
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (!items[i].note.empty()) continue;
-    for (const auto& in : items[i].node.input()) readers_[in].push_back(i);
-    if (items[i].node.op_type() == "Constant" && items[i].node.output_size() == 1)
-      constant_nodes_[items[i].node.output(0)] = &items[i].node;
+  reindex();
+}
+
+void PlanGraph::reindex() {
+  readers_.clear();
+  constant_nodes_.clear();
+  for (size_t i = 0; i < items_.size(); ++i) {
+    if (!items_[i].note.empty()) continue;
+    for (const auto& in : items_[i].node.input()) readers_[in].push_back(i);
+    if (items_[i].node.op_type() == "Constant" && items_[i].node.output_size() == 1)
+      constant_nodes_[items_[i].node.output(0)] = &items_[i].node;
   }
 }
 
@@ -74,15 +80,17 @@ PlanItem* PlanGraph::only_reader(const std::string& name, const char* op) const 
   return r->node.op_type() == op ? r : nullptr;
 }
 
+Tensor PlanGraph::constant(const std::string& name) const {
+  if (name.empty()) return {};
+  if (const Tensor* init = constant_(name)) return *init;
+  auto c = constant_nodes_.find(name);
+  if (c == constant_nodes_.end()) return {};
+  const auto* a = attribute(*c->second, "value");
+  return a && a->has_t() ? from_onnx(a->t(), "constant '" + name + "'") : Tensor();
+}
+
 bool PlanGraph::scalar(const std::string& name, float& v) const {
-  if (name.empty()) return false;
-  Tensor t;
-  if (const Tensor* init = constant_(name)) {
-    t = *init;
-  } else if (auto c = constant_nodes_.find(name); c != constant_nodes_.end()) {
-    if (const auto* a = attribute(*c->second, "value"); a && a->has_t())
-      t = from_onnx(a->t(), "constant '" + name + "'");
-  }
+  Tensor t = constant(name);
   if (!t.defined() || t.numel() != 1 || t.dtype() != DataType::Float) return false;
   v = t.data<float>()[0];
   return true;
@@ -214,15 +222,31 @@ void set_activations(onnx::NodeProto& node, const std::vector<hints::PostActivat
   }
 }
 
+namespace {
+
+// BatchNormalization -> Relu: one normalization with the Relu fused.
+void fuse_relu(const PlanGraph& graph, PlanItem& bn) {
+  ActivationChain chain{bn.node.output(0), {}, {}};
+  if (!extend_activations(graph, chain) || chain.acts.size() != 1 || chain.acts[0].name != "relu" ||
+      chain.acts[0].alpha != 0.f)
+    return;
+  set_activations(bn.node, chain.acts);
+  bn.node.set_output(0, chain.out);
+  chain.absorbed[0]->note = "fused-into-batchnorm:" + bn.node.name();
+}
+
+}  // namespace
+
 // Conv [-> Add(., S)] [-> activations] chains whose intermediates have a
 // single reader and are no graph outputs become one Conv with the post-op
 // hints of operators/plan_hints.h. A Conv fused with an Add moves to the Add's
 // place (S may be computed after the Conv). The absorbed nodes are recorded
 // as fused-into-conv:<conv>.
-void fuse_post_ops(std::vector<PlanItem>& items, const std::set<std::string>& graph_outputs,
-                   const std::function<bool(const std::string&)>& rank4_constant,
-                   const ConstantLookup& constant, const KnownShapes& shapes) {
-  PlanGraph graph(items, graph_outputs, constant, shapes);
+void fuse_post_ops(PlanGraph& graph,
+                   const std::function<bool(const std::string&)>& rank4_constant) {
+  auto& items = graph.items();
+  for (auto& bn : items)
+    if (bn.note.empty() && !bn.skip && is_inference_batchnorm(bn.node)) fuse_relu(graph, bn);
   for (auto& conv : items) {
     const onnx::NodeProto& c = conv.node;
     if (!conv.note.empty() || conv.skip || c.op_type() != "Conv" || !default_domain(c) ||
@@ -237,7 +261,7 @@ void fuse_post_ops(std::vector<PlanItem>& items, const std::set<std::string>& gr
     if (add && is(add, "Add", 2)) {
       const auto& a = add->node;
       const std::string other = other_input(a, out);
-      if (!other.empty() && !shapes_differ(shapes, out, other)) {
+      if (!other.empty() && !shapes_differ(graph.shapes(), out, other)) {
         if (fused.input_size() < 3) fused.add_input("");
         fused.add_input(other);
         auto* s = fused.add_attribute();
@@ -259,6 +283,39 @@ void fuse_post_ops(std::vector<PlanItem>& items, const std::set<std::string>& gr
     if (place != &conv) conv.skip = true;
     place->node = std::move(fused);
   }
+}
+
+void drop_empty_pads(PlanGraph& graph) {
+  for (auto& item : graph.items()) {
+    onnx::NodeProto& n = item.node;
+    if (!item.note.empty() || item.skip || n.op_type() != "Pad" || !default_domain(n) ||
+        n.input_size() < 1 || n.output_size() != 1)
+      continue;
+    std::vector<int64_t> pads;
+    if (const auto* a = attribute(n, "pads")) {  // opset < 11
+      pads.assign(a->ints().begin(), a->ints().end());
+    } else if (n.input_size() > 1) {
+      Tensor t = graph.constant(n.input(1));
+      if (!t.defined() || t.dtype() != DataType::Int64) continue;
+      pads.assign(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+    }
+    if (pads.empty() || std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; }))
+      continue;
+    if (graph.is_output(n.output(0))) {
+      onnx::NodeProto identity;
+      identity.set_name(n.name());
+      identity.set_op_type("Identity");
+      identity.add_input(n.input(0));
+      identity.add_output(n.output(0));
+      n = std::move(identity);
+      continue;
+    }
+    for (PlanItem* r : graph.readers(n.output(0)))
+      for (auto& in : *r->node.mutable_input())
+        if (in == n.output(0)) in = n.input(0);
+    item.note = "removed:zero-pads";
+  }
+  graph.reindex();
 }
 
 }  // namespace deep500::network

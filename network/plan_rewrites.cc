@@ -47,6 +47,17 @@ bool channels_last_binary(const onnx::NodeProto& n, const KnownShapes& shapes) {
 // pooling, Concat and binary nodes get the channels-last hints of
 // operators/plan_hints.h (unary ones pass the layout through); the chosen
 // value names are returned.
+bool is_inference_batchnorm(const onnx::NodeProto& n) {
+  if (n.op_type() != "BatchNormalization" || !(n.domain().empty() || n.domain() == "ai.onnx") ||
+      n.input_size() != 5 || n.output_size() < 1)
+    return false;
+  for (int k = 1; k < n.output_size(); ++k)
+    if (!n.output(k).empty()) return false;
+  for (const auto& a : n.attribute())
+    if (a.name() == "training_mode" && a.i() != 0) return false;
+  return true;
+}
+
 bool shapes_differ(const KnownShapes& shapes, const std::string& a, const std::string& b) {
   auto x = shapes.find(a), y = shapes.find(b);
   return x != shapes.end() && y != shapes.end() && x->second != y->second;
@@ -82,6 +93,8 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
       cand = n->input_size() >= 2 && rank4_constant(n->input(1));
     else if (is_pool(op))
       cand = n->output_size() == 1 && on.count(n->input(0));
+    else if (is_inference_batchnorm(*n))
+      cand = on.count(n->input(0)) != 0;
     else if (is_unary_elementwise(op))
       cand = on.count(n->input(0)) != 0;
     else if (is_binary_elementwise(op))
@@ -104,7 +117,7 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
           keep = true;
         else if (op == "Conv" && k == 3)
           keep = true;  // the post-op summand
-        else if (is_unary_elementwise(op) && k == 0)
+        else if ((is_unary_elementwise(op) || is_inference_batchnorm(*r)) && k == 0)
           keep = on.count(r->output(0)) != 0;
         else if (is_binary_elementwise(op))
           keep = on.count(r->output(0)) != 0;  // the other operand may broadcast
@@ -125,7 +138,7 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
       if (n->output_size() < 1 || !on.count(n->output(0))) continue;
       const std::string& op = n->op_type();
       bool ok = true;
-      if (is_unary_elementwise(op)) ok = on.count(n->input(0)) != 0;
+      if (is_unary_elementwise(op) || is_inference_batchnorm(*n)) ok = on.count(n->input(0)) != 0;
       if (is_binary_elementwise(op)) ok = on.count(n->input(0)) || on.count(n->input(1));
       if (op == "Concat") ok = all_on(*n);
       if (!ok) {
@@ -152,7 +165,9 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
       set_flag(n, hints::kDstChannelsLast);
       continue;
     }
-    if (!default_domain(*n) || !(n->op_type() == "Conv" || is_pool(n->op_type()))) continue;
+    if (!default_domain(*n) ||
+        !(n->op_type() == "Conv" || is_pool(n->op_type()) || is_inference_batchnorm(*n)))
+      continue;
     if (n->input_size() > 0 && on.count(n->input(0))) set_flag(n, hints::kSrcChannelsLast);
     if (n->output_size() > 0 && on.count(n->output(0))) set_flag(n, hints::kDstChannelsLast);
     if (n->op_type() == "Conv" && n->input_size() > 3 && on.count(n->input(3)))

@@ -25,6 +25,9 @@ using ConstantLookup = std::function<const Tensor*(const std::string&)>;
 // The shapes of values known before the planning run (plan_shapes.h).
 using KnownShapes = std::map<std::string, Shape>;
 
+// A BatchNormalization in inference form with one output (default domain).
+bool is_inference_batchnorm(const onnx::NodeProto& n);
+
 // Whether two values may have different shapes: both known and unequal.
 bool shapes_differ(const KnownShapes& shapes, const std::string& a, const std::string& b);
 
@@ -63,10 +66,16 @@ class PlanGraph {
   bool open(const std::string& name, size_t n) const;
   // The only reader of `name` when open(name, 1) and it is an `op` node.
   PlanItem* only_reader(const std::string& name, const char* op) const;
+  // The value of an initializer or a Constant node (undefined otherwise).
+  Tensor constant(const std::string& name) const;
   // A float32 scalar from an initializer or a Constant node.
   bool scalar(const std::string& name, float& v) const;
   bool scalar_near(const std::string& name, double want) const;  // within 1e-6 relative
   const KnownShapes& shapes() const { return shapes_; }
+  bool is_output(const std::string& name) const { return graph_outputs_.count(name) != 0; }
+  // Rebuilds the reader index after items were rewired.
+  void reindex();
+  std::vector<PlanItem>& items() { return items_; }
 
  private:
   std::vector<PlanItem>& items_;
@@ -94,14 +103,18 @@ bool extend_activations(const PlanGraph& g, ActivationChain& chain);
 // Writes the post-op activation hints onto a node.
 void set_activations(onnx::NodeProto& node, const std::vector<ops::hints::PostActivation>& acts);
 
+// Pad nodes whose pads are constant zeros (exporters write them before
+// AveragePool) are removed, their readers reading the Pad's input (recorded
+// as removed:zero-pads); one whose output is a graph output becomes an
+// Identity.
+void drop_empty_pads(PlanGraph& graph);
+
 // Conv [-> Add(., S)] [-> activations] chains whose intermediates have one
 // reader and are no graph outputs become one Conv with post-op hints (no Add
 // whose S is known to broadcast). A Conv fused with an Add moves to the Add's
 // place (S may be computed after the Conv). Absorbed nodes are recorded as fused-into-conv:<conv>.
 // `rank4_constant` says whether a name is a constant 4-D tensor (the Conv's W).
-void fuse_post_ops(std::vector<PlanItem>& items, const std::set<std::string>& graph_outputs,
-                   const std::function<bool(const std::string&)>& rank4_constant,
-                   const ConstantLookup& constant, const KnownShapes& shapes);
+void fuse_post_ops(PlanGraph& graph, const std::function<bool(const std::string&)>& rank4_constant);
 
 // Chooses the values Conv/pooling/Concat nodes exchange channels-last
 // (NHWC), directly or through elementwise ops (binary ones may broadcast

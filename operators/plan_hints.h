@@ -31,8 +31,8 @@ inline constexpr const char* kSrcChannelsLast = "deep500_src_channels_last";
 inline constexpr const char* kSrc1ChannelsLast = "deep500_src1_channels_last";
 inline constexpr const char* kDstChannelsLast = "deep500_dst_channels_last";
 
-// Post-ops (capability `post_op_fusion`) on Conv (and, where listed below,
-// other producers): kPostSum = 1 adds a 4th input S (Y's shape; channels-last
+// Post-ops (capability `post_op_fusion`) on Conv, and a lone "relu" on an
+// inference-form BatchNormalization: kPostSum = 1 adds a 4th input S (Y's shape; channels-last
 // when kSumChannelsLast = 1) to the result; then the activations named by the
 // strings kPostEltwise run in order, each with the floats of kPostAlpha /
 // kPostBeta at the same index: Y = act_n(...act_1(conv(X, W, B) + S)).
@@ -71,10 +71,11 @@ inline bool is_hint(const std::string& attribute) {
 // where the backend registers (Registry::set_capabilities), all false unless
 // declared.
 struct BackendCapabilities {
-  // Conv (2-D), MaxPool/AveragePool/Global*Pool, channel Concat and
-  // Add/Sub/Mul/Div honour the channels-last hints.
+  // Conv (2-D), MaxPool/AveragePool/Global*Pool, channel Concat,
+  // inference BatchNormalization and Add/Sub/Mul/Div honour the channels-last
+  // hints.
   bool channels_last = false;
-  // Conv honours the post-op hints.
+  // Conv and inference BatchNormalization honour the post-op hints.
   bool post_op_fusion = false;
   // backward() writes each input gradient into the tensor its slot already
   // holds when that has the right dtype and shape, and never leaves a slot

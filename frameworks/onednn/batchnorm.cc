@@ -14,7 +14,9 @@
 // backward primitive in that layout (X and dY reordered in, dX out). These
 // loops split channels over the OpenMP threads (results do not depend on
 // the thread count).
-// Inference mode and the recomputing backward use oneDNN.
+// Inference mode and the recomputing backward use oneDNN. Inference-mode
+// nodes of the optimized executor's channels-last chains (plan_hints.h) read
+// and write NHWC and may fuse a following Relu (post-op hint "relu").
 #include <cmath>
 
 #include "frameworks/onednn/common.h"
@@ -32,7 +34,10 @@ struct BnPlan : Plan {
 
 class BatchNormOp final : public Kernel {
  public:
-  explicit BatchNormOp(const OpContext& ctx) : node_(ctx.node.describe()) {
+  explicit BatchNormOp(const OpContext& ctx)
+      : node_(ctx.node.describe()),
+        nhwc_(wants_nhwc(ctx.node)),
+        relu_(!hints::post_activations(ctx.node).empty()) {
     const auto& a = ctx.node.attributes;
     eps_ = a.get_float("epsilon", 1e-5f);
     momentum_ = a.get_float("momentum", 0.9f);
@@ -52,6 +57,12 @@ class BatchNormOp final : public Kernel {
     for (const auto& o : ctx.node.outputs) outs += !o.empty();
     if (ctx.node.opset < 14 && outs > 1)
       return "pre-opset-14 training outputs (saved mean/var) are not supported";
+    const bool training = ctx.node.opset >= 14 && a.get_int("training_mode", 0) != 0;
+    const auto acts = hints::post_activations(ctx.node);
+    if ((wants_nhwc(ctx.node) || !acts.empty()) && (training || r != 4 || outs > 1))
+      return "channels-last and fused batch normalization are 4-D inference only";
+    if (!acts.empty() && (acts.size() != 1 || acts[0].name != "relu" || acts[0].alpha != 0.f))
+      return "batch normalization fuses a plain Relu only";
     return {};
   }
   void prepare(const OpContext& ctx) {
@@ -107,7 +118,7 @@ class BatchNormOp final : public Kernel {
       }
     }
   }
-  bool has_backward() const override { return true; }
+  bool has_backward() const override { return !nhwc_ && !relu_; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
     std::vector<bool> d(n, false);
     for (size_t i = 0; i < std::min<size_t>(n, 3); ++i) d[i] = true;
@@ -166,19 +177,20 @@ class BatchNormOp final : public Kernel {
  private:
   normalization_flags flags() const {
     auto f = normalization_flags::use_scale | normalization_flags::use_shift;
+    if (relu_) f = f | normalization_flags::fuse_norm_relu;
     return training_ ? f : f | normalization_flags::use_global_stats;
   }
   dnnl::batch_normalization_forward::primitive_desc fwd_pd(const Shape& x, prop_kind prop) const {
-    dnnl::batch_normalization_forward::desc d(prop, plain_md(to_dims(x)), eps_, flags());
+    dnnl::batch_normalization_forward::desc d(prop, layout_md(to_dims(x), nhwc_), eps_, flags());
     return dnnl::batch_normalization_forward::primitive_desc(d, user_scratchpad_attr(), engine());
   }
   // Slots: 0 x, 1 scale, 2 shift, 3 mean, 4 var, 5 y (forward) / dy (backward), 6 dx, 7 dscale,
   // 8 dshift.
   int add_slots(BnPlan& p, const Shape& x) const {
     auto c = plain_md(memory::dims{x[1]});
-    p.user(plain_md(to_dims(x)));
+    p.user(layout_md(to_dims(x), nhwc_));
     for (int i = 0; i < 4; ++i) p.user(c);
-    p.user(plain_md(to_dims(x)));
+    p.user(layout_md(to_dims(x), nhwc_));
     p.c = x[1];
     return 0;
   }
@@ -363,6 +375,7 @@ class BatchNormOp final : public Kernel {
   };
 
   std::string node_;
+  bool nhwc_, relu_;  // plan hints: NHWC X and Y, Relu fused (inference only)
   float eps_, momentum_;
   bool training_;
   bool promise_ = false;

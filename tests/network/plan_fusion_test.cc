@@ -49,6 +49,20 @@ void set_float(onnx::NodeProto* n, const std::string& name, float v) {
   a->set_f(v);
 }
 
+void set_int(onnx::NodeProto* n, const std::string& name, int64_t v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+void set_ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
 void pad1(onnx::NodeProto* n) {
   auto* a = n->add_attribute();
   a->set_name("pads");
@@ -232,6 +246,52 @@ TEST_F(PlanFusionTest, SqueezeExcitationGatesBroadcastOverChannelsLastData) {
       EXPECT_EQ(opt.nhwc_values(), 5) << what;
     }
   }
+}
+
+// A DenseNet block: c0 = Conv(x); k = Concat(c0, Conv(c0)) -> BatchNorm ->
+// Relu -> Conv -> zero Pad -> AveragePool -> y. The normalization reads the
+// concatenation channels-last with the Relu fused; the zero Pad is removed.
+network::Model dense_block() {
+  network::Model m = make_model("dense_block");
+  auto* g = m.proto.mutable_graph();
+  add_value(g->mutable_input(), "x", {2, 3, 8, 8});
+  add_value(g->mutable_output(), "y", {2, 4, 4, 4});
+  *g->add_initializer() = to_onnx(random_tensor({6, 3, 3, 3}, 1), "W0");
+  *g->add_initializer() = to_onnx(random_tensor({5, 6, 3, 3}, 2), "W1");
+  *g->add_initializer() = to_onnx(random_tensor({4, 11, 1, 1}, 3), "W2");
+  for (const char* p : {"gamma", "beta", "mean"})
+    *g->add_initializer() = to_onnx(random_tensor({11}, p[0]), p);
+  Tensor var = random_tensor({11}, 7);
+  for (int i = 0; i < 11; ++i) var.data<float>()[i] += 1.5f;
+  *g->add_initializer() = to_onnx(var, "var");
+  Tensor pads(DataType::Int64, {8});
+  std::fill_n(pads.data<int64_t>(), 8, 0);
+  *g->add_initializer() = to_onnx(pads, "pads");
+  pad1(add_node(g, "Conv", {"x", "W0"}, {"c0"}));
+  pad1(add_node(g, "Conv", {"c0", "W1"}, {"c1"}));
+  set_int(add_node(g, "Concat", {"c0", "c1"}, {"k"}), "axis", 1);
+  add_node(g, "BatchNormalization", {"k", "gamma", "beta", "mean", "var"}, {"n"});
+  add_node(g, "Relu", {"n"}, {"r"});
+  add_node(g, "Conv", {"r", "W2"}, {"t"});
+  add_node(g, "Pad", {"t", "pads"}, {"tp"});
+  auto* pool = add_node(g, "AveragePool", {"tp"}, {"y"});
+  set_ints(pool, "kernel_shape", {2, 2});
+  set_ints(pool, "strides", {2, 2});
+  return m;
+}
+
+TEST_F(PlanFusionTest, NormalizationReadsChannelsLastWithItsReluFused) {
+  network::Model m = dense_block();
+  network::OptimizedExecutor opt(m);
+  Tensor x = random_tensor({2, 3, 8, 8}, 5);
+  expect_matches_reference(m, opt, {{"x", x}}, "dense block");
+  if (!onednn()) return;
+  std::map<std::string, std::string> impl;
+  for (const auto& r : opt.records()) impl[r.op_type] = r.implementation;
+  EXPECT_EQ(impl["Relu"], "fused-into-batchnorm:n_BatchNormalization");
+  EXPECT_EQ(impl["Pad"], "removed:zero-pads");
+  EXPECT_EQ(impl["Concat"], "onednn:concat:nhwc_copy");
+  EXPECT_EQ(opt.nhwc_values(), 5);  // c0, c1, k, r, t
 }
 
 }  // namespace
