@@ -1,85 +1,67 @@
 #include "network/plan_shapes.h"
 
-#include <onnx/shape_inference/implementation.h>
+#include "operators/infer_outputs.h"
+#include "operators/node_checks.h"
 
 namespace deep500::network {
 namespace {
 
-void set_shape(onnx::ValueInfoProto& vi, int elem_type, const Shape& shape) {
-  auto* tt = vi.mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem_type);
-  auto* s = tt->mutable_shape();
-  s->clear_dim();
-  for (int64_t d : shape) s->add_dim()->set_dim_value(d);
+bool has_graph_attribute(const onnx::NodeProto& n) {
+  for (const auto& a : n.attribute())
+    if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS)
+      return true;
+  return false;
 }
 
-// Every dim known and non-negative.
-bool known(const onnx::TypeProto& t, Shape& out) {
-  if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return false;
-  out.clear();
-  for (const auto& d : t.tensor_type().shape().dim()) {
-    if (!d.has_dim_value() || d.dim_value() < 0) return false;
-    out.push_back(d.dim_value());
+// The node's output descriptors, or nothing when an input is unknown or the
+// node fails the checks every kernel gets first (ONNX's inference functions
+// index dims without checking ranks: node_checks.h).
+std::vector<std::optional<TensorDesc>> infer_node(const Model& model, const onnx::NodeProto& n,
+                                                  const std::map<std::string, TensorDesc>& known) {
+  if (has_graph_attribute(n)) return {};
+  auto os = model.opsets.find(n.domain() == "ai.onnx" ? "" : n.domain());
+  if (os == model.opsets.end()) return {};
+  std::vector<TensorDesc> inputs;
+  for (const auto& name : n.input()) {
+    if (name.empty()) {
+      inputs.emplace_back();
+      continue;
+    }
+    auto it = known.find(name);
+    if (it == known.end()) return {};
+    inputs.push_back(it->second);
   }
-  return true;
-}
-
-bool small_integer(const onnx::TensorProto& t) {
-  int64_t n = 1;
-  for (int64_t d : t.dims()) n *= d;
-  return n <= 64 &&
-         (t.data_type() == onnx::TensorProto::INT64 || t.data_type() == onnx::TensorProto::INT32);
+  try {
+    ops::NodeSpec spec = ops::node_from_onnx(n, os->second);
+    ops::check_node({spec, inputs});
+    return ops::infer_outputs(spec, inputs);
+  } catch (const std::exception&) {
+    return {};  // the planning run reports it
+  }
 }
 
 }  // namespace
 
 std::map<std::string, Shape> infer_value_shapes(const Model& model,
                                                 const std::map<std::string, Shape>& feeds) {
-  std::map<std::string, Shape> out;
-  onnx::ModelProto light;
-  light.set_ir_version(model.proto.ir_version());
-  *light.mutable_opset_import() = model.proto.opset_import();
-  *light.mutable_functions() = model.proto.functions();
+  std::map<std::string, TensorDesc> known;
   const auto& g = model.graph();
-  auto* lg = light.mutable_graph();
-  *lg->mutable_node() = g.node();
-  for (const auto& o : g.output()) {  // declared shapes may name other feed shapes
-    auto* vi = lg->add_output();
-    vi->set_name(o.name());
-    if (o.type().has_tensor_type())
-      vi->mutable_type()->mutable_tensor_type()->set_elem_type(o.type().tensor_type().elem_type());
-  }
-  for (const auto& init : g.initializer()) {
-    if (feeds.count(init.name())) continue;
-    Shape s(init.dims().begin(), init.dims().end());
-    out[init.name()] = s;
-    if (small_integer(init)) {
-      *lg->add_initializer() = init;
-      continue;
-    }
-    auto* vi = lg->add_input();
-    vi->set_name(init.name());
-    set_shape(*vi, init.data_type(), s);
-  }
+  for (const auto& init : g.initializer())
+    known[init.name()] = {static_cast<DataType>(init.data_type()),
+                          Shape(init.dims().begin(), init.dims().end())};
   for (const auto& in : g.input()) {
-    if (out.count(in.name()) && !feeds.count(in.name())) continue;  // an initializer
-    auto* vi = lg->add_input();
-    *vi = in;
     auto f = feeds.find(in.name());
-    if (f == feeds.end()) continue;
-    set_shape(*vi, in.type().tensor_type().elem_type(), f->second);
-    out[in.name()] = f->second;
+    if (f != feeds.end() && in.type().has_tensor_type())
+      known[in.name()] = {static_cast<DataType>(in.type().tensor_type().elem_type()), f->second};
   }
-  try {
-    onnx::shape_inference::InferShapes(light, onnx::OpSchemaRegistry::Instance(),
-                                       onnx::ShapeInferenceOptions(false, 0, true));
-  } catch (const std::exception&) {
-    // What inference found before it stopped is in `light`.
+  for (const auto& n : g.node()) {
+    auto outs = infer_node(model, n, known);
+    for (size_t k = 0; k < outs.size() && k < static_cast<size_t>(n.output_size()); ++k)
+      if (outs[k] && !n.output(static_cast<int>(k)).empty())
+        known[n.output(static_cast<int>(k))] = *outs[k];
   }
-  Shape s;
-  for (const auto* list : {&lg->value_info(), &lg->output()})
-    for (const auto& vi : *list)
-      if (!out.count(vi.name()) && known(vi.type(), s)) out[vi.name()] = s;
+  std::map<std::string, Shape> out;
+  for (const auto& [name, d] : known) out[name] = d.shape;
   return out;
 }
 

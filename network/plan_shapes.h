@@ -12,13 +12,12 @@
 
 namespace deep500::network {
 
-// name -> shape for every value of the main graph whose dims ONNX's shape
-// inference (with data propagation, so Shape -> Gather -> Concat -> Reshape
-// chains resolve) tells for these feed shapes; initializers give their own.
-// Large initializers' data is not copied, only their types (small integer
-// ones, which shape arithmetic reads, are). Never throws: what inference
-// cannot tell is absent, and a model it rejects gives only feeds and
-// initializers.
+// name -> shape for every value of the main graph whose dims follow, node by
+// node in graph order, from these feed shapes and the initializers' by each
+// node's ONNX shape inference (operators/infer_outputs.h; nodes failing the
+// checks every kernel gets first, node_checks.h, are skipped). Shapes that
+// depend on values (Reshape's target, Slice's starts) stay unknown, and so
+// does everything after them. Never throws.
 std::map<std::string, Shape> infer_value_shapes(const Model& model,
                                                 const std::map<std::string, Shape>& feeds);
 
