@@ -140,14 +140,19 @@ uint64_t regular_file_size(const std::string& path) {
   return static_cast<uint64_t>(st.st_size);
 }
 
-std::string read_file(const std::string& path) {
-  // Only regular files, of a size known before anything is allocated.
-  const uint64_t size = regular_file_size(path);
+std::ifstream open_within_budget(const std::string& path, uint64_t& size) {
+  size = regular_file_size(path);
   DEEP500_CHECK(size <= memory_budget(), path, ": ", format_bytes(size),
                 " is more than the memory budget (", format_bytes(memory_budget()),
                 "; setting memory.budget)");
   std::ifstream f(path, std::ios::binary);
   DEEP500_CHECK(f.good(), path, ": cannot open file");
+  return f;
+}
+
+std::string read_file(const std::string& path) {
+  uint64_t size = 0;
+  std::ifstream f = open_within_budget(path, size);
   std::string bytes(size, '\0');
   f.read(bytes.data(), static_cast<std::streamsize>(size));
   DEEP500_CHECK(f.gcount() == static_cast<std::streamsize>(size), path, ": read ", f.gcount(),

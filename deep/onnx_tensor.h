@@ -1,6 +1,7 @@
 // Conversion between ONNX TensorProto and Tensor, and reading .pb files.
 #pragma once
 
+#include <fstream>
 #include <string>
 
 #include <onnx/onnx_pb.h>
@@ -23,6 +24,9 @@ onnx::TensorProto to_onnx(const Tensor& t, const std::string& name);
 onnx::TensorProto read_tensor_proto(const std::string& path);
 // Reads any file into a string; throws Error naming the file.
 std::string read_file(const std::string& path);
+// Opens a regular file whose size (set in `size`) is within the memory
+// budget, for reading as a stream; throws Error naming it otherwise.
+std::ifstream open_within_budget(const std::string& path, uint64_t& size);
 // The size of `path`, which must be a regular file (a device such as
 // /dev/zero or a pipe has no end); throws Error naming it otherwise.
 uint64_t regular_file_size(const std::string& path);

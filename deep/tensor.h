@@ -90,6 +90,7 @@ class Tensor {
     int64_t count;
     bool owned = true;
     std::size_t reserved = 0;  // bytes counted against the memory budget
+    std::size_t mapped = 0;    // > 0: an mmap of this many bytes (large buffers)
   };
   void check_type(DataType want) const;
 

@@ -52,12 +52,11 @@ int Model::opset(const std::string& domain) const {
   return it->second;
 }
 
-Model parse_model(const std::string& bytes, const std::string& what) {
-  Model m;
-  m.path = what;
-  DEEP500_CHECK(!bytes.empty(), what, ": empty file (expected a serialized onnx.ModelProto)");
-  DEEP500_CHECK(m.proto.ParseFromString(bytes), what, ": not a valid serialized onnx.ModelProto (",
-                bytes.size(), " bytes; truncated or corrupt?)");
+namespace {
+
+// Opsets and the ONNX checker, after parsing.
+Model checked(Model m) {
+  const std::string& what = m.path;
   DEEP500_CHECK(m.proto.has_graph(), what, ": the model has no graph");
   for (const auto& op : m.proto.opset_import())
     m.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = static_cast<int>(op.version());
@@ -69,8 +68,31 @@ Model parse_model(const std::string& bytes, const std::string& what) {
   return m;
 }
 
+std::string not_a_model(const std::string& what, uint64_t size) {
+  return cat(what, ": not a valid serialized onnx.ModelProto (", size,
+             " bytes; truncated or corrupt?)");
+}
+
+}  // namespace
+
+Model parse_model(const std::string& bytes, const std::string& what) {
+  Model m;
+  m.path = what;
+  DEEP500_CHECK(!bytes.empty(), what, ": empty file (expected a serialized onnx.ModelProto)");
+  DEEP500_CHECK(m.proto.ParseFromString(bytes), not_a_model(what, bytes.size()));
+  return checked(std::move(m));
+}
+
+// Parsed from the stream, so the file's bytes are never held beside the
+// parsed model (a 350 MB ViT peaked at twice that while loading).
 Model load_model(const std::string& path) {
-  return parse_model(read_file(path), path);
+  uint64_t size = 0;
+  std::ifstream f = open_within_budget(path, size);
+  Model m;
+  m.path = path;
+  DEEP500_CHECK(size > 0, path, ": empty file (expected a serialized onnx.ModelProto)");
+  DEEP500_CHECK(m.proto.ParseFromIstream(&f), not_a_model(path, size));
+  return checked(std::move(m));
 }
 
 void check_no_plan_hints(const Model& model) {

@@ -149,6 +149,10 @@ void OptimizedExecutor::run_plan(Plan& p, const std::map<std::string, Tensor>& f
       if (s.op) {
         ThreadScope node_team(s.threads);
         s.op->forward(s.inputs, s.outputs);
+      } else if (!s.sub) {  // a view step
+        const Tensor& x = s.inputs[0];
+        s.outputs[0] = s.view_row < 0 ? x.view(s.view_shape)
+                                      : x.slice(s.view_row, s.view_row + 1).view(s.view_shape);
       } else {
         std::map<std::string, Tensor> sub_feeds;
         for (size_t i = 0; i < s.in.size(); ++i)

@@ -43,7 +43,8 @@ std::vector<std::string> capable_backends(const onnx::NodeProto& node,
     layout |= a.name() == h::kSrcChannelsLast || a.name() == h::kSrc1ChannelsLast ||
               a.name() == h::kDstChannelsLast || a.name() == h::kSumChannelsLast;
     post_ops |= a.name() == h::kPostSum || a.name() == h::kPostEltwise ||
-                a.name() == h::kPostAlpha || a.name() == h::kPostBeta;
+                a.name() == h::kPostAlpha || a.name() == h::kPostBeta || a.name() == h::kPostBias ||
+                a.name() == h::kTransposeB;
   }
   std::vector<std::string> out;
   for (const auto& b : prefer) {
@@ -139,15 +140,70 @@ class PlanBuilder {
     return reads_only_shape(s.spec.op_type) && !s.in.empty() && s.in[0] >= 0 &&
            shape_fixed(s.in[0]);
   }
-  void record_fixed_shapes(const Plan::Step& s, bool all_const) {
+  // Whether the step's outputs have a shape every replay repeats.
+  bool outputs_fixed(const Plan::Step& s, bool all_const) const {
     std::vector<bool> fixed, constant;
     for (int v : s.in) {
       fixed.push_back(shape_fixed(v));
       constant.push_back(v < 0 || p_.constant[static_cast<size_t>(v)]);
     }
-    const bool out_fixed = all_const || output_shapes_fixed(s.spec.op_type, fixed, constant);
+    return all_const || output_shapes_fixed(s.spec.op_type, fixed, constant);
+  }
+  void record_fixed_shapes(const Plan::Step& s, bool all_const) {
+    const bool out_fixed = outputs_fixed(s, all_const);
     for (int v : s.out)
       if (v >= 0) set_shape_fixed(v, out_fixed);
+  }
+
+  // Inference plans replay nodes whose output is their input's data under a
+  // fixed shape (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout
+  // without training, a Gather of one constant row along axis 0) as views:
+  // no kernel call, no copy.
+  void make_view(Plan::Step& s, bool all_const) const {
+    if (keep_values_ || all_const || s.outputs.empty() || !s.outputs[0].defined() ||
+        s.inputs.empty() || !s.inputs[0].defined() || !outputs_fixed(s, false))
+      return;
+    for (size_t j = 1; j < s.spec.outputs.size(); ++j) {  // unused extra outputs only
+      const std::string& name = s.spec.outputs[j];
+      auto r = readers_.find(name);
+      if (!name.empty() && (graph_outputs_.count(name) || (r != readers_.end() && r->second > 0)))
+        return;
+    }
+    const Tensor& x = s.inputs[0];
+    const Shape y = s.outputs[0].shape();
+    int64_t row = -1;
+    if (!view_op(s, row) || s.outputs[0].dtype() != x.dtype()) return;
+    Tensor v = row < 0 ? x.view(y) : x.slice(row, row + 1).view(y);
+    s.outputs[0] = v;
+    for (size_t j = 1; j < s.spec.outputs.size(); ++j) s.spec.outputs[j].clear();  // unused
+    s.op.reset();
+    s.view_shape = y;
+    s.view_row = row;
+    s.registry_impl = row < 0 ? "view" : "view:row";
+  }
+  bool view_op(const Plan::Step& s, int64_t& row) const {
+    const std::string& op = s.spec.op_type;
+    if (!s.spec.domain.empty()) return false;
+    if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
+        op == "Identity")
+      return true;
+    auto constant = [&](size_t k) {
+      return k < s.in.size() && s.in[k] >= 0 && p_.constant[static_cast<size_t>(s.in[k])];
+    };
+    auto scalar_is = [&](size_t k, double v) {  // a constant scalar input equal to v
+      return constant(k) && s.inputs[k].numel() == 1 && s.inputs[k].at_as_double(0) == v;
+    };
+    if (op == "Dropout")  // the identity: no training, or nothing to drop
+      return s.spec.opset >= 12 &&
+             (s.in.size() < 3 || s.in[2] < 0 || scalar_is(2, 0) || scalar_is(1, 0));
+    if (op != "Gather" || !constant(1) || s.inputs[1].rank() != 0 ||
+        !is_integer(s.inputs[1].dtype()) || s.inputs[0].rank() < 1)
+      return false;
+    const int64_t axis = s.spec.attributes.get_int("axis", 0);
+    const int64_t n = s.inputs[0].dim(0);
+    row = static_cast<int64_t>(s.inputs[1].at_as_double(0));
+    if (row < 0) row += n;
+    return (axis == 0 || axis == -s.inputs[0].rank()) && row >= 0 && row < n;
   }
 
   // The nodes to plan: folded Conv rewritten, folded BatchNormalization only
@@ -224,10 +280,11 @@ class PlanBuilder {
     const bool hinted = has_hints(node);
     if (!hinted) check_layout_transparent(s, descs);
     const auto prefer = capable_backends(node, options_.backends);
-    ops::OpContext ctx{s.spec, descs};
+    ops::OpContext ctx{s.spec, descs, constant_inputs(s)};
     auto made = create_kernel(ctx, prefer, s);
     if (hinted && !made.ok()) throw LayoutFallback();
     run_once(s, node, std::move(made));
+    make_view(s, all_const);
     record_outputs(s, all_const);
     record_fixed_shapes(s, all_const);
     release_dead(s);
@@ -282,6 +339,18 @@ class PlanBuilder {
     }
   }
 
+  // Which inputs are plan constants (Operator::set_constant_inputs); empty
+  // when none is.
+  std::vector<bool> constant_inputs(const Plan::Step& s) const {
+    std::vector<bool> c;
+    bool any = false;
+    for (int v : s.in) {
+      c.push_back(v >= 0 && p_.constant[static_cast<size_t>(v)]);
+      any = any || c.back();
+    }
+    return any ? c : std::vector<bool>();
+  }
+
   // Creates the kernel; kernels may build their primitives when created
   // (oneDNN fixes its split then), so one that should run on fewer threads
   // is made again under that count.
@@ -314,13 +383,8 @@ class PlanBuilder {
       s.backend = made->backend;
       s.registry_impl = made->implementation;
       ThreadScope node_team(s.threads);
-      std::vector<bool> c;
-      bool any_const = false;
-      for (int v : s.in) {
-        c.push_back(v >= 0 && p_.constant[static_cast<size_t>(v)]);
-        any_const = any_const || c.back();
-      }
-      if (any_const) s.op->set_constant_inputs(c);
+      const std::vector<bool> c = constant_inputs(s);
+      if (!c.empty()) s.op->set_constant_inputs(c);
       try {
         s.op->forward(s.inputs, s.outputs);
       } catch (const Error& e) {

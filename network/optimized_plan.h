@@ -51,6 +51,10 @@ struct OptimizedExecutor::Plan {
     std::vector<Tensor> inputs, outputs, views;  // call buffers; views: slot views
     std::string impl;                            // scratch for events
     int threads = 0;  // OpenMP threads for this node; 0: the executor's setting
+    // A view step (no op, no sub): output 0 is input 0 (its row view_row
+    // along dim 0 when >= 0) viewed as view_shape.
+    Shape view_shape;
+    int64_t view_row = -1;
   };
   struct Entry {  // records(), in graph order
     int step = -1;

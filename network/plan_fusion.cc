@@ -27,6 +27,12 @@ const onnx::AttributeProto* attribute(const onnx::NodeProto& n, const char* name
   return nullptr;
 }
 
+bool live(const PlanItem& item, const char* op) {
+  const onnx::NodeProto& n = item.node;
+  return item.note.empty() && !item.skip && n.op_type() == op && default_domain(n) &&
+         n.output_size() == 1;
+}
+
 float float_attribute(const onnx::NodeProto& n, const char* name, float fallback) {
   const auto* a = attribute(n, name);
   return a ? a->f() : fallback;
@@ -43,9 +49,11 @@ PlanGraph::PlanGraph(std::vector<PlanItem>& items, const std::set<std::string>& 
 void PlanGraph::reindex() {
   readers_.clear();
   constant_nodes_.clear();
+  producers_.clear();
   for (size_t i = 0; i < items_.size(); ++i) {
     if (!items_[i].note.empty()) continue;
     for (const auto& in : items_[i].node.input()) readers_[in].push_back(i);
+    for (const auto& out : items_[i].node.output()) producers_[out] = i;
     if (items_[i].node.op_type() == "Constant" && items_[i].node.output_size() == 1)
       constant_nodes_[items_[i].node.output(0)] = &items_[i].node;
   }
@@ -72,6 +80,13 @@ bool PlanGraph::open(const std::string& name, size_t n) const {
     if (!r.note.empty() || r.skip || !default_domain(r.node)) return false;
   }
   return count == n;
+}
+
+PlanItem* PlanGraph::producer(const std::string& name) const {
+  auto it = producers_.find(name);
+  if (it == producers_.end()) return nullptr;
+  PlanItem& p = items_[it->second];
+  return p.note.empty() && !p.skip ? &p : nullptr;
 }
 
 PlanItem* PlanGraph::only_reader(const std::string& name, const char* op) const {
@@ -237,51 +252,163 @@ void fuse_relu(const PlanGraph& graph, PlanItem& bn) {
 
 }  // namespace
 
-// Conv [-> Add(., S)] [-> activations] chains whose intermediates have a
-// single reader and are no graph outputs become one Conv with the post-op
-// hints of operators/plan_hints.h. A Conv fused with an Add moves to the Add's
-// place (S may be computed after the Conv). The absorbed nodes are recorded
-// as fused-into-conv:<conv>.
+namespace {
+
+// One producer being fused: its rewritten node, the item it will be planned
+// at and the value it now ends in.
+struct Fusion {
+  PlanItem* producer;
+  onnx::NodeProto node;
+  PlanItem* place;
+  std::string out;
+  std::string note;
+  bool changed = false;
+};
+
+Fusion start(PlanItem& producer, const std::string& kind) {
+  return {&producer, producer.node, &producer, producer.node.output(0),
+          "fused-into-" + kind + ":" + producer.node.name()};
+}
+
+void set_flag(onnx::NodeProto& n, const char* name) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(1);
+}
+
+// Input `index` of the fused node, padding absent inputs before it.
+void set_input(onnx::NodeProto& n, int index, const std::string& name) {
+  while (n.input_size() <= index) n.add_input("");
+  n.set_input(index, name);
+}
+
+// The Add reading f.out, when it is its only reader, and its other operand.
+PlanItem* add_after(const PlanGraph& g, const Fusion& f, std::string& other) {
+  PlanItem* add = g.only_reader(f.out, "Add");
+  if (!is(add, "Add", 2)) return nullptr;
+  other = other_input(add->node, f.out);
+  return other.empty() ? nullptr : add;
+}
+
+void absorb(Fusion& f, PlanItem* add) {
+  f.out = add->node.output(0);
+  f.changed = true;
+}
+
+// f.out + S with S known to have the same shape: S becomes input 3 and the
+// producer moves to the Add's place (S may be computed after it).
+void fuse_sum(const PlanGraph& g, Fusion& f) {
+  std::string other;
+  PlanItem* add = add_after(g, f, other);
+  if (!add || !same_known_shape(g.shapes(), f.out, other)) return;
+  set_input(f.node, 3, other);
+  set_flag(f.node, hints::kPostSum);
+  absorb(f, add);
+  add->also.push_back({add->node.name(), add->node.op_type(), f.note});
+  f.place = add;
+}
+
+// MatMul(A, Transpose(W)) with W 2-D and the Transpose read by this MatMul
+// alone: B is W read transposed (no transposed copy of the weights).
+void fuse_transposed_b(const PlanGraph& g, Fusion& f) {
+  const std::string& b = f.node.input(1);
+  PlanItem* t = g.producer(b);
+  if (!t || !live(*t, "Transpose") || t->node.input_size() != 1 || !g.open(b, 1)) return;
+  auto w = g.shapes().find(t->node.input(0));
+  const auto* perm = attribute(t->node, "perm");
+  if (w == g.shapes().end() || w->second.size() != 2 ||
+      (perm && (perm->ints_size() != 2 || perm->ints(0) != 1 || perm->ints(1) != 0)))
+    return;
+  f.node.set_input(1, t->node.input(0));
+  set_flag(f.node, hints::kTransposeB);
+  t->note = f.note;
+  f.changed = true;
+}
+
+// MatMul + a constant of N values (B's last dim) along the last dim: the bias.
+void fuse_bias(const PlanGraph& g, Fusion& f) {
+  std::string other;
+  PlanItem* add = add_after(g, f, other);
+  const Tensor bias = add ? g.constant(other) : Tensor();
+  auto b = g.shapes().find(f.node.input(1));
+  if (!bias.defined() || bias.dtype() != DataType::Float || b == g.shapes().end() ||
+      b->second.size() < 2)
+    return;
+  const bool transposed = attribute(f.node, hints::kTransposeB) != nullptr;
+  const int64_t n = b->second[b->second.size() - (transposed ? 2 : 1)];
+  if (bias.rank() < 1 || bias.dim(bias.rank() - 1) != n || bias.numel() != n) return;
+  set_input(f.node, 2, other);
+  set_flag(f.node, hints::kPostBias);
+  absorb(f, add);
+  add->note = f.note;
+}
+
+void fuse_activations(const PlanGraph& g, Fusion& f) {
+  ActivationChain chain{f.out, {}, {}};
+  while (extend_activations(g, chain)) {
+  }
+  if (chain.acts.empty()) return;
+  set_activations(f.node, chain.acts);
+  for (PlanItem* a : chain.absorbed) a->note = f.note;
+  f.out = chain.out;
+  f.changed = true;
+}
+
+void finish(Fusion& f) {
+  if (!f.changed) return;
+  f.node.set_output(0, f.out);
+  if (f.place != f.producer) f.producer->skip = true;
+  f.place->node = std::move(f.node);
+}
+
+// A Gemm whose C (if any) is a bias of N values and alpha = beta = 1 (the
+// matmul primitive's bias; no broadcast C to copy first).
+bool plain_gemm(const PlanGraph& g, const onnx::NodeProto& n) {
+  if (float_attribute(n, "alpha", 1.f) != 1.f || float_attribute(n, "beta", 1.f) != 1.f ||
+      n.input_size() < 2 || n.input_size() > 3)
+    return false;
+  if (n.input_size() < 3 || n.input(2).empty()) return true;
+  auto c = g.shapes().find(n.input(2));
+  auto y = g.shapes().find(n.output(0));
+  return c != g.shapes().end() && y != g.shapes().end() && y->second.size() == 2 &&
+         numel(c->second) == y->second[1] && (c->second.size() == 1 || c->second[0] == 1);
+}
+
+}  // namespace
+
+// Conv/MatMul/Gemm [-> Add(., bias)] [-> Add(., S)] [-> activations] chains
+// whose intermediates have a single reader and are no graph outputs become
+// one node with the post-op hints of operators/plan_hints.h (the bias for
+// MatMul only). A node fused with a summand moves to that Add's place (S may
+// be computed after it). The absorbed nodes are recorded as
+// fused-into-<conv|matmul|gemm>:<node>.
 void fuse_post_ops(PlanGraph& graph,
                    const std::function<bool(const std::string&)>& rank4_constant) {
   auto& items = graph.items();
   for (auto& bn : items)
     if (bn.note.empty() && !bn.skip && is_inference_batchnorm(bn.node)) fuse_relu(graph, bn);
-  for (auto& conv : items) {
-    const onnx::NodeProto& c = conv.node;
-    if (!conv.note.empty() || conv.skip || c.op_type() != "Conv" || !default_domain(c) ||
-        c.input_size() < 2 || c.input_size() > 3 || c.output_size() != 1 ||
-        !rank4_constant(c.input(1)))
-      continue;
-    onnx::NodeProto fused = c;
-    const std::string note = "fused-into-conv:" + c.name();
-    PlanItem* place = &conv;
-    std::string out = c.output(0);
-    PlanItem* add = graph.only_reader(out, "Add");
-    if (add && is(add, "Add", 2)) {
-      const auto& a = add->node;
-      const std::string other = other_input(a, out);
-      if (!other.empty() && !shapes_differ(graph.shapes(), out, other)) {
-        if (fused.input_size() < 3) fused.add_input("");
-        fused.add_input(other);
-        auto* s = fused.add_attribute();
-        s->set_name(hints::kPostSum);
-        s->set_type(onnx::AttributeProto::INT);
-        s->set_i(1);
-        out = a.output(0);
-        add->also.push_back({a.name(), a.op_type(), note});
-        place = add;
-      }
+  for (auto& item : items) {
+    const onnx::NodeProto& n = item.node;
+    if (live(item, "Conv") && n.input_size() >= 2 && n.input_size() <= 3 &&
+        rank4_constant(n.input(1))) {
+      Fusion f = start(item, "conv");
+      fuse_sum(graph, f);
+      fuse_activations(graph, f);
+      finish(f);
+    } else if (live(item, "MatMul") && n.input_size() == 2) {
+      Fusion f = start(item, "matmul");
+      fuse_transposed_b(graph, f);
+      fuse_bias(graph, f);
+      fuse_sum(graph, f);
+      fuse_activations(graph, f);
+      finish(f);
+    } else if (live(item, "Gemm") && plain_gemm(graph, n)) {
+      Fusion f = start(item, "gemm");
+      fuse_sum(graph, f);
+      fuse_activations(graph, f);
+      finish(f);
     }
-    ActivationChain chain{out, {}, {}};
-    while (extend_activations(graph, chain)) {
-    }
-    if (place == &conv && chain.acts.empty()) continue;
-    if (!chain.acts.empty()) set_activations(fused, chain.acts);
-    for (PlanItem* a : chain.absorbed) a->note = note;
-    fused.set_output(0, chain.out);
-    if (place != &conv) conv.skip = true;
-    place->node = std::move(fused);
   }
 }
 

@@ -36,6 +36,17 @@ bool channels_last_binary(const onnx::NodeProto& n, const KnownShapes& shapes) {
          !shapes_differ(shapes, n.output(0), n.input(1));
 }
 
+// A binary op's operands in the chosen layouts: both channels-last, or one
+// with the other known to broadcast (a full-size operand in the other layout
+// would make the kernel mix layouts element by element).
+bool binary_layouts_agree(const onnx::NodeProto& n, const std::set<std::string>& on,
+                          const KnownShapes& shapes) {
+  if (n.input_size() != 2) return false;
+  const bool a = on.count(n.input(0)) != 0, b = on.count(n.input(1)) != 0;
+  auto broadcasts = [&](int k) { return shapes_differ(shapes, n.output(0), n.input(k)); };
+  return (a && b) || (a && broadcasts(1)) || (b && broadcasts(0));
+}
+
 }  // namespace
 
 // Chooses the values that Conv/pooling/Concat nodes exchange channels-last
@@ -61,6 +72,11 @@ bool is_inference_batchnorm(const onnx::NodeProto& n) {
 bool shapes_differ(const KnownShapes& shapes, const std::string& a, const std::string& b) {
   auto x = shapes.find(a), y = shapes.find(b);
   return x != shapes.end() && y != shapes.end() && x->second != y->second;
+}
+
+bool same_known_shape(const KnownShapes& shapes, const std::string& a, const std::string& b) {
+  auto x = shapes.find(a), y = shapes.find(b);
+  return x != shapes.end() && y != shapes.end() && x->second == y->second;
 }
 
 std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
@@ -98,8 +114,7 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
     else if (is_unary_elementwise(op))
       cand = on.count(n->input(0)) != 0;
     else if (is_binary_elementwise(op))
-      cand = n->input_size() == 2 && (on.count(n->input(0)) || on.count(n->input(1))) &&
-             channels_last_binary(*n, shapes);
+      cand = binary_layouts_agree(*n, on, shapes) && channels_last_binary(*n, shapes);
     else if (op == "Concat")
       cand = channel_concat(*n) && all_on(*n);
     if (cand) on.insert(n->output(0));
@@ -139,7 +154,7 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
       const std::string& op = n->op_type();
       bool ok = true;
       if (is_unary_elementwise(op) || is_inference_batchnorm(*n)) ok = on.count(n->input(0)) != 0;
-      if (is_binary_elementwise(op)) ok = on.count(n->input(0)) || on.count(n->input(1));
+      if (is_binary_elementwise(op)) ok = binary_layouts_agree(*n, on, shapes);
       if (op == "Concat") ok = all_on(*n);
       if (!ok) {
         on.erase(n->output(0));

@@ -30,6 +30,8 @@ bool is_inference_batchnorm(const onnx::NodeProto& n);
 
 // Whether two values may have different shapes: both known and unequal.
 bool shapes_differ(const KnownShapes& shapes, const std::string& a, const std::string& b);
+// Whether both shapes are known and equal.
+bool same_known_shape(const KnownShapes& shapes, const std::string& a, const std::string& b);
 
 // A node to plan, or only a record (note), or nothing (skip).
 struct PlanItem {
@@ -61,6 +63,8 @@ class PlanGraph {
             const ConstantLookup& constant, const KnownShapes& shapes);
   // The distinct live items reading `name`.
   std::vector<PlanItem*> readers(const std::string& name) const;
+  // The live item producing `name` (null for graph inputs and constants).
+  PlanItem* producer(const std::string& name) const;
   // Whether `name` is no graph output and is read exactly `n` times, all by
   // live default-domain nodes (what a fusion may swallow).
   bool open(const std::string& name, size_t n) const;
@@ -84,6 +88,7 @@ class PlanGraph {
   const KnownShapes& shapes_;
   std::map<std::string, std::vector<size_t>> readers_;
   std::map<std::string, const onnx::NodeProto*> constant_nodes_;
+  std::map<std::string, size_t> producers_;
 };
 
 // An activation chain after a producer: the value it ends in, the

@@ -41,11 +41,16 @@ struct Cost {
 struct OpContext {
   const NodeSpec& node;
   std::vector<TensorDesc> inputs;  // Undefined dtype marks an absent input
+  // The promise of Operator::set_constant_inputs, given when the kernel is
+  // made, so that its first plan is already the one for constant inputs
+  // (packed weights) instead of one built and thrown away (empty: none).
+  std::vector<bool> constant = {};
 
   size_t num_inputs() const { return inputs.size(); }
   bool has_input(size_t i) const {
     return i < inputs.size() && inputs[i].dtype != DataType::Undefined;
   }
+  bool is_constant(size_t i) const { return i < constant.size() && constant[i]; }
 };
 
 class Operator {

@@ -31,9 +31,11 @@ inline constexpr const char* kSrcChannelsLast = "deep500_src_channels_last";
 inline constexpr const char* kSrc1ChannelsLast = "deep500_src1_channels_last";
 inline constexpr const char* kDstChannelsLast = "deep500_dst_channels_last";
 
-// Post-ops (capability `post_op_fusion`) on Conv, and a lone "relu" on an
-// inference-form BatchNormalization: kPostSum = 1 adds a 4th input S (Y's shape; channels-last
-// when kSumChannelsLast = 1) to the result; then the activations named by the
+// Post-ops (capability `post_op_fusion`) on Conv, MatMul and Gemm, and a lone
+// "relu" on an inference-form BatchNormalization. On a MatMul, kPostBias = 1
+// makes input 2 a bias of N values (B's last dim) added along Y's last dim.
+// kPostSum = 1 adds a 4th input S (Y's shape; channels-last when
+// kSumChannelsLast = 1) to the result; then the activations named by the
 // strings kPostEltwise run in order, each with the floats of kPostAlpha /
 // kPostBeta at the same index: Y = act_n(...act_1(conv(X, W, B) + S)).
 // The vocabulary (post_activation_names()), with a = alpha, b = beta:
@@ -42,6 +44,10 @@ inline constexpr const char* kDstChannelsLast = "deep500_dst_channels_last";
 //   tanh      tanh(x)                   elu       x >= 0 ? x : a*(exp(x) - 1)
 //   hardswish x * clip(x/6 + 1/2, 0, 1) swish     x / (1 + exp(-a*x))
 //   gelu_erf  x/2 * (1 + erf(x/sqrt(2)))   soft_relu log(1 + exp(x))
+// Also on a MatMul, kTransposeB = 1: B is given with its last two dims
+// swapped (a Transpose of a weight folded into the product).
+inline constexpr const char* kTransposeB = "deep500_transpose_b";
+inline constexpr const char* kPostBias = "deep500_post_bias";
 inline constexpr const char* kPostSum = "deep500_post_sum";
 inline constexpr const char* kSumChannelsLast = "deep500_sum_channels_last";
 inline constexpr const char* kPostEltwise = "deep500_post_eltwise";
@@ -75,7 +81,8 @@ struct BackendCapabilities {
   // inference BatchNormalization and Add/Sub/Mul/Div honour the channels-last
   // hints.
   bool channels_last = false;
-  // Conv and inference BatchNormalization honour the post-op hints.
+  // Conv, MatMul, Gemm and inference BatchNormalization honour the post-op
+  // hints.
   bool post_op_fusion = false;
   // backward() writes each input gradient into the tensor its slot already
   // holds when that has the right dtype and shape, and never leaves a slot

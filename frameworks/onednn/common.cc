@@ -122,6 +122,23 @@ void Plan::run() const {
   dnnl_stream_wait(st);
 }
 
+memory PackedWeights::bind(Plan& p, int user_slot, const memory::desc& want, bool constant) {
+  const memory& user = p.user_mem(user_slot);
+  if (!constant || user.get_desc() == want) return p.reorder_in(user, want);
+  src_ = user;
+  buf_ = p.owned(want);
+  reorder_ =
+      dnnl::reorder(dnnl::reorder::primitive_desc(engine(), user.get_desc(), engine(), want));
+  return buf_;
+}
+
+void PackedWeights::refresh(const void* weights) {
+  if (!reorder_ || packed_for_ == weights) return;
+  reorder_.execute(stream(), src_, buf_);
+  stream().wait();
+  packed_for_ = weights;
+}
+
 Settings& settings() {
   static Settings s;
   return s;

@@ -135,6 +135,22 @@ class Plan {
   std::vector<Step> steps_;
 };
 
+// Constant weights (Operator::set_constant_inputs) in the layout a primitive
+// chose (format any): reordered once per weights pointer, not every call.
+struct PackedWeights {
+  // The memory the primitive reads: the user's slot when it already has
+  // layout `want` or the weights are not constant (then a reorder step is
+  // appended to `p` when layouts differ), else a buffer refresh() fills.
+  memory bind(Plan& p, int user_slot, const memory::desc& want, bool constant);
+  // Reorders the weights into the buffer when `weights` is a new pointer.
+  void refresh(const void* weights);
+
+ private:
+  dnnl::reorder reorder_;  // empty: nothing to pack
+  memory src_, buf_;
+  const void* packed_for_ = nullptr;
+};
+
 // Base of every oneDNN-backed operator: reports the oneDNN implementation
 // (impl_info_str) its last forward/backward call actually ran, e.g.
 // "onednn:conv:brgconv_1x1:avx512_core" (the registry's name is the one of a

@@ -13,9 +13,7 @@ using dnnl::prop_kind;
 // A forward plan; with constant weights (Operator::set_constant_inputs) the
 // weight reorder is not a plan step but runs once per weights pointer.
 struct ConvPlan : Plan {
-  dnnl::reorder wreorder;  // empty when the weights need no reorder
-  memory wsrc, wbuf;
-  const void* packed_for = nullptr;
+  PackedWeights weights;
 };
 
 struct ConvGeom {
@@ -34,7 +32,8 @@ class ConvOp final : public Kernel {
         dst_nhwc_(ctx.node.attributes.get_int(hints::kDstChannelsLast, 0) != 0),
         post_sum_(ctx.node.attributes.get_int(hints::kPostSum, 0) != 0),
         sum_nhwc_(ctx.node.attributes.get_int(hints::kSumChannelsLast, 0) != 0),
-        activations_(hints::post_activations(ctx.node)) {
+        activations_(hints::post_activations(ctx.node)),
+        const_w_(ctx.is_constant(1)) {
     DEEP500_CHECK(!post_sum_ || (ctx.num_inputs() == 4 && ctx.has_input(3)), node_, ": ",
                   hints::kPostSum, " needs a 4th input");
     DEEP500_CHECK(ctx.num_inputs() >= 2 && ctx.has_input(1), node_, ": expected X and W inputs");
@@ -73,12 +72,7 @@ class ConvOp final : public Kernel {
                     to_string(in[3].shape()), ", output ", to_string(y.shape()));
       p->bind(4, in[3].raw());
     }
-    auto* cp = static_cast<ConvPlan*>(p);
-    if (cp->wreorder && cp->packed_for != in[1].raw()) {
-      cp->wreorder.execute(stream(), cp->wsrc, cp->wbuf);
-      stream().wait();
-      cp->packed_for = in[1].raw();
-    }
+    static_cast<ConvPlan*>(p)->weights.refresh(in[1].raw());
     p->run();
     last_ = p;
   }
@@ -192,15 +186,7 @@ class ConvOp final : public Kernel {
     int sx = p->user(g.src), sw = p->user(g.wei), sb = p->user(bias ? g.bias : g.src),
         sy = p->user(g.dst);
     memory src = p->reorder_in(p->user_mem(sx), pd.src_desc());
-    memory wei;
-    if (const_w_ && p->user_mem(sw).get_desc() != pd.weights_desc()) {
-      p->wsrc = p->user_mem(sw);
-      p->wbuf = wei = p->owned(pd.weights_desc());
-      p->wreorder = dnnl::reorder(
-          dnnl::reorder::primitive_desc(engine(), p->wsrc.get_desc(), engine(), pd.weights_desc()));
-    } else {
-      wei = p->reorder_in(p->user_mem(sw), pd.weights_desc());
-    }
+    memory wei = p->weights.bind(*p, sw, pd.weights_desc(), const_w_);
     memory dst = p->out_buffer(p->user_mem(sy), pd.dst_desc());
     if (post_sum_) {  // slot 4: the summand, copied into dst first (sum post-op)
       int ss = p->user(layout_md(g.dst_d, sum_nhwc_));
@@ -241,7 +227,7 @@ class ConvOp final : public Kernel {
   int64_t group_;
   bool src_nhwc_, dst_nhwc_, post_sum_, sum_nhwc_;
   std::vector<hints::PostActivation> activations_;
-  bool const_w_ = false;
+  bool const_w_;
   bool need_dx_ = true;
   PlanCache cache_, bwd_cache_;
 };
