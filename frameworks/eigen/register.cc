@@ -16,6 +16,17 @@ void register_kernels(ops::Registry& r) {
   register_rnn(r);
   r.add_library("eigen",
                 cat(EIGEN_WORLD_VERSION, ".", EIGEN_MAJOR_VERSION, ".", EIGEN_MINOR_VERSION));
+  // The vector instruction sets this build of the backend uses, recorded
+  // with every result; fixed when deep500 is built.
+  r.add_setting({"eigen.simd",
+                 "vector instruction sets the Eigen backend was compiled for (read-only: CMake "
+                 "DEEP500_EIGEN_ARCH, default native)",
+                 [] { return std::string(Eigen::SimdInstructionSetsInUse()); },
+                 [](const std::string&) {
+                   throw Error(
+                       "setting eigen.simd is fixed when deep500 is built (CMake "
+                       "DEEP500_EIGEN_ARCH)");
+                 }});
 }
 
 }  // namespace deep500::eigen

@@ -34,6 +34,23 @@ auto sigmoid(const A& x) {
   return x.logistic();
 }
 
+// dst (+)= src * m^T. A single row (batch 1) is a row vector times the
+// matrix, a GEMV over m's rows in place: the GEMM path would pack m anew on
+// every step (LSTM 64 -> 128, 32 steps: 2.3 -> 0.8 ms).
+template <class Dst, class Src, class M>
+void product(Dst&& dst, const Src& src, const M& m, bool accumulate) {
+  if (src.rows() == 1) {
+    if (accumulate)
+      dst.row(0).noalias() += src.row(0) * m.transpose();
+    else
+      dst.row(0).noalias() = src.row(0) * m.transpose();
+  } else if (accumulate) {
+    dst.noalias() += src * m.transpose();
+  } else {
+    dst.noalias() = src * m.transpose();
+  }
+}
+
 class RecurrentOp final : public Operator {
  public:
   RecurrentOp(const OpContext& ctx, Cell cell)
@@ -203,12 +220,12 @@ class RecurrentOp final : public Operator {
   void step(Mat<T>& g, Mat<T>& hr, const CMatMap<T>& r,
             const Eigen::Matrix<T, 1, Eigen::Dynamic>& rb, Mat<T>& h, Mat<T>& c, int64_t H) const {
     if (cell_ == Cell::Rnn) {
-      g.noalias() += h * r.transpose();
+      product(g, h, r, true);
       h = g.array().tanh().matrix();
       return;
     }
     if (cell_ == Cell::Lstm) {
-      g.noalias() += h * r.transpose();
+      product(g, h, r, true);
       const auto a = g.array();
       const Arr2<T> i = sigmoid(a.leftCols(H)), o = sigmoid(a.middleCols(H, H)),
                     f = sigmoid(a.middleCols(2 * H, H)), cc = a.rightCols(H).tanh();
@@ -217,20 +234,23 @@ class RecurrentOp final : public Operator {
       return;
     }
     // GRU: z and r from h R_zr^T; the candidate with r applied after
-    // (linear_before_reset) or before the recurrent product.
-    hr.leftCols(2 * H).noalias() = h * r.topRows(2 * H).transpose();
+    // (linear_before_reset: all three from one product with h) or before the
+    // recurrent product.
+    if (linear_before_reset_)
+      product(hr, h, r, false);
+    else
+      product(hr.leftCols(2 * H), h, r.topRows(2 * H), false);
     const Arr2<T> z_in = g.array().leftCols(H) + hr.array().leftCols(H);
     const Arr2<T> z = sigmoid(z_in);
     const Arr2<T> keep_new = sigmoid(-z_in);  // 1 - z without cancellation where z ~ 1
     const Arr2<T> rg = sigmoid(g.array().middleCols(H, H) + hr.array().middleCols(H, H));
     Arr2<T> cand;
     if (linear_before_reset_) {
-      hr.rightCols(H).noalias() = h * r.bottomRows(H).transpose();
       hr.rightCols(H).rowwise() += rb.tail(H);
       cand = (g.array().rightCols(H) + rg * hr.array().rightCols(H)).tanh();
     } else {
       const Mat<T> gated = (rg * h.array()).matrix();
-      hr.rightCols(H).noalias() = gated * r.bottomRows(H).transpose();
+      product(hr.rightCols(H), gated, r.bottomRows(H), false);
       cand = (g.array().rightCols(H) + hr.array().rightCols(H)).tanh();
     }
     h = (keep_new * cand + z * h.array()).matrix();
