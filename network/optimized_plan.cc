@@ -243,7 +243,7 @@ class PlanBuilder {
       shapes = infer_value_shapes(model_, feed_shapes);
     }
     PlanGraph graph(items_, graph_outputs_, constant, shapes);
-    if (hinted_) drop_empty_pads(graph);
+    if (hinted_) fold_pads(graph);
     if (hinted_ && options_.fuse_post_ops && any_declares(options_.backends, &Caps::post_op_fusion))
       fuse_post_ops(graph, rank4_constant);
     if (hinted_ && options_.channels_last &&

@@ -108,11 +108,12 @@ bool extend_activations(const PlanGraph& g, ActivationChain& chain);
 // Writes the post-op activation hints onto a node.
 void set_activations(onnx::NodeProto& node, const std::vector<ops::hints::PostActivation>& acts);
 
-// Pad nodes whose pads are constant zeros (exporters write them before
-// AveragePool) are removed, their readers reading the Pad's input (recorded
-// as removed:zero-pads); one whose output is a graph output becomes an
-// Identity.
-void drop_empty_pads(PlanGraph& graph);
+// Pads that fill with zeros: all-zero pads are removed, their readers
+// reading the Pad's input (recorded as removed:zero-pads); spatial pads
+// before a Conv, or an AveragePool that counts padding or has none of its
+// own (exporters write them before Inception's pools), become that node's
+// pads (recorded as folded-into:<node>).
+void fold_pads(PlanGraph& graph);
 
 // Conv [-> Add(., S)] [-> activations] chains whose intermediates have one
 // reader and are no graph outputs become one Conv with post-op hints (no Add

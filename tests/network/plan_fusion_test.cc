@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "deep/onnx_tensor.h"
+#include "deep/text.h"
 #include "frameworks/register_all.h"
 #include "network/optimized_executor.h"
 #include "network/reference_executor.h"
@@ -292,6 +293,51 @@ TEST_F(PlanFusionTest, NormalizationReadsChannelsLastWithItsReluFused) {
   EXPECT_EQ(impl["Pad"], "removed:zero-pads");
   EXPECT_EQ(impl["Concat"], "onednn:concat:nhwc_copy");
   EXPECT_EQ(opt.nhwc_values(), 5);  // c0, c1, k, r, t
+}
+
+// x -> Conv -> c; Pad(c, 1 on H and W) -> AveragePool 3x3 (its own pads 0,
+// count_include_pad 0) -> Pad(., 2 on H) -> Conv -> y: both pads become the
+// readers' own pads (the pool then counts them); a Pad with a non-zero fill
+// value stays.
+network::Model padded_pool(float fill) {
+  network::Model m = make_model("padded_pool");
+  auto* g = m.proto.mutable_graph();
+  add_value(g->mutable_input(), "x", {2, 3, 6, 6});
+  add_value(g->mutable_output(), "y", {2, 4, 10, 6});
+  *g->add_initializer() = to_onnx(random_tensor({8, 3, 3, 3}, 1), "W1");
+  *g->add_initializer() = to_onnx(random_tensor({4, 8, 3, 3}, 2), "W2");
+  Tensor p1(DataType::Int64, {8}), p2(DataType::Int64, {8});
+  const int64_t hw[8] = {0, 0, 1, 1, 0, 0, 1, 1}, h2[8] = {0, 0, 2, 0, 0, 0, 2, 0};
+  std::copy(hw, hw + 8, p1.data<int64_t>());
+  std::copy(h2, h2 + 8, p2.data<int64_t>());
+  *g->add_initializer() = to_onnx(p1, "p1");
+  *g->add_initializer() = to_onnx(p2, "p2");
+  add_scalar(g, "fill", fill);
+  pad1(add_node(g, "Conv", {"x", "W1"}, {"c"}));
+  add_node(g, "Pad", {"c", "p1", "fill"}, {"cp"});
+  auto* pool = add_node(g, "AveragePool", {"cp"}, {"a"});
+  set_ints(pool, "kernel_shape", {3, 3});
+  add_node(g, "Pad", {"a", "p2"}, {"ap"});
+  pad1(add_node(g, "Conv", {"ap", "W2"}, {"y"}));
+  return m;
+}
+
+TEST_F(PlanFusionTest, ZeroFillPadsBecomeTheReadersPads) {
+  Tensor x = random_tensor({2, 3, 6, 6}, 5);
+  for (float fill : {0.f, 0.5f}) {
+    network::Model m = padded_pool(fill);
+    network::OptimizedExecutor opt(m);
+    expect_matches_reference(m, opt, {{"x", x}}, cat("fill ", fill));
+    std::vector<std::string> pads;
+    for (const auto& r : opt.records())
+      if (r.op_type == "Pad") pads.push_back(r.implementation);
+    ASSERT_EQ(pads.size(), 2u);
+    if (fill == 0.f)
+      EXPECT_EQ(pads[0], "folded-into:a_AveragePool");
+    else
+      EXPECT_EQ(pads[0].rfind("folded-into:", 0), std::string::npos) << pads[0];
+    EXPECT_EQ(pads[1], "folded-into:y_Conv");
+  }
 }
 
 }  // namespace
