@@ -42,7 +42,7 @@ void add_into(Tensor& out, const Tensor& a, const Tensor& b, const std::string& 
 
 }  // namespace
 
-std::unique_ptr<BackwardPlan> build_backward_plan(const Model& model, OptimizedExecutor::Plan& plan,
+std::unique_ptr<BackwardPlan> build_backward_plan(OptimizedExecutor::Plan& plan,
                                                   const std::string& loss,
                                                   const std::vector<std::string>& params,
                                                   const ExecutorOptions& options,
@@ -50,14 +50,12 @@ std::unique_ptr<BackwardPlan> build_backward_plan(const Model& model, OptimizedE
   const bool hints = options.backward_hints;
   auto bp = std::make_unique<BackwardPlan>();
   bp->loss = loss;
-  const auto& g = model.graph();
-  DEEP500_CHECK(static_cast<int>(plan.entries.size()) == g.node_size(),
-                "backprop: the forward plan does not map one step per node");
+  const auto& nodes = plan.nodes;  // as planned, rewrites applied
   std::map<const onnx::NodeProto*, int> index;
-  for (int i = 0; i < g.node_size(); ++i) index[&g.node(i)] = i;
+  for (int i = 0; i < nodes.size(); ++i) index[&nodes[i]] = i;
 
   std::set<std::string> sources(params.begin(), params.end());
-  auto path = nodes_between(g.node(), sources, {loss});
+  auto path = nodes_between(nodes, sources, {loss});
   // As network::gradients(): only names that depend on a parameter get gradients.
   std::set<std::string> depends(params.begin(), params.end());
   for (const auto* n : path) {
@@ -88,11 +86,8 @@ std::unique_ptr<BackwardPlan> build_backward_plan(const Model& model, OptimizedE
     for (const auto& in : n.input()) on_path = on_path || depends.count(in);
     if (!on_path) continue;
     BackwardPlan::Step s;
-    std::string domain = n.domain() == "ai.onnx" ? "" : n.domain();
-    auto os = model.opsets.find(domain);
-    DEEP500_CHECK(os != model.opsets.end(), "backprop: node '", n.name(), "' (", n.op_type(),
-                  "): domain '", domain, "' is not imported");
-    s.spec = ops::node_from_onnx(n, os->second);
+    const int i = index.at(&n);
+    s.spec = ops::node_from_onnx(n, plan.node_opsets[static_cast<size_t>(i)]);
     std::vector<TensorDesc> descs;
     for (const auto& in : s.spec.inputs) {
       s.in.push_back(value_id(in, n));
@@ -100,7 +95,7 @@ std::unique_ptr<BackwardPlan> build_backward_plan(const Model& model, OptimizedE
                                        : TensorDesc{});
     }
     for (const auto& o : s.spec.outputs) s.out.push_back(value_id(o, n));
-    int step = plan.entries[static_cast<size_t>(index.at(&n))].step;
+    int step = plan.entries[static_cast<size_t>(plan.node_entries[static_cast<size_t>(i)])].step;
     auto* fwd = step >= 0 ? &plan.steps[static_cast<size_t>(step)] : nullptr;
     std::string backend;
     if (fwd && fwd->op) {

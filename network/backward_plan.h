@@ -70,10 +70,11 @@ struct BackwardPlan {
 };
 
 // Builds the backward pass of `plan` (a keep-values forward plan that already
-// ran) for the scalar value `loss` w.r.t. `params`, with options.backends for
+// ran; its nodes as planned, Plan::nodes, rewrites applied) for the scalar
+// value `loss` w.r.t. `params`, with options.backends for
 // the kernels it has to create (counted in *kernels_created) and
 // options.backward_hints for the kernels' hints.
-std::unique_ptr<BackwardPlan> build_backward_plan(const Model& model, OptimizedExecutor::Plan& plan,
+std::unique_ptr<BackwardPlan> build_backward_plan(OptimizedExecutor::Plan& plan,
                                                   const std::string& loss,
                                                   const std::vector<std::string>& params,
                                                   const ExecutorOptions& options,

@@ -228,7 +228,7 @@ BackpropResult OptimizedExecutor::inference_and_backprop(
   result.outputs[loss] = l.clone();
   auto& bp = p.backward[loss];
   if (!bp) {
-    bp = build_backward_plan(model_, p, loss, params_, options_, &backward_kernels_created_);
+    bp = build_backward_plan(p, loss, params_, options_, &backward_kernels_created_);
     ++backward_plans_built_;
   }
   result.gradients = run_backward_plan(*bp, p, has_events() ? forwarder_.get() : nullptr);

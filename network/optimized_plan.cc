@@ -274,7 +274,7 @@ class PlanBuilder {
       return;
     }
     for (const auto& r : item.also) p_.entries.push_back({-1, r});
-    Plan::Step s = make_step(node);
+    Plan::Step s = make_step(node, item.opset);
     std::vector<TensorDesc> descs;
     const bool all_const = bind_inputs(s, descs) || reads_fixed_shape(s);
     const bool hinted = has_hints(node);
@@ -288,16 +288,19 @@ class PlanBuilder {
     record_outputs(s, all_const);
     record_fixed_shapes(s, all_const);
     release_dead(s);
+    p_.nodes.Add()->CopyFrom(node);
+    p_.node_opsets.push_back(s.spec.opset);
+    p_.node_entries.push_back(static_cast<int>(p_.entries.size()));
     finish(std::move(s), all_const);
   }
 
-  Plan::Step make_step(const onnx::NodeProto& node) {
+  Plan::Step make_step(const onnx::NodeProto& node, int opset) {
     std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
     auto os = model_.opsets.find(domain);
-    DEEP500_CHECK(os != model_.opsets.end(), "node '", node.name(), "' (", node.op_type(),
-                  "): domain '", domain, "' is not imported by the model");
+    DEEP500_CHECK(opset > 0 || os != model_.opsets.end(), "node '", node.name(), "' (",
+                  node.op_type(), "): domain '", domain, "' is not imported by the model");
     Plan::Step s;
-    s.spec = ops::node_from_onnx(node, os->second);
+    s.spec = ops::node_from_onnx(node, opset > 0 ? opset : os->second);
     return s;
   }
 

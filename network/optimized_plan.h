@@ -67,6 +67,11 @@ struct OptimizedExecutor::Plan {
   std::vector<std::pair<std::string, int>> feeds;  // name -> id
   std::vector<Step> steps;
   std::vector<Entry> entries;
+  // The graph as planned, rewrites applied (a recognized LayerNorm is one
+  // node): each node with the opset its spec was made for and its entry.
+  // The backward plan differentiates these nodes.
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  std::vector<int> node_opsets, node_entries;
   std::vector<Tensor> slots;
   std::vector<std::pair<std::string, int>> outputs;
   std::vector<bool> clone_output;

@@ -20,9 +20,10 @@ versions and export settings. When a valid manifest is already present
 (same settings, every file present with the recorded hash) nothing is redone.
 Generated files are build products: never commit them.
 
-Training networks (TRAINING_NETWORKS: lenet5, resnet20), for Level 2 and
+Training networks (TRAINING_NETWORKS: lenet5, resnet20, mobilenet_v2, transformer), for Level 2 and
 benchmarks/training_step.cc, go to OUT_DIR/<network>_train/:
-    model.onnx          the network WITH its loss: inputs x (float32 Nx...) and
+    model.onnx          the network WITH its loss: inputs x (float32 Nx..., int64
+                        token ids [N, 128] for the transformer) and
                         labels (int64 N), output loss = mean softmax cross-entropy
                         (SoftmaxCrossEntropyLoss); opset 14, exported with
                         TrainingMode.TRAINING and no constant folding, so every
@@ -33,6 +34,8 @@ benchmarks/training_step.cc, go to OUT_DIR/<network>_train/:
     grads/<init>.npy    d(loss)/d(parameter) from PyTorch in float64 (the
                         float32 model's own gradients are off by up to ~4e-2
                         relative after BatchNorm backward at this batch size)
+    grads32/<init>.npy  PyTorch's float32 gradients (how far float32 rounding
+                        alone takes a framework from grads/)
     state/<init>.npy    the running mean/var after that forward pass (from the
                         exported initializers: the exporter's tracing run has
                         already updated them once), with
@@ -69,9 +72,9 @@ import tempfile
 import numpy as np
 
 NETWORKS = ["resnet18", "mobilenet_v2", "squeezenet1_1"]
-TRAINING_NETWORKS = ["lenet5", "resnet20"]
+TRAINING_NETWORKS = ["lenet5", "resnet20", "mobilenet_v2", "transformer"]
 # Bump when the output layout or generation procedure changes (invalidates caches).
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 SETTINGS = {
     "opset_version": 13,
     "do_constant_folding": False,
@@ -102,7 +105,12 @@ TRAINING_SETTINGS = {
     "input_seed": 1,
     "perturb_seed": 3,
     "batch": 4,
-    "input_shapes": {"lenet5": [1, 28, 28], "resnet20": [3, 32, 32]},
+    "input_shapes": {"lenet5": [1, 28, 28], "resnet20": [3, 32, 32],
+                     "mobilenet_v2": [3, 224, 224], "transformer": [128]},
+    "token_vocabulary": 8000,
+    "mobilenet_v2": "torchvision mobilenet_v2(num_classes=10, dropout=0.0)",
+    "transformer": "token + position embeddings, 2 post-norm encoder layers (d 256, 4 heads, "
+                   "GELU feed-forward 1024, dropout 0), LayerNorm, a 10-class head on token 0",
     "loss": "F.cross_entropy(net(x), labels) (mean)",
     "dynamic_axes": {"x": {"0": "N"}, "labels": {"0": "N"}},
     "resnet20_shortcut": "option B (1x1 conv + BatchNorm)",
@@ -316,6 +324,29 @@ def training_modules(torch):
             x = torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)
             return self.fc(x)
 
+    class Transformer(nn.Module):
+        """The model suite's BERT-like encoder (scripts/model_suite.py) with a
+        10-class head."""
+
+        def __init__(self):
+            super().__init__()
+            d = 256
+            self.tokens = nn.Embedding(TRAINING_SETTINGS["token_vocabulary"], d)
+            self.positions = nn.Parameter(0.02 * torch.randn(1, 128, d))
+            layer = nn.TransformerEncoderLayer(d, 4, 1024, dropout=0.0, activation="gelu",
+                                               batch_first=True)
+            self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+            self.norm = nn.LayerNorm(d)
+            self.classifier = nn.Linear(d, 10)
+
+        def forward(self, ids):
+            h = self.tokens(ids) + self.positions[:, :ids.shape[1]]
+            return self.classifier(self.norm(self.encoder(h))[:, 0])
+
+    def mobilenet_v2():
+        import torchvision
+        return torchvision.models.mobilenet_v2(num_classes=10, dropout=0.0)
+
     class WithLoss(nn.Module):
         def __init__(self, net):
             super().__init__()
@@ -324,7 +355,8 @@ def training_modules(torch):
         def forward(self, x, labels):
             return F.cross_entropy(self.net(x), labels)
 
-    return {"lenet5": LeNet5, "resnet20": ResNet20, "WithLoss": WithLoss}
+    return {"lenet5": LeNet5, "resnet20": ResNet20, "mobilenet_v2": mobilenet_v2,
+            "transformer": Transformer, "WithLoss": WithLoss}
 
 
 def export_training_network(name, net_dir, torch, onnx):
@@ -335,7 +367,11 @@ def export_training_network(name, net_dir, torch, onnx):
     model.train()
     n = TRAINING_SETTINGS["batch"]
     g = torch.Generator().manual_seed(TRAINING_SETTINGS["input_seed"])
-    x = torch.randn(n, *TRAINING_SETTINGS["input_shapes"][name], generator=g)
+    shape = TRAINING_SETTINGS["input_shapes"][name]
+    if name == "transformer":  # token ids
+        x = torch.randint(0, TRAINING_SETTINGS["token_vocabulary"], (n, *shape), generator=g)
+    else:
+        x = torch.randn(n, *shape, generator=g)
     labels = torch.randint(0, 10, (n,), generator=g)
 
     model_path = os.path.join(net_dir, "model.onnx")
@@ -387,19 +423,23 @@ def export_training_network(name, net_dir, torch, onnx):
     # ~4e-2 relative after the BatchNorm backward at batch 4).
     model64 = copy.deepcopy(model).double()
     model64.zero_grad(set_to_none=True)
-    model64(x.double(), labels).backward()
+    model64(x if not x.is_floating_point() else x.double(), labels).backward()
     grads64 = dict(model64.named_parameters())
 
     np.save(os.path.join(net_dir, "x.npy"), x.numpy())
     np.save(os.path.join(net_dir, "labels.npy"), labels.numpy())
     np.save(os.path.join(net_dir, "loss.npy"), loss.detach().numpy())
     os.makedirs(os.path.join(net_dir, "grads"))
+    os.makedirs(os.path.join(net_dir, "grads32"))
     os.makedirs(os.path.join(net_dir, "state"))
-    gradients, states = {}, {}
+    gradients, gradients32, states = {}, {}, {}
     for pname, p in model.named_parameters():
         rel = f"grads/{pname}.npy"
         np.save(os.path.join(net_dir, rel), grads64[pname].grad.numpy())
         gradients[pname] = rel
+        rel32 = f"grads32/{pname}.npy"  # PyTorch's float32 gradients: its own rounding
+        np.save(os.path.join(net_dir, rel32), p.grad.numpy())
+        gradients32[pname] = rel32
     for sname, t in sorted(state.items()):
         rel = f"state/{sname}.npy"
         np.save(os.path.join(net_dir, rel), t.detach().numpy())
@@ -411,7 +451,7 @@ def export_training_network(name, net_dir, torch, onnx):
         "nodes": len(proto.graph.node),
         "parameters": sum(p.numel() for p in model.parameters()),
         "model_bytes": os.path.getsize(model_path),
-        "gradients": gradients, "state": states,
+        "gradients": gradients, "gradients_float32": gradients32, "state": states,
     }
 
 

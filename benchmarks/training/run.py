@@ -6,8 +6,10 @@
         [--baseline-setting NAME=VALUE ...]
 
 Networks (scripts/make_models.py training exports, loss in the graph):
-  lenet5    batch 64, the first 64 Fashion-MNIST training images (/255) and labels
-  resnet20  batch 128, synthetic N(0,1) 3x32x32 images and uniform labels (seed 0)
+  lenet5        batch 64, the first 64 Fashion-MNIST training images (/255) and labels
+  resnet20      batch 128, synthetic N(0,1) 3x32x32 images and uniform labels (seed 0)
+  mobilenet_v2  batch 32, synthetic N(0,1) 3x224x224 images and uniform labels (seed 0)
+  transformer   batch 32, uniform token ids [32, 128] below 8000 and labels (seed 0)
 Per round (fresh processes; the order of the two sides alternates between
 rounds), per network and thread count: benchmarks/training_step.cc
 (bench_training_step) and benchmarks/training/torch_step.py, each `--warmup`
@@ -43,7 +45,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 FASHION = "/usr/share/datasets/fashion-mnist"
-NETWORKS = {"lenet5": 64, "resnet20": 128}
+NETWORKS = {"lenet5": 64, "resnet20": 128, "mobilenet_v2": 32, "transformer": 32}
 CHECK_TOLERANCE = 1e-4
 
 
@@ -71,9 +73,15 @@ def make_data(network, batch, out_dir):
         x = (x.astype(np.float32) / 255.0).reshape(batch, 1, 28, 28)
         labels = labels.astype(np.int64)
         source = f"Fashion-MNIST train[0:{batch}]"
-    else:
+    elif network == "transformer":
         rng = np.random.default_rng(0)
-        x = rng.standard_normal((batch, 3, 32, 32), dtype=np.float32)
+        x = rng.integers(0, 8000, size=(batch, 128)).astype(np.int64)
+        labels = rng.integers(0, 10, size=batch).astype(np.int64)
+        source = "uniform token ids below 8000, seed 0"
+    else:
+        side = 32 if network == "resnet20" else 224
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal((batch, 3, side, side), dtype=np.float32)
         labels = rng.integers(0, 10, size=batch).astype(np.int64)
         source = "synthetic N(0,1), seed 0"
     xp, lp = os.path.join(out_dir, f"{network}_x.npy"), os.path.join(out_dir, f"{network}_labels.npy")

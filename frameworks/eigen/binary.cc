@@ -160,56 +160,36 @@ class ArithOp final : public Operator {
     return std::vector<bool>(n, true);
   }
 
+  // Gradients nobody needs (a constant exponent, a constant divisor) are
+  // not computed and left undefined.
+  void set_required_gradients(const std::vector<bool>& required) override { required_ = required; }
+
   // Per block: a contiguous operand's gradient block is accumulated as is, a
   // scalar operand's gradient gets the block's sum (adjoint of broadcasting).
+  // Scalar operands stay scalars in the expressions (no per-block vectors).
   void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
                 std::span<Tensor> gx) override {
     if (!gy[0].defined()) return;
     Blocks p = blocks(in);
+    const bool want_a = required(0), want_b = required(1);
     dispatch(
         in[0].dtype(),
         [&](auto tag) {
           using T = decltype(tag);
+          T* pda = want_a ? zeros<T>(gx, 0, in[0]) : nullptr;
+          T* pdb = want_b ? zeros<T>(gx, 1, in[1]) : nullptr;
+          if (!want_a) gx[0] = Tensor();
+          if (!want_b) gx[1] = Tensor();
           const T* pa = in[0].data<T>();
           const T* pb = in[1].data<T>();
           const T* pg = gy[0].data<T>();
-          Tensor& da = ops::ensure_output(gx, 0, in[0].dtype(), in[0].shape());
-          Tensor& db = ops::ensure_output(gx, 1, in[1].dtype(), in[1].shape());
-          T* pda = da.data<T>();
-          T* pdb = db.data<T>();
-          VecMap<T>(pda, da.numel()).setZero();
-          VecMap<T>(pdb, db.numel()).setZero();
           const int64_t n = p.inner;
-          auto acc = [n](T* d, bool vec, const auto& expr) {
-            if (vec)
-              VecMap<T>(d, n) += expr;
-            else
-              d[0] += expr.sum();
-          };
           for_each_block(p, [&](int64_t i, int64_t oa, int64_t ob) {
-            CVecMap<T> g(pg + i * n, n);
-            // An operand's values over the block (broadcast if scalar).
-            auto values = [n](const T* v, bool vec) {
-              return vec ? Vec<T>(CVecMap<T>(v, n)) : Vec<T>::Constant(n, v[0]);
-            };
-            if constexpr (K == Arith::Add || K == Arith::Sub) {
-              acc(pda + oa, p.a_vec, g);
-              if constexpr (K == Arith::Add)
-                acc(pdb + ob, p.b_vec, g);
-              else
-                acc(pdb + ob, p.b_vec, -g);
-            } else if constexpr (K == Arith::Mul) {
-              acc(pda + oa, p.a_vec, g * values(pb + ob, p.b_vec));
-              acc(pdb + ob, p.b_vec, g * values(pa + oa, p.a_vec));
-            } else if constexpr (K == Arith::Div) {
-              const Vec<T> av = values(pa + oa, p.a_vec), bv = values(pb + ob, p.b_vec);
-              acc(pda + oa, p.a_vec, g / bv);
-              acc(pdb + ob, p.b_vec, -g * av / (bv * bv));
-            } else {  // d(a^b)/da = b a^(b-1); d(a^b)/db = a^b log a, 0 at a == 0
-              const Vec<T> av = values(pa + oa, p.a_vec), bv = values(pb + ob, p.b_vec);
-              acc(pda + oa, p.a_vec, g * bv * av.pow(bv - T(1)));
-              acc(pdb + ob, p.b_vec, (av == T(0)).select(T(0), g * av.pow(bv) * av.log()));
-            }
+            const CVecMap<T> g(pg + i * n, n);
+            with_operands<T>(p, pa + oa, pb + ob, n, [&](const auto& a, const auto& b) {
+              if (pda) accumulate<T>(pda + oa, p.a_vec, n, grad_a<T>(g, a, b));
+              if (pdb) accumulate<T>(pdb + ob, p.b_vec, n, grad_b<T>(g, a, b));
+            });
           });
         },
         node_);
@@ -225,7 +205,85 @@ class ArithOp final : public Operator {
     return p;
   }
 
+  bool required(size_t k) const { return required_.size() <= k || required_[k]; }
+
+  template <class T>
+  static T* zeros(std::span<Tensor> gx, size_t k, const Tensor& like) {
+    Tensor& d = ops::ensure_output(gx, k, like.dtype(), like.shape());
+    VecMap<T>(d.data<T>(), d.numel()).setZero();
+    return d.data<T>();
+  }
+
+  // f(a, b) with each operand a block map, or its one value when it
+  // broadcasts over the block.
+  template <class T, class F>
+  static void with_operands(const Blocks& p, const T* a, const T* b, int64_t n, F f) {
+    if (p.a_vec && p.b_vec)
+      f(CVecMap<T>(a, n), CVecMap<T>(b, n));
+    else if (p.a_vec)
+      f(CVecMap<T>(a, n), b[0]);
+    else if (p.b_vec)
+      f(a[0], CVecMap<T>(b, n));
+    else
+      f(Vec<T>::Constant(n, a[0]), b[0]);
+  }
+
+  template <class T, class E>
+  static void accumulate(T* d, bool vec, int64_t n, const E& e) {
+    if (vec)
+      VecMap<T>(d, n) += e;
+    else
+      d[0] += e.sum();
+  }
+
+  // d(op)/da and d(op)/db times g (d(a^b)/db = a^b log a, 0 at a == 0; a
+  // scalar exponent 1, 2, 3 differentiates exactly).
+  template <class T, class G, class A, class B>
+  static auto grad_a(const G& g, const A& a, const B& b) {
+    if constexpr (K == Arith::Add || K == Arith::Sub) {
+      return g + T(0);
+    } else if constexpr (K == Arith::Mul) {
+      return g * b;
+    } else if constexpr (K == Arith::Div) {
+      return g / b;
+    } else if constexpr (std::is_arithmetic_v<B>) {
+      return Vec<T>(b == T(1)   ? Vec<T>(g)
+                    : b == T(2) ? Vec<T>(T(2) * g * a)
+                    : b == T(3) ? Vec<T>(T(3) * g * a.square())
+                                : Vec<T>(g * b * power(a, b - T(1))));
+    } else {
+      return Vec<T>(g * b * power(a, b - T(1)));
+    }
+  }
+  template <class T, class G, class A, class B>
+  static auto grad_b(const G& g, const A& a, const B& b) {
+    if constexpr (K == Arith::Add) {
+      return g + T(0);
+    } else if constexpr (K == Arith::Sub) {
+      return -g;
+    } else if constexpr (K == Arith::Mul) {
+      return g * a;
+    } else if constexpr (K == Arith::Div) {
+      return -g * a / (b * b);
+    } else {
+      Vec<T> av(g.size());  // the block's values of a
+      if constexpr (std::is_arithmetic_v<A>)
+        av.setConstant(a);
+      else
+        av = a;
+      return Vec<T>((av == T(0)).select(T(0), g * power(av, b) * av.log()));
+    }
+  }
+  template <class A, class B>
+  static auto power(const A& a, const B& b) {
+    if constexpr (std::is_arithmetic_v<A>)
+      return Eigen::pow(a, b);
+    else
+      return a.pow(b);
+  }
+
   std::string node_;
+  std::vector<bool> required_;  // set_required_gradients; empty: all
 };
 
 }  // namespace

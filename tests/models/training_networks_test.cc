@@ -1,9 +1,11 @@
-// The training exports of scripts/make_models.py (LeNet-5, ResNet-20 with the
-// loss in the graph, BatchNormalization in training mode): loss, gradients and
+// The training exports of scripts/make_models.py (LeNet-5, ResNet-20,
+// MobileNetV2 and a transformer encoder with the loss in the graph,
+// BatchNormalization in training mode): loss, gradients and
 // running-statistics updates of the reference and optimized executors
 // against PyTorch.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <ostream>
@@ -41,13 +43,22 @@ class TrainingNetworks : public ::testing::TestWithParam<Case> {
   static void SetUpTestSuite() { frameworks::register_all(); }
 };
 
-// |a - b| <= tol * max(1, max|b|) elementwise.
-void expect_close(const Tensor& a, const Tensor& b, double tol, const std::string& what) {
-  ASSERT_EQ(a.shape(), b.shape()) << what;
-  double scale = std::max(1.0, max_abs(b)), worst = 0;
+double max_abs_difference(const Tensor& a, const Tensor& b) {
+  double worst = 0;
   for (int64_t i = 0; i < a.numel(); ++i)
     worst = std::max(worst, std::fabs(a.at_as_double(i) - b.at_as_double(i)));
-  EXPECT_LE(worst, tol * scale) << what;
+  return worst;
+}
+
+// |a - b| <= tol * max(1, max|b|) elementwise, or, where float32 rounding
+// alone takes PyTorch further from b (the float64 result) than that, no
+// more than 4x as far as PyTorch's float32 result `b32` is.
+void expect_close(const Tensor& a, const Tensor& b, double tol, const std::string& what,
+                  const Tensor* b32 = nullptr) {
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  double allowed = tol * std::max(1.0, max_abs(b));
+  if (b32) allowed = std::max(allowed, 4 * max_abs_difference(*b32, b));
+  EXPECT_LE(max_abs_difference(a, b), allowed) << what;
 }
 
 }  // namespace
@@ -72,11 +83,23 @@ TEST_P(TrainingNetworks, LossGradientsAndRunningStatsMatchPyTorch) {
   auto result = exec->inference_and_backprop(feeds, "loss");
   Tensor loss = read_npy((dir / "loss.npy").string());
   expect_close(result.outputs.at("loss").view({1}), loss.view({1}), 1e-4, "loss");
+  double squared_error = 0, squared_norm = 0;  // over every parameter
   for (const auto& [name, rel] : entry.at("gradients").items()) {
     ASSERT_TRUE(result.gradients.count(name)) << name;
-    expect_close(result.gradients.at(name), read_npy((dir / rel.get<std::string>()).string()), 1e-4,
-                 "gradient of " + name);
+    const Tensor& got = result.gradients.at(name);
+    const Tensor exact = read_npy((dir / rel.get<std::string>()).string());
+    const Tensor torch32 =
+        read_npy((dir / entry.at("gradients_float32").at(name).get<std::string>()).string());
+    expect_close(got, exact, 1e-4, "gradient of " + name, &torch32);
+    for (int64_t i = 0; i < exact.numel(); ++i) {
+      const double d = got.at_as_double(i) - exact.at_as_double(i);
+      squared_error += d * d;
+      squared_norm += exact.at_as_double(i) * exact.at_as_double(i);
+    }
   }
+  // All gradients together within 1e-2 relative of float64 (PyTorch's own
+  // float32 gradients: 6.3e-3 on MobileNetV2 at batch 4, the worst here).
+  EXPECT_LE(std::sqrt(squared_error / squared_norm), 1e-2);
   for (const auto& u : updates) {
     ASSERT_TRUE(entry.at("state").contains(u.initializer)) << u.initializer;
     Tensor expected =
@@ -103,10 +126,10 @@ TEST(TrainingNetworksState, ResNet20HasTwoUpdatesPerBatchNorm) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, TrainingNetworks,
-                         ::testing::Values(Case{"lenet5", "reference"}, Case{"lenet5", "optimized"},
-                                           Case{"resnet20", "reference"},
-                                           Case{"resnet20", "optimized"}),
-                         [](const auto& info) {
-                           return info.param.network + "_" + info.param.executor;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    All, TrainingNetworks,
+    ::testing::Values(Case{"lenet5", "reference"}, Case{"lenet5", "optimized"},
+                      Case{"resnet20", "reference"}, Case{"resnet20", "optimized"},
+                      Case{"mobilenet_v2", "reference"}, Case{"mobilenet_v2", "optimized"},
+                      Case{"transformer", "reference"}, Case{"transformer", "optimized"}),
+    [](const auto& info) { return info.param.network + "_" + info.param.executor; });
