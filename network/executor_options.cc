@@ -107,6 +107,7 @@ const std::vector<Field>& fields() {
       field("executor.fold_batchnorm", &ExecutorOptions::fold_batchnorm),
       field("executor.channels_last", &ExecutorOptions::channels_last),
       field("executor.fuse_post_ops", &ExecutorOptions::fuse_post_ops),
+      field("executor.fuse_patterns", &ExecutorOptions::fuse_patterns),
       field("executor.node_threads", &ExecutorOptions::node_threads),
       model_field("executor.thread_model.wake_seconds", &NodeThreadModel::wake_seconds),
       model_field("executor.thread_model.spin_seconds", &NodeThreadModel::spin_seconds),

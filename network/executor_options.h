@@ -36,8 +36,12 @@ struct ExecutorOptions {
   bool buffer_reuse = true;    // intermediates share buffer slots by liveness
   bool fold_batchnorm = true;  // Conv -> BatchNormalization folded into the Conv
   bool channels_last = true;   // NHWC between nodes whose backend declares channels_last
-  bool fuse_post_ops = true;   // Conv [-> Add] [-> Relu|Clip] fused where declared
-  bool node_threads = true;    // small nodes on one thread (node_threads.h)
+  bool fuse_post_ops =
+      true;  // Conv/MatMul/Gemm [-> bias] [-> Add] [-> activations] fused where declared
+  // Inference and backprop plans: exported LayerNorm and GELU subgraphs run
+  // as one LayerNormalization / ai.deep500 Gelu node (plan_rewrites.h).
+  bool fuse_patterns = true;
+  bool node_threads = true;  // small nodes on one thread (node_threads.h)
   NodeThreadModel thread_model;
   IdleThreads idle_threads = IdleThreads::from_environment;
 

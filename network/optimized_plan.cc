@@ -237,12 +237,20 @@ class PlanBuilder {
     };
     using Caps = ops::BackendCapabilities;
     KnownShapes shapes;
-    if (hinted_) {
+    if (hinted_ || options_.fuse_patterns) {
       std::map<std::string, Shape> feed_shapes;
       for (const auto& [name, t] : feeds_) feed_shapes[name] = t.shape();
       shapes = infer_value_shapes(model_, feed_shapes);
     }
     PlanGraph graph(items_, graph_outputs_, constant, shapes);
+    if (options_.fuse_patterns)
+      recognize_patterns(graph, [&](const std::string& domain, const std::string& op, int opset) {
+        const auto& all = options_.backends.empty() ? ops::Registry::global().default_preference()
+                                                    : options_.backends;
+        return std::any_of(all.begin(), all.end(), [&](const std::string& b) {
+          return ops::Registry::global().has(domain, op, opset, b);
+        });
+      });
     if (hinted_) fold_pads(graph);
     if (hinted_ && options_.fuse_post_ops && any_declares(options_.backends, &Caps::post_op_fusion))
       fuse_post_ops(graph, rank4_constant);
@@ -269,11 +277,11 @@ class PlanBuilder {
   void plan_item(const PlanItem& item) {
     if (item.skip) return;
     const onnx::NodeProto& node = item.node;
+    for (const auto& r : item.also) p_.entries.push_back({-1, r});
     if (!item.note.empty()) {
       p_.entries.push_back({-1, {node.name(), node.op_type(), item.note}});
       return;
     }
-    for (const auto& r : item.also) p_.entries.push_back({-1, r});
     Plan::Step s = make_step(node, item.opset);
     std::vector<TensorDesc> descs;
     const bool all_const = bind_inputs(s, descs) || reads_fixed_shape(s);

@@ -32,6 +32,7 @@ bool unary_activation(const PlanGraph& g, const std::string& v, ActivationChain&
   if (op == "Tanh") acts = {{"tanh"}};
   if (op == "HardSwish") acts = {{"hardswish"}};
   if (op == "Softplus") acts = {{"soft_relu"}};
+  if (op == "Gelu" && n.domain() == kDeep500Domain) acts = {{"gelu_erf"}};
   if (op == "HardSigmoid")
     acts = {{"linear", float_attribute(n, "alpha", 0.2f), float_attribute(n, "beta", 0.5f)},
             {"clip", 0.f, 1.f}};
@@ -66,7 +67,9 @@ bool swish(const PlanGraph& g, const std::string& v, ActivationChain& c) {
 
 // GELU as exported: e = Erf(v / sqrt 2) (or v * 1/sqrt 2), a = e + 1, then
 // y = (v * a) * 0.5 or y = (v * 0.5) * a.
-bool gelu(const PlanGraph& g, const std::string& v, ActivationChain& c) {
+}  // namespace
+
+bool match_gelu(const PlanGraph& g, const std::string& v, ActivationChain& c) {
   if (!g.open(v, 2)) return false;
   auto rs = g.readers(v);
   auto scaled = [&](PlanItem* d) {
@@ -102,10 +105,8 @@ bool gelu(const PlanGraph& g, const std::string& v, ActivationChain& c) {
   return true;
 }
 
-}  // namespace
-
 bool extend_activations(const PlanGraph& g, ActivationChain& c) {
-  return unary_activation(g, c.out, c) || swish(g, c.out, c) || gelu(g, c.out, c);
+  return unary_activation(g, c.out, c) || swish(g, c.out, c) || match_gelu(g, c.out, c);
 }
 
 void set_activations(onnx::NodeProto& node, const std::vector<hints::PostActivation>& acts) {

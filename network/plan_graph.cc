@@ -76,7 +76,8 @@ bool PlanGraph::open(const std::string& name, size_t n) const {
   size_t count = it == readers_.end() ? 0 : it->second.size();
   for (size_t i = 0; it != readers_.end() && i < it->second.size(); ++i) {
     const PlanItem& r = items_[it->second[i]];
-    if (!r.note.empty() || r.skip || !default_domain(r.node)) return false;
+    if (!r.note.empty() || r.skip || !(default_domain(r.node) || r.node.domain() == kDeep500Domain))
+      return false;
   }
   return count == n;
 }

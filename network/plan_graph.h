@@ -14,6 +14,7 @@
 
 #include "deep/tensor.h"
 #include "network/reference_executor.h"
+#include "operators/node.h"
 
 namespace deep500::network {
 
@@ -51,7 +52,7 @@ class PlanGraph {
   // The live item producing `name` (null for graph inputs and constants).
   PlanItem* producer(const std::string& name) const;
   // Whether `name` is no graph output and is read exactly `n` times, all by
-  // live default-domain nodes (what a fusion may swallow).
+  // live default-domain (or ai.deep500) nodes (what a fusion may swallow).
   bool open(const std::string& name, size_t n) const;
   // The only reader of `name` when open(name, 1) and it is an `op` node.
   PlanItem* only_reader(const std::string& name, const char* op) const;
@@ -75,6 +76,8 @@ class PlanGraph {
   std::map<std::string, const onnx::NodeProto*> constant_nodes_;
   std::map<std::string, size_t> producers_;
 };
+
+using ops::kDeep500Domain;  // deep500's own operators (Gelu, ...)
 
 // Node predicates of the rewrites.
 bool default_domain(const onnx::NodeProto& n);

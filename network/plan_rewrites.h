@@ -48,6 +48,20 @@ struct ActivationChain {
 // bounds, SiLU (Sigmoid + Mul) and GELU (Div or Mul, Erf, Add, Mul, Mul).
 bool extend_activations(const PlanGraph& g, ActivationChain& chain);
 
+// GELU as exported reading `v` (Div or Mul, Erf, Add, Mul, Mul): extends
+// `chain` by gelu_erf and its five nodes.
+bool match_gelu(const PlanGraph& g, const std::string& v, ActivationChain& chain);
+
+// Exported LayerNorm chains (ReduceMean, Sub, Pow 2, ReduceMean, Add epsilon,
+// Sqrt, Div, Mul by a scale, optionally Add a bias, over trailing axes)
+// become one LayerNormalization node (opset 17) and exported GELU one
+// ai.deep500 Gelu node, at the chain's last node; the others are recorded as
+// fused-into-layernorm:<node> / fused-into-gelu:<node>, where `available`
+// says a listed backend has the op (domain, op type, opset). Runs on
+// inference and backprop plans (the kernels have backward()).
+using OpAvailable = std::function<bool(const std::string&, const std::string&, int)>;
+void recognize_patterns(PlanGraph& graph, const OpAvailable& available);
+
 // Writes the post-op activation hints onto a node.
 void set_activations(onnx::NodeProto& node, const std::vector<ops::hints::PostActivation>& acts);
 

@@ -183,10 +183,14 @@ Cost fused_cost(const NodeSpec& node, std::span<const TensorDesc> in, const char
 
 Cost cost(const NodeSpec& node, std::span<const TensorDesc> inputs) {
   try {
-    if (node.domain == "ai.deep500" && node.op_type == "FusedConv")
+    if (node.domain == kDeep500Domain && node.op_type == "FusedConv")
       return fused_cost(node, inputs, "Conv", 11);
-    if (node.domain == "ai.deep500" && node.op_type == "FusedGemm")
+    if (node.domain == kDeep500Domain && node.op_type == "FusedGemm")
       return fused_cost(node, inputs, "Gemm", 13);
+    if (node.domain == kDeep500Domain && node.op_type == "Gelu" && !inputs.empty()) {
+      const double bytes = cost_detail::bytes_of(inputs[0]);  // Y is X's size
+      return {static_cast<double>(numel(inputs[0].shape)), 2 * bytes};
+    }
     return model_cost(Io{node, inputs, infer_outputs(node, inputs)});
   } catch (const std::exception&) {
     return Cost{};  // an element type code deep500 does not know

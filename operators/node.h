@@ -75,6 +75,9 @@ class Attributes {
   std::string owner_;
 };
 
+// The domain of deep500's own operators (Gelu, FusedConv, FusedGemm).
+inline constexpr const char* kDeep500Domain = "ai.deep500";
+
 struct NodeSpec {
   std::string name;
   std::string domain;  // "" is the default ai.onnx domain

@@ -14,6 +14,10 @@ ops::NodeSpec OpSpec::node() const {
   for (size_t i = 0; i < inputs.size(); ++i)
     proto.add_input(inputs[i].absent ? "" : "x" + std::to_string(i));
   for (int i = 0; i < num_outputs; ++i) proto.add_output("y" + std::to_string(i));
+  if (domain == ops::kDeep500Domain) {  // deep500's own operators have no ONNX schema
+    DEEP500_CHECK(attributes.empty(), label, ": ", domain, " specs take no attributes");
+    return ops::node_from_onnx(proto, opset);
+  }
   const auto* schema = onnx::OpSchemaRegistry::Schema(op_type, opset, domain);
   DEEP500_CHECK(schema, label, ": no ONNX schema for ", op_type, " at opset ", opset);
   std::istringstream in(attributes);
@@ -102,6 +106,8 @@ std::vector<OpSpec> build() {
   for (const char* op : {"Neg", "Abs", "Exp", "Sin", "Cos", "Tan", "Atan", "Sinh", "Cosh", "Asinh",
                          "Erf", "Sigmoid", "Tanh", "Relu", "Softsign", "Softplus", "HardSwish"})
     v.push_back(spec(op, op, {f({2, 3, 4}, -2, 2)}));
+  v.push_back(spec("Gelu", "Gelu", {f({2, 3, 4}, -3, 3)}, "", 1));
+  v.back().domain = ops::kDeep500Domain;
   for (const char* op : {"Sqrt", "Log", "Reciprocal"})
     v.push_back(spec(op, op, {f({2, 3}, 0.5, 3)}));
   for (const char* op : {"Asin", "Acos", "Atanh"})
@@ -194,6 +200,8 @@ std::vector<OpSpec> build() {
                    "epsilon=0.001 training_mode=1", 15));
   v.push_back(spec("LayerNormalization", "LayerNormalization", {f({2, 3, 4}), f({4}), f({4})},
                    "axis=-1 epsilon=0.00001"));
+  v.push_back(spec("LayerNormalization/two_axes_no_bias", "LayerNormalization",
+                   {f({2, 3, 5}), f({3, 5})}, "axis=1 epsilon=0.001"));
   v.push_back(
       spec("InstanceNormalization", "InstanceNormalization", {f({2, 3, 4, 4}), f({3}), f({3})}));
   v.push_back(spec("LRN", "LRN", {f({1, 5, 3, 3}, 0, 1)}, "size=3 alpha=0.001 beta=0.75 bias=1.0"));

@@ -53,11 +53,13 @@ void dispatch(DataType t, F&& f, const std::string& what) {
 // Registers Op for ai.onnx `op_type`, opsets [since, until], backend
 // "eigen", built by the registry's refusal contract (ops::make_factory).
 template <class Op>
-void add_kernel(Registry& r, const std::string& op_type, int since = 1, int until = INT_MAX) {
-  r.add({"", op_type, since, until, "eigen", "eigen:" + op_type, ops::make_factory<Op>()});
+void add_kernel(Registry& r, const std::string& op_type, int since = 1, int until = INT_MAX,
+                const std::string& domain = "") {
+  r.add({domain, op_type, since, until, "eigen", "eigen:" + op_type, ops::make_factory<Op>()});
 }
 
 void register_gemm(Registry& r);
+void register_layer_norm(Registry& r);
 void register_binary(Registry& r);
 void register_unary(Registry& r);
 void register_softmax(Registry& r);

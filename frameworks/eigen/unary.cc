@@ -1,8 +1,11 @@
 // Element-wise Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Abs, Neg (opset >= 6), Erf (GELU in
-// exported graphs, opset >= 9),
+// exported graphs, opset >= 9), ai.deep500 Gelu (x Phi(x), what the optimized
+// executor makes of exported GELU graphs),
 // forward and backward, as vectorized Eigen array expressions over the whole
 // tensor viewed as 1-D. Derivatives use the forward output where it is
 // cheaper (sigmoid, tanh, exp, sqrt) and recompute it when absent.
+#include <cmath>
+
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include "frameworks/eigen/common.h"
@@ -10,7 +13,7 @@
 namespace deep500::eigen {
 namespace {
 
-enum class Fn { Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Abs, Neg, Erf };
+enum class Fn { Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Abs, Neg, Erf, Gelu };
 
 template <Fn K, class X>
 auto value(const X& x) {
@@ -24,6 +27,7 @@ auto value(const X& x) {
   if constexpr (K == Fn::Abs) return x.abs();
   if constexpr (K == Fn::Neg) return -x;
   if constexpr (K == Fn::Erf) return x.erf();
+  if constexpr (K == Fn::Gelu) return T(0.5) * x * (T(1) + (x * T(M_SQRT1_2)).erf());
 }
 
 template <Fn K>
@@ -69,6 +73,9 @@ class UnaryOp final : public Operator {
           if constexpr (K == Fn::Abs) d = g * x.sign();
           if constexpr (K == Fn::Neg) d = -g;
           if constexpr (K == Fn::Erf) d = g * T(1.1283791670955126) * (-x.square()).exp();
+          if constexpr (K == Fn::Gelu)  // Phi(x) + x phi(x)
+            d = g * (T(0.5) * (T(1) + (x * T(M_SQRT1_2)).erf()) +
+                     x * (T(-0.5) * x.square()).exp() * T(0.3989422804014327));
           if constexpr (K == Fn::Sigmoid || K == Fn::Tanh || K == Fn::Exp || K == Fn::Sqrt) {
             Vec<T> computed;
             const T* py = nullptr;
@@ -105,6 +112,7 @@ void register_unary(Registry& r) {
   add_kernel<UnaryOp<Fn::Abs>>(r, "Abs", 6);
   add_kernel<UnaryOp<Fn::Neg>>(r, "Neg", 6);
   add_kernel<UnaryOp<Fn::Erf>>(r, "Erf", 9);
+  add_kernel<UnaryOp<Fn::Gelu>>(r, "Gelu", 1, INT_MAX, ops::kDeep500Domain);
 }
 
 }  // namespace deep500::eigen

@@ -12,6 +12,7 @@
 #include "deep/tensor.h"
 #include "network/model.h"
 #include "network/passes/pass.h"
+#include "operators/node.h"
 
 namespace deep500::network::passes {
 
@@ -23,7 +24,7 @@ std::unique_ptr<GraphPass> make_conv_gemm_fusion();
 std::unique_ptr<GraphPass> make_dead_code_elimination();
 
 // The domain of the fused operators the fusion pass introduces.
-inline constexpr const char* kDeep500Domain = "ai.deep500";
+using ops::kDeep500Domain;
 
 // True for an ai.onnx node of type `op`.
 bool is_op(const onnx::NodeProto& n, const char* op);

@@ -1,7 +1,9 @@
 // Activation functions (+ backward): Relu, Sigmoid, Tanh, Elu, Selu, LeakyRelu,
 // ThresholdedRelu, HardSigmoid, HardSwish, Softplus, Softsign, Celu, Shrink,
 // PRelu (broadcast slope) and Clip (bounds as attributes before opset 11,
-// optional inputs from 11). Floating values are computed in double.
+// optional inputs from 11), and ai.deep500 Gelu. Floating values are
+// computed in double.
+#include <cmath>
 #include <limits>
 
 #include "frameworks/reference/kernels/common.h"
@@ -149,6 +151,19 @@ struct SoftplusF {
     return std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x)));
   }
   static double df(double x, const Params&) { return sigmoid(x); }
+};
+// ai.deep500 Gelu (the exact, erf form; ONNX has no Gelu before opset 20):
+// x Phi(x), Phi the standard normal CDF; the optimized executor recognizes
+// it in exported graphs (network/plan_patterns.cc).
+struct GeluF {
+  static constexpr bool kIntegers = false;
+  static Params params(const ops::Attributes&) { return {}; }
+  static double f(double x, const Params&) { return 0.5 * x * std::erfc(-x * M_SQRT1_2); }
+  // Phi(x) + x phi(x)
+  static double df(double x, const Params&) {
+    return 0.5 * std::erfc(-x * M_SQRT1_2) +
+           x * std::exp(-0.5 * x * x) * 0.5 * M_2_SQRTPI * M_SQRT1_2;
+  }
 };
 struct SoftsignF {
   static constexpr bool kIntegers = false;
@@ -429,6 +444,7 @@ void register_activations(Registry& r) {
   add_kernel<ActivationOp<ShrinkF>>(r, "Shrink");
   add_kernel<PReluOp>(r, "PRelu");
   add_kernel<ClipOp>(r, "Clip");
+  add_kernel<ActivationOp<GeluF>>(r, "Gelu", 1, INT_MAX, ops::kDeep500Domain);
 }
 
 }  // namespace deep500::reference

@@ -198,7 +198,7 @@ class FusedOp final : public Operator {
 };
 
 void add_fused(Registry& r, const std::string& op, const std::string& base, int base_opset) {
-  r.add({"ai.deep500", op, 1, INT_MAX, "reference", "reference:" + op,
+  r.add({ops::kDeep500Domain, op, 1, INT_MAX, "reference", "reference:" + op,
          ops::make_factory<FusedOp>(std::cref(r), base, base_opset)});
 }
 

@@ -118,12 +118,24 @@ class DropoutOp final : public Operator {
     }
     DEEP500_CHECK(ratio_ >= 0.0f && ratio_ < 1.0f, node_, ": ratio must be in [0, 1), got ",
                   ratio_);
+    Tensor& y = ops::ensure_output(out, 0, x.dtype(), x.shape());
+    const bool drop = training_ && ratio_ > 0.0f;
+    if (!drop) {  // the identity (no random draws either way): a copy, a mask of ones
+      y.copy_from(x);
+      mask_ = Tensor();
+      if (out.size() > 1) {
+        Tensor ones(DataType::Bool, x.shape());
+        std::fill_n(ones.data<bool>(), ones.numel(), true);
+        const DataType mt = opset_ < 10 ? x.dtype() : DataType::Bool;  // before 10: data's type
+        ops::ensure_output(out, 1, mt, x.shape())
+            .copy_from(mt == DataType::Bool ? ones : ones.cast(mt));
+      }
+      return;
+    }
     // The mask is kept for backward even when the node does not output it.
     mask_ = Tensor(DataType::Bool, x.shape());
     bool* m = mask_.data<bool>();
-    Tensor& y = ops::ensure_output(out, 0, x.dtype(), x.shape());
-    const bool drop = training_ && ratio_ > 0.0f;
-    for (int64_t i = 0; i < x.numel(); ++i) m[i] = !drop || uniform() >= ratio_;
+    for (int64_t i = 0; i < x.numel(); ++i) m[i] = uniform() >= ratio_;
     const double scale = drop ? 1.0 / (1.0 - ratio_) : 1.0;
     dispatch_float(
         x.dtype(),
@@ -149,6 +161,10 @@ class DropoutOp final : public Operator {
     const Tensor& x = in[0];
     gx[0] = Tensor(x.dtype(), x.shape());
     if (!gy[0].defined()) return;
+    if (!(training_ && ratio_ > 0.0f)) {  // the forward was the identity
+      gx[0].copy_from(gy[0]);
+      return;
+    }
     // Prefer the mask the forward pass returned; fall back to the kept one.
     Tensor mask = out.size() > 1 && out[1].defined() ? out[1] : mask_;
     DEEP500_CHECK(mask.defined() && mask.shape() == x.shape(), node_,
