@@ -12,7 +12,8 @@
 #        in-process communicator and the distributed schemes' threads, and the
 #        optimized executor's parallel kernels
 #
-# ctest runs the address build and tests (labels sanitize and fuzz). The
+# ctest runs the address build and tests (labels sanitize and fuzz) when
+# configured with -DDEEP500_SANITIZER_TESTS=ON. The
 # libtorch plugin, CUDA and benchmarks are left out of both builds.
 set -euo pipefail
 step=${1:-} mode=${2:-} build=${3:-}

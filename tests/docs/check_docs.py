@@ -140,7 +140,8 @@ class Checker:
         self.failures.append(f"{where}: {message}")
 
     def run(self, argv, cwd, env, timeout=None):
-        """(exit code or None on timeout, output). `> FILE` in argv sends stdout there."""
+        """(exit code or None on timeout, output). `> FILE` in argv sends stdout there.
+        On timeout the process group gets SIGTERM, then SIGKILL a minute later."""
         stdout = subprocess.PIPE
         if ">" in argv:
             k = argv.index(">")
@@ -153,8 +154,14 @@ class Checker:
             out, err = p.communicate(timeout=timeout)
             return p.returncode, out if out is not None else err
         except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            out, err = p.communicate()
+            # As a user's Ctrl-C would: deep500 records the run as
+            # interrupted (later lines, `compare 1 2`, may refer to it).
+            os.killpg(p.pid, signal.SIGTERM)
+            try:
+                out, err = p.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                out, err = p.communicate()
             return None, out if out is not None else err
 
     def deep500_help(self, binary, words):

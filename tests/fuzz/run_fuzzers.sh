@@ -13,14 +13,17 @@
 # harness from a fixed seed: the same inputs on every machine, so CI fails
 # only when a change breaks a reader, not when a random run gets lucky; new
 # bugs are the longer runs' job: run_fuzzers.sh BUILD WORK 600 [HARNESS...].
-# Usage: run_fuzzers.sh BUILD_DIR WORK_DIR SECONDS|ci [HARNESS...]
+# SECONDS "replay" (ctest fuzz_replay, the regular build's harnesses,
+# tests/fuzz/replay_main.cc) runs every harness once on each seed input,
+# past findings included, without coverage guidance or sanitizers.
+# Usage: run_fuzzers.sh BUILD_DIR WORK_DIR SECONDS|ci|replay [HARNESS...]
 set -eu
 build=$1 work=$2 seconds=$3
 shift 3
 src=$(cd "$(dirname "$0")/../.." && pwd)
 harnesses=${*:-npy tensor_proto sizes model datasets checkpoint cli_text recipe}
 mkdir -p "$work/findings"
-if [ ! -x "$build/tests/fuzz/fuzz_model" ]; then
+if [ "$seconds" != replay ] && [ ! -x "$build/tests/fuzz/fuzz_model" ]; then
   bash "$src/scripts/sanitize.sh" build address "$build"
 fi
 
@@ -40,6 +43,10 @@ ci_runs() {
 }
 status=0
 for harness in $harnesses; do
+  if [ "$seconds" = replay ]; then
+    "$build/tests/fuzz/fuzz_$harness" "$seeds/$harness" || { echo "fuzz_$harness: FINDING"; status=1; }
+    continue
+  fi
   corpus="$work/corpus/$harness"
   mkdir -p "$corpus"
   if [ "$seconds" = ci ]; then
