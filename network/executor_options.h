@@ -41,7 +41,9 @@ struct ExecutorOptions {
   // Inference and backprop plans: exported LayerNorm and GELU subgraphs run
   // as one LayerNormalization / ai.deep500 Gelu node (plan_rewrites.h).
   bool fuse_patterns = true;
-  bool node_threads = true;  // small nodes on one thread (node_threads.h)
+  // Small nodes on one thread (node_threads.h): off by default, as a team
+  // that wakes quickly beats it (docs/executors.md, "Threads").
+  bool node_threads = false;
   NodeThreadModel thread_model;
   IdleThreads idle_threads = IdleThreads::from_environment;
 

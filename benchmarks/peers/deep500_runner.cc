@@ -1,6 +1,6 @@
 // deep500's side of the peer benchmark (docs/peer-benchmarks.md): runs one
 // ONNX model through a network::GraphExecutor and prints one JSON line with
-// every timed repetition, a summary, samples/s and peak RSS (ru_maxrss), in
+// every timed repetition, a summary, samples/s and peak RSS (VmHWM), in
 // the same format as ort_runner.js and torch_runner.py.
 //
 //   bench_network_runner MODEL.onnx INPUT.npy --threads N --warmup W --reps R
@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -53,10 +54,16 @@ namespace {
 using deep500::Error;
 using nlohmann::json;
 
+// Peak resident set of this program's image, KiB: VmHWM of /proc/self/status.
+// Not ru_maxrss: Linux carries that across execve, so a runner started by a
+// large parent (run.py with its arrays loaded) would report the parent's size.
 long max_rss_kib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss;  // KiB on Linux
+  return u.ru_maxrss;
 }
 
 struct Args {
@@ -243,7 +250,7 @@ int run(const Args& a) {
   out["rss_start_kib"] = rss_start;
   out["rss_loaded_kib"] = rss_loaded;
   out["peak_rss_kib"] = max_rss_kib();
-  out["rss_method"] = "getrusage(RUSAGE_SELF).ru_maxrss";
+  out["rss_method"] = "VmHWM of /proc/self/status";
   if (a.profile > 0) out["nodes"] = nodes;
   std::cout << out.dump() << std::endl;
   return 0;

@@ -100,8 +100,11 @@ function median(sorted) {
   return n % 2 ? sorted[(n - 1) / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
 }
 
+// Peak resident set of this process image, KiB: VmHWM of /proc/self/status
+// (not getrusage's maxRSS, which Linux carries over from the parent's exec).
 function maxRssKiB() {
-  return process.resourceUsage().maxRSS;  // KiB, from getrusage(RUSAGE_SELF)
+  const m = /VmHWM:\s+(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'));
+  return m ? Number(m[1]) : process.resourceUsage().maxRSS;
 }
 
 async function main() {
@@ -172,7 +175,7 @@ async function main() {
     rss_start_kib: rssStart,
     rss_loaded_kib: rssLoaded,
     peak_rss_kib: maxRssKiB(),
-    rss_method: 'process.resourceUsage().maxRSS (getrusage ru_maxrss)',
+    rss_method: 'VmHWM of /proc/self/status',
   };
   process.stdout.write(JSON.stringify(out) + '\n');
   await session.release();

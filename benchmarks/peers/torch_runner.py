@@ -35,7 +35,13 @@ import time
 
 
 def max_rss_kib():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    """Peak resident set of this process image, KiB: VmHWM of /proc/self/status
+    (not ru_maxrss, which Linux carries over from the parent across exec)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def convert(model_path, out_path):
@@ -183,7 +189,7 @@ def main():
         "rss_start_kib": rss_start,
         "rss_loaded_kib": rss_loaded,
         "peak_rss_kib": max_rss_kib(),
-        "rss_method": "resource.getrusage(RUSAGE_SELF).ru_maxrss",
+        "rss_method": "VmHWM of /proc/self/status",
     }
     print(json.dumps(out), flush=True)
     return 0
