@@ -20,8 +20,9 @@ percentile-bootstrap interval. Before timing, one step from the same initial
 weights on both sides must give the same loss and updated parameters within
 1e-4 relative (max |a-b| / max |b| per tensor), so like is compared with like;
 where PyTorch's own float32 step is further than that from the float64 step
-(torch_step.py --float64), deep500 must be at most as far from float64 as
-PyTorch is.
+(torch_step.py --float64), deep500 must be at most 4x as far from float64 as
+PyTorch is (the allowance of tests/models/training_networks_test.cc: float32
+sums in another order land elsewhere within PyTorch's own error).
 --baseline-setting adds a third side timed in the same rounds: deep500 with
 those settings (bench_training_step --setting NAME=VALUE each; `deep500
 settings` lists them), e.g. executor.backward_hints=false
@@ -47,6 +48,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 FASHION = "/usr/share/datasets/fashion-mnist"
 NETWORKS = {"lenet5": 64, "resnet20": 128, "mobilenet_v2": 32, "transformer": 32}
 CHECK_TOLERANCE = 1e-4
+FLOAT32_FACTOR = 4  # x PyTorch's float32 distance from float64, as the model tests allow
 
 
 def peers():
@@ -167,8 +169,8 @@ def main():
         vs_torch = compare_step(dirs["deep500"], dirs["pytorch"])
         vs_exact = compare_step(dirs["deep500"], dirs["pytorch64"])
         torch_vs_exact = compare_step(dirs["pytorch"], dirs["pytorch64"])
-        ok = vs_torch[0] <= CHECK_TOLERANCE or vs_exact[0] <= max(CHECK_TOLERANCE,
-                                                                   torch_vs_exact[0])
+        ok = vs_torch[0] <= CHECK_TOLERANCE or vs_exact[0] <= max(
+            CHECK_TOLERANCE, FLOAT32_FACTOR * torch_vs_exact[0])
         log(f"{network}: first-step loss deep500 {check['deep500']['first_loss']:.7f} "
             f"pytorch {check['pytorch']['first_loss']:.7f} float64 "
             f"{check['pytorch64']['first_loss']:.7f}; worst relative difference of "
