@@ -1,13 +1,17 @@
 // RNN, GRU and LSTM (float32/float64) with their default activations: the
 // input projection of every step is one GEMM (X W^T plus the biases), then
 // each step is one GEMM with R and vectorized gate arithmetic, instead of the
-// reference's per-element double loops.
+// reference's per-element double loops. A bidirectional layer runs its two
+// directions on two OpenMP threads when the run has two.
 //
 // Refused (the reference runs them): other activations, clip, input_forget,
 // LSTM peepholes. sequence_lens shorter than the sequence, seen only in the
 // data, and backward() are delegated to the reference kernel of the same
 // node, made on first use, so gradients are the reference's own.
+#include <omp.h>
+
 #include <algorithm>
+#include <exception>
 #include <optional>
 
 #include "frameworks/eigen/common.h"
@@ -148,7 +152,19 @@ class RecurrentOp final : public Operator {
     T* yc = out.size() > 2 && cell_ == Cell::Lstm
                 ? ops::ensure_output(out, 2, dt, state).template data<T>()
                 : nullptr;
-    for (int64_t dir = 0; dir < dirs_; ++dir) run_direction<T>(in, d, dir, y, yh, yc);
+    // The two directions of a bidirectional layer share only their inputs and
+    // write disjoint outputs: one thread each where the run has two.
+    std::exception_ptr failed[2];
+#pragma omp parallel for num_threads(2) if (dirs_ == 2 && omp_get_max_threads() > 1)
+    for (int64_t dir = 0; dir < dirs_; ++dir) {
+      try {
+        run_direction<T>(in, d, dir, y, yh, yc);
+      } catch (...) {
+        failed[dir] = std::current_exception();
+      }
+    }
+    for (const auto& e : failed)
+      if (e) std::rethrow_exception(e);
   }
 
   // Offset of (t, b) rows in X and of (t, dir, b) / (dir, b) in the outputs.
