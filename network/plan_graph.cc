@@ -78,6 +78,10 @@ bool PlanGraph::open(const std::string& name, size_t n) const {
     const PlanItem& r = items_[it->second[i]];
     if (!r.note.empty() || r.skip || !(default_domain(r.node) || r.node.domain() == kDeep500Domain))
       return false;
+    // A node reading the value twice (Slice(x, c, c)): n readers that each
+    // read it once is what the matchers take `open` to promise.
+    for (size_t j = 0; j < i; ++j)
+      if (it->second[j] == it->second[i]) return false;
   }
   return count == n;
 }

@@ -51,8 +51,8 @@ class PlanGraph {
   std::vector<PlanItem*> readers(const std::string& name) const;
   // The live item producing `name` (null for graph inputs and constants).
   PlanItem* producer(const std::string& name) const;
-  // Whether `name` is no graph output and is read exactly `n` times, all by
-  // live default-domain (or ai.deep500) nodes (what a fusion may swallow).
+  // Whether `name` is no graph output and is read exactly `n` times, by `n`
+  // distinct live default-domain (or ai.deep500) nodes (what a fusion may swallow).
   bool open(const std::string& name, size_t n) const;
   // The only reader of `name` when open(name, 1) and it is an `op` node.
   PlanItem* only_reader(const std::string& name, const char* op) const;

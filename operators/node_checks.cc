@@ -219,8 +219,23 @@ void check_window_attributes(const OpContext& ctx) {
   }
 }
 
+// A convolution's W has X's rank, [N, C, spatial dims...]: ONNX's shape
+// inference reads one kernel dim per spatial dim of X.
+void check_conv_weight_rank(const OpContext& ctx, size_t w_index) {
+  const Shape* x = known(ctx, 0);
+  const Shape* w = known(ctx, w_index);
+  if (!x || !w) return;
+  DEEP500_CHECK(x->size() >= 3, ctx.node.describe(), ": ", input_name(ctx.node, 0, "X"),
+                " has shape ", to_string(*x), ", expected [N, C, spatial dims...]");
+  DEEP500_CHECK(w->size() == x->size(), ctx.node.describe(), ": ",
+                input_name(ctx.node, w_index, "W"), " has shape ", to_string(*w),
+                ", expected rank ", x->size(), " as X ", to_string(*x));
+}
+
 void check_parameter_shapes(const OpContext& ctx) {
   const std::string& op = ctx.node.op_type;
+  if (op == "Conv" || op == "ConvInteger" || op == "ConvTranspose") check_conv_weight_rank(ctx, 1);
+  if (op == "QLinearConv") check_conv_weight_rank(ctx, 3);
   if (op == "Conv") {
     check_conv_bias(ctx, false);
   } else if (op == "ConvTranspose") {

@@ -282,4 +282,37 @@ TEST(FuzzFindings, ScanOverAScalarIsBadInput) {
   EXPECT_NE(e.find("scan input 0 is a scalar"), std::string::npos) << e;
 }
 
+// A Slice reading one constant as both `ends` and `axes`: the planner's
+// pattern matchers took "read twice" for two readers and indexed past the
+// one reader there was (ASan: heap-buffer-overflow in match_gelu).
+TEST(FuzzFindings, ANodeReadingAValueTwiceIsNoTwoReaders) {
+  frameworks::register_all();
+  auto model = network::load_model(std::string(DEEP500_FUZZ_REGRESSIONS) +
+                                   "/model-slice-reads-a-constant-twice.onnx");
+  Tensor input = Tensor(DataType::Float, {3, 5, 6, 6, 5, 3, 4});
+  for (int64_t i = 0; i < input.numel(); ++i) input.data<float>()[i] = 0.01f * (i % 97);
+  const std::map<std::string, Tensor> feeds = {
+      {"input", input}, {"target", Tensor(DataType::Int64, {3, 6, 6, 5, 3, 4})}};
+  const network::ExecutorOptions options{.backends = {"reference"}, .strict_feed_shapes = false};
+  const Tensor expected = network::ReferenceExecutor(model, options).run(feeds).at("loss");
+  const Tensor got = network::OptimizedExecutor(model, options).inference(feeds).at("loss");
+  ASSERT_EQ(got.shape(), expected.shape());
+  EXPECT_EQ(got.to_double_vector(), expected.to_double_vector());
+}
+
+// ConvInteger with a 4-D W on a 3-D X and no kernel_shape: libonnx's shape
+// inference (the plan's shapes) read kernel dims past X's (SEGV).
+TEST(FuzzFindings, ConvWeightOfAnotherRankThanXIsBadInput) {
+  frameworks::register_all();
+  auto model = network::load_model(std::string(DEEP500_FUZZ_REGRESSIONS) +
+                                   "/model-convinteger-w-rank-above-x.onnx");
+  network::OptimizedExecutor ex(model, {.backends = {"reference"}, .strict_feed_shapes = false});
+  const std::string e = error_of([&] {
+    ex.inference({{"x", Tensor(DataType::UInt8, {1, 0, 3})},
+                  {"w", Tensor(DataType::UInt8, {1, 1, 2, 2})},
+                  {"x_zero_point", Tensor(DataType::UInt8, {})}});
+  });
+  EXPECT_NE(e.find("has shape [1,1,2,2], expected rank 3 as X [1,0,3]"), std::string::npos)
+      << e;
+}
 }  // namespace
