@@ -312,7 +312,7 @@ TEST(FuzzFindings, ConvWeightOfAnotherRankThanXIsBadInput) {
                   {"w", Tensor(DataType::UInt8, {1, 1, 2, 2})},
                   {"x_zero_point", Tensor(DataType::UInt8, {})}});
   });
-  EXPECT_NE(e.find("has shape [1,1,2,2], expected rank 3 as X [1,0,3]"), std::string::npos)
-      << e;
+  EXPECT_NE(e.find("has shape [1,1,2,2], expected rank 3 as X [1,0,3]"), std::string::npos) << e;
 }
+
 }  // namespace
