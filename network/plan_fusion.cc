@@ -65,10 +65,10 @@ bool swish(const PlanGraph& g, const std::string& v, ActivationChain& c) {
   return true;
 }
 
-// GELU as exported: e = Erf(v / sqrt 2) (or v * 1/sqrt 2), a = e + 1, then
-// y = (v * a) * 0.5 or y = (v * 0.5) * a.
 }  // namespace
 
+// GELU as exported: e = Erf(v / sqrt 2) (or v * 1/sqrt 2), a = e + 1, then
+// y = (v * a) * 0.5 or y = (v * 0.5) * a.
 bool match_gelu(const PlanGraph& g, const std::string& v, ActivationChain& c) {
   if (!g.open(v, 2)) return false;
   auto rs = g.readers(v);
