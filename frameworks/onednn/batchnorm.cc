@@ -342,14 +342,14 @@ class BatchNormOp final : public Kernel {
     memory dy = p->reorder_in(p->user_mem(5), md);
     memory mean = p->user_mem(3), var = p->user_mem(4);
     if (training_ && !saved) {  // recompute the batch statistics
-      mean = p->owned(hint.mean_desc());
-      var = p->owned(hint.variance_desc());
+      mean = p->transient(hint.mean_desc());
+      var = p->transient(hint.variance_desc());
       p->add(dnnl::batch_normalization_forward(hint), {{DNNL_ARG_SRC, src},
                                                        {DNNL_ARG_SCALE, p->user_mem(1)},
                                                        {DNNL_ARG_SHIFT, p->user_mem(2)},
                                                        {DNNL_ARG_MEAN, mean},
                                                        {DNNL_ARG_VARIANCE, var},
-                                                       {DNNL_ARG_DST, p->owned(md)},
+                                                       {DNNL_ARG_DST, p->transient(md)},
                                                        {DNNL_ARG_SCRATCHPAD, p->scratchpad(hint)}});
     }
     memory dx = p->out_buffer(p->user_mem(6), md);

@@ -1,5 +1,6 @@
 #include "frameworks/onednn/common.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 
@@ -77,9 +78,62 @@ memory Plan::owned(const memory::desc& md) {
   return owned_.back();
 }
 
+namespace {
+
+constexpr std::size_t kPage = 4096;
+
+std::size_t round_to_page(std::size_t bytes) {
+  return (bytes + kPage - 1) / kPage * kPage;
+}
+
+struct Arena {
+  std::byte* block = nullptr;
+  std::size_t bytes = 0;
+  void release() {
+    std::free(block);
+    block = nullptr;
+    bytes = 0;
+  }
+  ~Arena() { release(); }
+};
+
+thread_local Arena arena;
+// Live plans with transient buffers; the last one to go frees its thread's
+// arena (other threads' arenas go with their threads).
+std::atomic<int> plans_with_transients{0};
+
+}  // namespace
+
+std::byte* scratch_arena(std::size_t bytes) {
+  if (bytes > arena.bytes) {
+    const std::size_t want = round_to_page(bytes);
+    arena.release();
+    arena.block = static_cast<std::byte*>(std::aligned_alloc(kPage, want));
+    if (!arena.block) throw Error(cat("oneDNN scratch arena: cannot allocate ", want, " bytes"));
+    arena.bytes = want;
+  }
+  return arena.block;
+}
+
+std::size_t scratch_arena_bytes() {
+  return arena.bytes;
+}
+
+Plan::~Plan() {
+  if (!transient_.empty() && plans_with_transients.fetch_sub(1) == 1) arena.release();
+}
+
+memory Plan::transient(const memory::desc& md) {
+  if (md.get_size() == 0) return owned(md);  // nothing to place
+  if (transient_.empty()) plans_with_transients.fetch_add(1);
+  transient_.emplace_back(memory(md, engine(), static_cast<void*>(nullptr)), transient_bytes_);
+  transient_bytes_ += round_to_page(md.get_size());
+  return transient_.back().first;
+}
+
 memory Plan::reorder_in(const memory& m, const memory::desc& want) {
   if (m.get_desc() == want) return m;
-  memory buf = owned(want);
+  memory buf = transient(want);
   dnnl::reorder::primitive_desc pd(engine(), m.get_desc(), engine(), want);
   add(dnnl::reorder(pd), {{DNNL_ARG_FROM, m}, {DNNL_ARG_TO, buf}});
   return buf;
@@ -87,7 +141,7 @@ memory Plan::reorder_in(const memory& m, const memory::desc& want) {
 
 memory Plan::out_buffer(const memory& user, const memory::desc& have) {
   if (user.get_desc() == have) return user;
-  return owned(have);
+  return transient(have);
 }
 
 void Plan::finish_out(const memory& buffer, const memory& user) {
@@ -106,12 +160,20 @@ void Plan::add(const dnnl::primitive& p, std::initializer_list<std::pair<int, me
     for (const auto& u : user_) known = known || u.get() == m.get();
     for (const auto& o : owned_) known = known || o.get() == m.get();
     for (const auto& a : aliases_) known = known || a.second.get() == m.get();
+    for (const auto& t : transient_) known = known || t.first.get() == m.get();
     if (!known) owned_.push_back(m);
   }
   steps_.push_back(std::move(s));
 }
 
-void Plan::run() const {
+void Plan::run() {
+  if (!transient_.empty()) {
+    std::byte* base = scratch_arena(transient_bytes_);
+    if (base != arena_bound_) {
+      for (auto& [m, offset] : transient_) m.set_data_handle(base + offset);
+      arena_bound_ = base;
+    }
+  }
   dnnl_stream_t st = stream().get();
   for (const auto& s : steps_) {
     dnnl_status_t status =

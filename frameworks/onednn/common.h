@@ -3,9 +3,11 @@
 //
 // A Plan is everything one forward/backward call needs for one set of input
 // shapes: primitives, their argument arrays, user-memory objects whose data
-// handles are rebound each call, and internal buffers (reordered weights,
-// blocked activations, workspaces, scratchpads). Calls with shapes seen
-// before reuse the plan: the hot path rebinds pointers and executes the
+// handles are rebound each call, buffers it owns (packed weights, saved
+// statistics and workspaces) and transient buffers it needs only while it
+// runs (blocked activations, reorder targets, scratchpads), which live in the
+// running thread's scratch arena, shared by every plan. Calls with shapes
+// seen before reuse the plan: the hot path rebinds pointers and executes the
 // prepared C argument arrays, with no allocation.
 #pragma once
 
@@ -89,7 +91,10 @@ struct Key {
 
 class Plan {
  public:
-  virtual ~Plan() = default;
+  Plan() = default;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+  virtual ~Plan();
   // Adds a user memory (rebound to tensor data each call); returns its slot.
   int user(const memory::desc& md);
   memory& user_mem(int slot) { return user_[static_cast<size_t>(slot)]; }
@@ -105,20 +110,25 @@ class Plan {
   }
   // Another view (descriptor) of the buffer bound to `slot`, rebound with it.
   memory alias(int slot, const memory::desc& md);
-  // An internal buffer owned by the plan.
+  // An internal buffer owned by the plan: its contents last between runs.
   memory owned(const memory::desc& md);
-  // Returns `m` if it already has layout `want`, else an owned buffer of
+  // A buffer valid only while run() executes (contents undefined before):
+  // placed at an offset in the running thread's scratch arena, so that
+  // plans share one block instead of each owning its temporaries.
+  memory transient(const memory::desc& md);
+  // Returns `m` if it already has layout `want`, else a transient buffer of
   // layout `want` plus a reorder step m -> buffer (appended now).
   memory reorder_in(const memory& m, const memory::desc& want);
-  // For outputs: returns `user` if it has layout `have`, else an owned buffer
-  // of layout `have`; call finish_out() after adding the producing step.
+  // For outputs: returns `user` if it has layout `have`, else a transient
+  // buffer of layout `have`; call finish_out() after adding the producing step.
   memory out_buffer(const memory& user, const memory::desc& have);
   void finish_out(const memory& buffer, const memory& user);
   // Appends a step; args keep the memories alive through the plan.
   void add(const dnnl::primitive& p, std::initializer_list<std::pair<int, memory>> args);
-  // Scratchpad for a pd created with user_scratchpad_attr().
-  memory scratchpad(const dnnl::primitive_desc_base& pd) { return owned(pd.scratchpad_desc()); }
-  void run() const;
+  // Scratchpad for a pd created with user_scratchpad_attr() (transient).
+  memory scratchpad(const dnnl::primitive_desc_base& pd) { return transient(pd.scratchpad_desc()); }
+  // Binds the transient buffers to this thread's arena, executes the steps.
+  void run();
 
   std::string impl;               // impl name of the main primitive
   std::vector<Shape> out_shapes;  // output shapes for this plan's input shapes
@@ -132,8 +142,18 @@ class Plan {
   std::vector<const void*> bound_;
   std::vector<memory> owned_;
   std::vector<std::pair<int, memory>> aliases_;
+  std::vector<std::pair<memory, std::size_t>> transient_;  // buffer, arena offset
+  std::size_t transient_bytes_ = 0;
+  std::byte* arena_bound_ = nullptr;  // arena block the transients point into
   std::vector<Step> steps_;
 };
+
+// The calling thread's scratch arena, grown to at least `bytes` (page
+// aligned; contents undefined). Plans rebind when the block moves. Throws
+// Error when the memory cannot be had.
+std::byte* scratch_arena(std::size_t bytes);
+// Bytes the calling thread's arena holds now (0 before any transient use).
+std::size_t scratch_arena_bytes();
 
 // Constant weights (Operator::set_constant_inputs) in the layout a primitive
 // chose (format any): reordered once per weights pointer, not every call.

@@ -90,9 +90,9 @@ class LrnOp final : public Kernel {
     dnnl::lrn_backward::primitive_desc pd(d, user_scratchpad_attr(), engine(), hint);
     auto p = std::make_unique<Plan>();
     int sx = p->user(md), sdy = p->user(md), sdx = p->user(md);
-    memory ws = hint.workspace_desc().get_size() ? p->owned(hint.workspace_desc()) : memory();
+    memory ws = hint.workspace_desc().get_size() ? p->transient(hint.workspace_desc()) : memory();
     p->add(dnnl::lrn_forward(hint), {{DNNL_ARG_SRC, p->user_mem(sx)},
-                                     {DNNL_ARG_DST, p->owned(md)},
+                                     {DNNL_ARG_DST, p->transient(md)},
                                      {DNNL_ARG_WORKSPACE, ws},
                                      {DNNL_ARG_SCRATCHPAD, p->scratchpad(hint)}});
     p->add(dnnl::lrn_backward(pd), {{DNNL_ARG_SRC, p->user_mem(sx)},

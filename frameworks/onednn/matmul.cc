@@ -494,7 +494,7 @@ class MatMulOp final : public Kernel {
       add_matmul(p, lhs, rhs, dst, 1.f, nullptr, 0.f, &p.impl);
       return;
     }
-    memory tmp = p.owned(plain_md(full));
+    memory tmp = p.transient(plain_md(full));
     add_matmul(p, lhs, rhs, tmp, 1.f, nullptr, 0.f, &p.impl);
     dnnl::reduction::desc d(dnnl::algorithm::reduction_sum, tmp.get_desc(), dst.get_desc(), 0.f,
                             0.f);

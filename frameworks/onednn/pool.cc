@@ -313,9 +313,9 @@ class PoolOp final : public Kernel {
     if (saved) {
       ws = p->user_mem(p->user(hint.workspace_desc()));
     } else if (max_) {  // recompute the argmax workspace
-      ws = p->owned(hint.workspace_desc());
+      ws = p->transient(hint.workspace_desc());
       p->add(dnnl::pooling_v2_forward(hint), {{DNNL_ARG_SRC, p->user_mem(sx)},
-                                              {DNNL_ARG_DST, p->owned(hint.dst_desc())},
+                                              {DNNL_ARG_DST, p->transient(hint.dst_desc())},
                                               {DNNL_ARG_WORKSPACE, ws},
                                               {DNNL_ARG_SCRATCHPAD, p->scratchpad(hint)}});
     }
