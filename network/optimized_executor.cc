@@ -18,6 +18,18 @@
 #include "operators/registry.h"
 
 namespace deep500::network {
+namespace {
+
+// Whether two tensors view overlapping bytes of one storage (the values of a
+// plan share their dtype's arena, so sharing storage alone says little).
+bool bytes_overlap(const Tensor& a, const Tensor& b) {
+  if (!a.shares_storage(b)) return false;
+  const auto* pa = static_cast<const unsigned char*>(a.raw());
+  const auto* pb = static_cast<const unsigned char*>(b.raw());
+  return pa < pb + b.nbytes() && pb < pa + a.nbytes();
+}
+
+}  // namespace
 
 OptimizedExecutor::OptimizedExecutor(const Model& model, ExecutorOptions options)
     : model_(model),
@@ -174,14 +186,15 @@ void OptimizedExecutor::run_plan(Plan& p, const std::map<std::string, Tensor>& f
       if (s.out[j] < 0) continue;
       Tensor& o = s.outputs[j];
       DEEP500_CHECK(o.defined(), s.spec.describe(), ": output ", j, " was not produced");
-      bool planned = (s.out_slot[j] >= 0 && o.shares_storage(s.views[j])) ||
-                     (s.alias_of[j] >= 0 && o.shares_storage(s.inputs[s.alias_of[j]]));
+      bool planned =
+          (s.out_slot[j] >= 0 && o.raw() == s.views[j].raw() && o.shares_storage(s.views[j])) ||
+          (s.alias_of[j] >= 0 && bytes_overlap(o, s.inputs[s.alias_of[j]]));
       if (!planned) {
         // Not the planned storage (e.g. a data-dependent shape changed): an
         // unplanned view of an input would be overwritten when that input's
-        // slot is reused, so it gets its own copy.
+        // place in the arena is reused, so it gets its own copy.
         for (const auto& in : s.inputs)
-          if (in.defined() && o.shares_storage(in)) {
+          if (in.defined() && bytes_overlap(o, in)) {
             o = o.clone();
             break;
           }

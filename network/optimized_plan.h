@@ -97,11 +97,12 @@ struct OptimizedExecutor::Plan {
 };
 
 // Liveness on storage roots (root[v]: the value owning v's storage), then
-// buffer slots for the values the kernels produced into their own storage
-// (fresh[v]) that are no graph outputs: with `reuse` a slot is reused (best
-// fit, same dtype) once every alias of its value is dead, without it every
-// value keeps its own. Fills Step::out_slot/views, slots, slot_bytes and
-// clone_output (plan_slots.cc).
+// places in one arena per dtype for the values the kernels produced into
+// their own storage (fresh[v]) that are no graph outputs: with `reuse`
+// values never live at the same time share bytes (packed largest first),
+// without it every value keeps its own. Fills Step::out_slot (the arena's
+// index in slots) and views, slots, slot_bytes and clone_output
+// (plan_slots.cc).
 void assign_slots(OptimizedExecutor::Plan& p, const std::vector<int>& root,
                   const std::vector<bool>& fresh, const std::set<std::string>& output_names,
                   bool reuse);

@@ -6,11 +6,63 @@
 #include "network/optimized_plan.h"
 
 namespace deep500::network {
+namespace {
+
+// Offsets of values in an arena start on 64-byte boundaries (a cache line,
+// an AVX-512 vector).
+constexpr int64_t kArenaAlignBytes = 64;
+
+struct Interval {
+  int value;
+  int first, last;  // steps, inclusive
+  int64_t elems;
+  int64_t offset;  // in elements, set by place_by_size
+};
+
+bool overlap_in_time(const Interval& a, const Interval& b) {
+  return a.first <= b.last && b.first <= a.last;
+}
+
+// Greedy by size: the largest values first, each at the start of the
+// smallest gap (between values live at the same time, already placed) that
+// holds it, else after the last of them. Offsets are multiples of `align`.
+// Returns the arena's size in elements.
+int64_t place_by_size(std::vector<Interval*>& values, int64_t align) {
+  auto rounded = [align](int64_t x) { return (x + align - 1) / align * align; };
+  std::stable_sort(values.begin(), values.end(), [](const Interval* a, const Interval* b) {
+    return a->elems != b->elems ? a->elems > b->elems : a->first < b->first;
+  });
+  std::vector<const Interval*> placed;
+  int64_t arena = 0;
+  for (Interval* v : values) {
+    std::vector<const Interval*> busy;
+    for (const Interval* q : placed)
+      if (overlap_in_time(*q, *v)) busy.push_back(q);
+    std::sort(busy.begin(), busy.end(),
+              [](const Interval* a, const Interval* b) { return a->offset < b->offset; });
+    int64_t end = 0, best = -1, best_gap = 0;
+    for (const Interval* q : busy) {
+      const int64_t gap = q->offset - end;
+      if (gap >= v->elems && (best < 0 || gap < best_gap)) {
+        best = end;
+        best_gap = gap;
+      }
+      end = std::max(end, rounded(q->offset + q->elems));
+    }
+    v->offset = best >= 0 ? best : end;
+    arena = std::max(arena, v->offset + v->elems);
+    placed.push_back(v);
+  }
+  return arena;
+}
+
+}  // namespace
 
 // Liveness on storage roots (the last step that reads a value or any alias
-// of it), then slots: graph outputs are fresh every run (the caller keeps
-// them); other values the kernel produced into its own storage get a slot,
-// reused (best fit, same dtype) once every alias of its value is dead.
+// of it), then arena offsets: graph outputs are fresh every run (the caller
+// keeps them); other values the kernel produced into its own storage get a
+// place in their dtype's arena, shared with values that are never live at
+// the same time.
 void assign_slots(OptimizedExecutor::Plan& p, const std::vector<int>& root,
                   const std::vector<bool>& fresh, const std::set<std::string>& output_names,
                   bool reuse) {
@@ -24,63 +76,46 @@ void assign_slots(OptimizedExecutor::Plan& p, const std::vector<int>& root,
   if (!reuse)
     for (int v = 0; v < n; ++v) last[static_cast<size_t>(v)] = forever;
 
-  // Greedy best fit per dtype: a value takes the smallest free slot that
-  // holds it, else the largest free slot (grown to fit), else a new one; a
-  // slot's final size is the largest value it ever holds.
-  std::map<int, std::vector<int>> free_slots;  // dtype -> free slot ids
-  std::vector<int64_t> slot_elems;             // per slot
-  std::vector<DataType> slot_dtype;
-  std::vector<int> slot_of(static_cast<size_t>(n), -1);
-  std::vector<std::vector<int>> release(static_cast<size_t>(forever) + 1);
-  auto elems_of = [&](int v) { return numel(p.descs[static_cast<size_t>(v)].shape); };
-  auto dtype_of = [&](int v) { return p.descs[static_cast<size_t>(v)].dtype; };
-  auto take = [&](int v) {
-    auto& pool = free_slots[static_cast<int>(dtype_of(v))];
-    const int64_t need = elems_of(v);
-    auto best = pool.end(), largest = pool.end();
-    for (auto it = pool.begin(); it != pool.end(); ++it) {
-      int64_t have = slot_elems[static_cast<size_t>(*it)];
-      if (have >= need && (best == pool.end() || have < slot_elems[static_cast<size_t>(*best)]))
-        best = it;
-      if (largest == pool.end() || have > slot_elems[static_cast<size_t>(*largest)]) largest = it;
-    }
-    auto chosen = best != pool.end() ? best : largest;
-    if (chosen == pool.end()) {
-      slot_elems.push_back(need);
-      slot_dtype.push_back(dtype_of(v));
-      return static_cast<int>(slot_elems.size()) - 1;
-    }
-    int slot = *chosen;
-    pool.erase(chosen);
-    slot_elems[static_cast<size_t>(slot)] = std::max(slot_elems[static_cast<size_t>(slot)], need);
-    return slot;
-  };
+  // Each fresh intermediate lives from the step that makes it to the last
+  // step that reads its root (unused values die at once).
+  std::vector<Interval> intervals;
   for (int i = 0; i < forever; ++i) {
-    auto& s = p.steps[static_cast<size_t>(i)];
+    const auto& s = p.steps[static_cast<size_t>(i)];
     for (size_t j = 0; j < s.out.size(); ++j) {
-      int v = s.out[j];
+      const int v = s.out[j];
       if (v < 0 || !fresh[static_cast<size_t>(v)] || output_names.count(s.spec.outputs[j]))
         continue;
-      int slot = take(v);
-      slot_of[static_cast<size_t>(v)] = slot;
-      s.out_slot[j] = slot;
-      int end = std::max(last[static_cast<size_t>(v)], i);  // unused values die at once
-      release[static_cast<size_t>(end)].push_back(v);
+      const TensorDesc& d = p.descs[static_cast<size_t>(v)];
+      intervals.push_back({v, i, std::max(last[static_cast<size_t>(v)], i), numel(d.shape), 0});
     }
-    for (int v : release[static_cast<size_t>(i)])
-      free_slots[static_cast<int>(dtype_of(v))].push_back(slot_of[static_cast<size_t>(v)]);
   }
-  for (size_t k = 0; k < slot_elems.size(); ++k) {
-    p.slots.emplace_back(slot_dtype[k], Shape{slot_elems[k]});
-    p.slot_bytes += static_cast<std::size_t>(slot_elems[k]) * size_of(slot_dtype[k]);
+  // One arena per dtype; offsets packed by size (place_by_size).
+  std::map<DataType, std::vector<Interval*>> by_dtype;
+  for (auto& iv : intervals) by_dtype[p.descs[static_cast<size_t>(iv.value)].dtype].push_back(&iv);
+  std::vector<int> slot_of(static_cast<size_t>(n), -1);
+  std::map<int, int64_t> offset_of;  // value -> element offset in its arena
+  for (auto& [dtype, group] : by_dtype) {
+    const int64_t align = std::max<int64_t>(1, kArenaAlignBytes / size_of(dtype));
+    const int64_t elems = place_by_size(group, align);
+    const int slot = static_cast<int>(p.slots.size());
+    p.slots.emplace_back(dtype, Shape{elems});
+    p.slot_bytes += static_cast<std::size_t>(elems) * size_of(dtype);
+    for (const Interval* iv : group) {
+      slot_of[static_cast<size_t>(iv->value)] = slot;
+      offset_of[iv->value] = iv->offset;
+    }
   }
+  for (auto& s : p.steps)
+    for (size_t j = 0; j < s.out.size(); ++j)
+      if (s.out[j] >= 0) s.out_slot[j] = slot_of[static_cast<size_t>(s.out[j])];
   for (auto& s : p.steps) {
     s.views.resize(s.out.size());
     for (size_t j = 0; j < s.out.size(); ++j) {
       if (s.out_slot[j] < 0) continue;
       const TensorDesc& d = p.descs[static_cast<size_t>(s.out[j])];
+      const int64_t at = offset_of.at(s.out[j]);
       s.views[j] =
-          p.slots[static_cast<size_t>(s.out_slot[j])].slice(0, numel(d.shape)).view(d.shape);
+          p.slots[static_cast<size_t>(s.out_slot[j])].slice(at, at + numel(d.shape)).view(d.shape);
     }
   }
   for (const auto& [name, v] : p.outputs) {

@@ -42,6 +42,7 @@
 #include "metrics/statistics.h"
 #include "network/executor.h"
 #include "network/model.h"
+#include "network/optimized_executor.h"
 #include "network/settings.h"
 #include "operators/registry.h"
 
@@ -251,6 +252,8 @@ int run(const Args& a) {
   out["rss_loaded_kib"] = rss_loaded;
   out["peak_rss_kib"] = max_rss_kib();
   out["rss_method"] = "VmHWM of /proc/self/status";
+  if (const auto* o = dynamic_cast<const deep500::network::OptimizedExecutor*>(exec.get()))
+    out["activation_slot_bytes"] = o->peak_activation_bytes();
   if (a.profile > 0) out["nodes"] = nodes;
   std::cout << out.dump() << std::endl;
   return 0;
