@@ -148,7 +148,8 @@ std::vector<OpSpec> build() {
   v.push_back(spec("Slice/strided", "Slice",
                    {f({3, 6, 7}), i64({0, 1}), i64({100, 7}), i64({1, 2}), i64({2, 3})}));
   // Resize: linear half_pixel (PyTorch's bilinear) by sizes up and down, by
-  // scales, trilinear, and a nearest one.
+  // scales (whole and fractional output lengths), trilinear, 1-D, and a
+  // nearest one.
   auto scales = [](std::vector<double> v) {
     return InputSpec{DataType::Float, {static_cast<int64_t>(v.size())}, 0, 0, std::move(v)};
   };
@@ -158,6 +159,10 @@ std::vector<OpSpec> build() {
                    {f({1, 2, 9, 8}), absent(), absent(), i64({1, 2, 4, 3})}, "mode=linear"));
   v.push_back(spec("Resize/bilinear_scales", "Resize",
                    {f({1, 2, 4, 6}), absent(), scales({1, 1, 1.5, 0.5})}, "mode=linear"));
+  // Output lengths floor(5 x 0.6) = 3 and floor(7 x 1.7) = 11: the
+  // coordinates follow the scales, not output / input.
+  v.push_back(spec("Resize/bilinear_fractional_scales", "Resize",
+                   {f({1, 2, 5, 7}), absent(), scales({1, 1, 0.6, 1.7})}, "mode=linear"));
   v.push_back(spec("Resize/trilinear", "Resize",
                    {f({1, 2, 3, 4, 4}), absent(), absent(), i64({1, 2, 6, 5, 3})}, "mode=linear"));
   v.push_back(spec("Resize/linear_1d", "Resize",

@@ -29,7 +29,7 @@ void register_kernels(ops::Registry& r) {
 void declare_settings(ops::Registry& r) {
   r.add_setting({"onednn.direct_loops",
                  "plain loops instead of primitives where measured faster (BatchNormalization "
-                 "training, max pooling without pads): true | false",
+                 "training, max pooling without pads, 1-D/2-D linear Resize): true | false",
                  [] { return std::string(settings().direct_loops ? "true" : "false"); },
                  [](const std::string& v) {
                    DEEP500_CHECK(parse_bool(v, settings().direct_loops),

@@ -4,13 +4,16 @@
 // forward and backward, over 3- to 5-D tensors whose first two dims (N, C)
 // keep their size. The scales of the coordinate transform are ONNX's: the
 // `scales` input when given, else output / input length from `sizes`.
-// Other modes and coordinate transforms run on the reference backend, and
-// so do calls (seen only in the data) that resize N or C, or whose scales
-// give fractional output lengths (oneDNN's coordinates follow the dims).
+// 1-D and 2-D forward calls run as direct loops (linear_resize.h) unless
+// onednn.direct_loops is off. Other modes and coordinate transforms run on
+// the reference backend, and so do calls (seen only in the data) that resize
+// N or C, or (on the primitive) whose scales give fractional output lengths
+// (oneDNN's coordinates follow the dims).
 #include <cmath>
 #include <cstring>
 
 #include "frameworks/onednn/common.h"
+#include "frameworks/onednn/linear_resize.h"
 #include "operators/reference_fallback.h"
 
 namespace deep500::onednn {
@@ -50,14 +53,22 @@ class ResizeOp final : public Kernel {
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     const Geometry g = geometry(in);
-    if (!g.fits_onednn) return reference_.get().forward(in, out);
+    const Shape& x = in[0].shape();
+    const bool direct =
+        settings().direct_loops && x.size() <= 4 && g.out[0] == x[0] && g.out[1] == x[1];
+    if (!direct && !g.fits_onednn) return reference_.get().forward(in, out);
     Tensor& y = ops::ensure_output(out, 0, DataType::Float, g.out);
     if (y.numel() == 0 || in[0].numel() == 0) return;
+    if (direct) return forward_direct(in[0], g, y);
+    direct_impl_.clear();
     Plan* p = plan(cache_, in[0].shape(), g, false);
     p->bind(0, in[0].raw());
     p->bind(1, y.raw());
     p->run();
     last_ = p;
+  }
+  std::string implementation() const override {
+    return direct_impl_.empty() ? Kernel::implementation() : direct_impl_;
   }
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
@@ -83,6 +94,23 @@ class ResizeOp final : public Kernel {
   }
 
  private:
+  // 1-D and 2-D resizes: linear_resize.h's separable loops.
+  void forward_direct(const Tensor& x, const Geometry& g, Tensor& y) {
+    const Shape& s = x.shape();
+    const bool two_d = s.size() == 4;
+    LinearResize r;
+    r.planes = s[0] * s[1];
+    r.in_h = two_d ? s[2] : 1;
+    r.out_h = two_d ? g.out[2] : 1;
+    r.in_w = s.back();
+    r.out_w = g.out.back();
+    r.scale_h = two_d ? g.factors[0] : 1.f;
+    r.scale_w = g.factors.back();
+    linear_resize(r, x.data<float>(), y.data<float>());
+    direct_impl_ = "onednn:resize:direct_linear";
+    last_ = nullptr;
+  }
+
   // From `scales` (input 2) or `sizes` (input 3).
   Geometry geometry(std::span<const Tensor> in) const {
     const Shape& x = in[0].shape();

@@ -11,8 +11,8 @@ namespace deep500::onednn {
 
 struct Settings {
   // Kernels may use their plain-loop paths instead of oneDNN primitives
-  // (BatchNormalization training, max pooling without pads); false gives the
-  // primitives for A/B measurements.
+  // (BatchNormalization training, max pooling without pads, 1-D and 2-D
+  // linear Resize forward); false gives the primitives for A/B measurements.
   bool direct_loops = true;
   // BatchNormalization training backward with the forward's statistics:
   // "direct" (plain loops over NCHW) or the oneDNN primitive in layout
