@@ -254,6 +254,12 @@ std::vector<OpSpec> build() {
   v.push_back(spec("GRU_linear_before_reset", "GRU",
                    {f({2, 3, 3}), f({2, 12, 3}), f({2, 12, 4}), f({2, 24}), absent(), f({2, 2, 4})},
                    "direction=bidirectional linear_before_reset=1 layout=1", 17, 2));
+  // Batch 6 and 4 x 20 / 3 x 40 gate columns: the Eigen kernel's register
+  // blocks (4 rows x 64 columns) and their edges.
+  v.push_back(spec("LSTM_batch6", "LSTM",
+                   {f({3, 6, 5}), f({1, 80, 5}), f({1, 80, 20}), f({1, 160})}, "hidden_size=20"));
+  v.push_back(spec("GRU_batch6", "GRU",
+                   {f({2, 6, 5}), f({1, 120, 5}), f({1, 120, 40}), f({1, 240})}, "hidden_size=40"));
   v.push_back(spec("RNN_reverse", "RNN", {f({3, 2, 3}), f({1, 4, 3}), f({1, 4, 4})},
                    "direction=reverse", 17, 2));
   return v;

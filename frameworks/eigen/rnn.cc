@@ -13,8 +13,10 @@
 #include <algorithm>
 #include <exception>
 #include <optional>
+#include <type_traits>
 
 #include "frameworks/eigen/common.h"
+#include "frameworks/eigen/small_gemm.h"
 #include "operators/reference_fallback.h"
 
 namespace deep500::eigen {
@@ -38,21 +40,26 @@ auto sigmoid(const A& x) {
   return x.logistic();
 }
 
-// dst (+)= src * m^T. A single row (batch 1) is a row vector times the
-// matrix, a GEMV over m's rows in place: the GEMM path would pack m anew on
-// every step (LSTM 64 -> 128, 32 steps: 2.3 -> 0.8 ms).
-template <class Dst, class Src, class M>
-void product(Dst&& dst, const Src& src, const M& m, bool accumulate) {
+// dst (+)= src * m^T, where m is R's rows from `row0` (dst.cols() of them)
+// and rt is R^T (row-major, transposed once per call of the layer). A
+// single row (batch 1) is a row vector times the matrix, a GEMV over m's
+// rows in place: the GEMM path would pack m anew on every step (LSTM
+// 64 -> 128, 32 steps: 2.3 -> 0.8 ms). More rows: small_gemm.h over rt's
+// columns, read in place; Eigen's GEMM packed R on every step (18% of the
+// suite's LSTM at batch 16 in a perf profile).
+template <class T, class Dst, class Src, class M>
+void product(Dst&& dst, const Src& src, const M& m, const Mat<T>& rt, int64_t row0,
+             bool accumulate) {
   if (src.rows() == 1) {
     if (accumulate)
       dst.row(0).noalias() += src.row(0) * m.transpose();
     else
       dst.row(0).noalias() = src.row(0) * m.transpose();
-  } else if (accumulate) {
-    dst.noalias() += src * m.transpose();
-  } else {
-    dst.noalias() = src * m.transpose();
+    return;
   }
+  small_gemm<T>({src.data(), src.outerStride(), rt.data() + row0, rt.outerStride(), dst.data(),
+                 dst.outerStride(), src.rows(), dst.cols(), src.cols()},
+                accumulate);
 }
 
 class RecurrentOp final : public Operator {
@@ -184,6 +191,9 @@ class RecurrentOp final : public Operator {
     const CMatMap<T> x(in[0].data<T>(), d.S * d.B, d.I);
     const CMatMap<T> w(in[1].data<T>() + dir * GH * d.I, GH, d.I);
     const CMatMap<T> r(in[2].data<T>() + dir * GH * H, GH, H);
+    Buffers<T>& buf = buffers<T>(dir);
+    Mat<T>& rt = buf.rt;
+    if (d.B > 1) rt = r.transpose();
     Eigen::Matrix<T, 1, Eigen::Dynamic> wb = Eigen::Matrix<T, 1, Eigen::Dynamic>::Zero(GH), rb = wb;
     if (const Tensor* b = ops::optional_input(in, 3)) {
       wb = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(b->data<T>() + dir * 2 * GH, GH);
@@ -191,7 +201,8 @@ class RecurrentOp final : public Operator {
                                                                  GH);
     }
     // Every step's input projection with the biases that add to it.
-    Mat<T> xw = x * w.transpose();
+    Mat<T>& xw = buf.xw;
+    xw.noalias() = x * w.transpose();
     Eigen::Matrix<T, 1, Eigen::Dynamic> input_bias = wb;
     const bool gru_lbr = cell_ == Cell::Gru && linear_before_reset_;
     if (gru_lbr)
@@ -208,7 +219,7 @@ class RecurrentOp final : public Operator {
     for (int64_t k = 0; k < d.S; ++k) {
       const int64_t t = backwards ? d.S - 1 - k : k;
       for (int64_t b = 0; b < d.B; ++b) g.row(b) = xw.row(x_row(d, t, b));
-      step<T>(g, hr, r, rb, h, c, H);
+      step<T>(g, hr, r, rt, rb, h, c, H);
       if (y)
         for (int64_t b = 0; b < d.B; ++b)
           Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(y + y_at(d, t, dir, b), H) = h.row(b);
@@ -233,15 +244,15 @@ class RecurrentOp final : public Operator {
   // One step: `g` holds this step's input projection plus biases (ONNX gate
   // order: LSTM i, o, f, c; GRU z, r, h); updates h (and c).
   template <class T>
-  void step(Mat<T>& g, Mat<T>& hr, const CMatMap<T>& r,
+  void step(Mat<T>& g, Mat<T>& hr, const CMatMap<T>& r, const Mat<T>& rt,
             const Eigen::Matrix<T, 1, Eigen::Dynamic>& rb, Mat<T>& h, Mat<T>& c, int64_t H) const {
     if (cell_ == Cell::Rnn) {
-      product(g, h, r, true);
+      product<T>(g, h, r, rt, 0, true);
       h = g.array().tanh().matrix();
       return;
     }
     if (cell_ == Cell::Lstm) {
-      product(g, h, r, true);
+      product<T>(g, h, r, rt, 0, true);
       const auto a = g.array();
       const Arr2<T> i = sigmoid(a.leftCols(H)), o = sigmoid(a.middleCols(H, H)),
                     f = sigmoid(a.middleCols(2 * H, H)), cc = a.rightCols(H).tanh();
@@ -253,9 +264,9 @@ class RecurrentOp final : public Operator {
     // (linear_before_reset: all three from one product with h) or before the
     // recurrent product.
     if (linear_before_reset_)
-      product(hr, h, r, false);
+      product<T>(hr, h, r, rt, 0, false);
     else
-      product(hr.leftCols(2 * H), h, r.topRows(2 * H), false);
+      product<T>(hr.leftCols(2 * H), h, r.topRows(2 * H), rt, 0, false);
     const Arr2<T> z_in = g.array().leftCols(H) + hr.array().leftCols(H);
     const Arr2<T> z = sigmoid(z_in);
     const Arr2<T> keep_new = sigmoid(-z_in);  // 1 - z without cancellation where z ~ 1
@@ -266,7 +277,7 @@ class RecurrentOp final : public Operator {
       cand = (g.array().rightCols(H) + rg * hr.array().rightCols(H)).tanh();
     } else {
       const Mat<T> gated = (rg * h.array()).matrix();
-      product(hr.rightCols(H), gated, r.bottomRows(H), false);
+      product<T>(hr.rightCols(H), gated, r.bottomRows(H), rt, 2 * H, false);
       cand = (g.array().rightCols(H) + hr.array().rightCols(H)).tanh();
     }
     h = (keep_new * cand + z * h.array()).matrix();
@@ -279,6 +290,22 @@ class RecurrentOp final : public Operator {
   bool reverse_;
   int64_t layout_;
   bool linear_before_reset_;
+
+  // Per direction, kept between calls (same sizes: no allocation, no page
+  // faults): every step's input projection, R transposed.
+  template <class T>
+  struct Buffers {
+    Mat<T> xw, rt;
+  };
+  Buffers<float> float_buffers_[2];
+  Buffers<double> double_buffers_[2];
+  template <class T>
+  Buffers<T>& buffers(int64_t dir) {
+    if constexpr (std::is_same_v<T, float>)
+      return float_buffers_[dir];
+    else
+      return double_buffers_[dir];
+  }
 };
 
 }  // namespace
