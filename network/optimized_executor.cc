@@ -78,6 +78,10 @@ std::size_t OptimizedExecutor::peak_activation_bytes() const {
   return last_ ? last_->slot_bytes : 0;
 }
 
+std::size_t OptimizedExecutor::freed_constant_bytes() const {
+  return last_ ? last_->freed_constant_bytes : 0;
+}
+
 void OptimizedExecutor::check_feeds(const std::map<std::string, Tensor>& feeds) const {
   const auto& g = model_.graph();
   std::set<std::string> inputs;

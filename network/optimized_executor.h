@@ -83,10 +83,14 @@ class OptimizedExecutor final : public GraphExecutor {
 
   // Bytes of the intermediate buffers (slots) of the plan the last run used;
   // with buffer reuse this is the peak of simultaneously live activations
-  // (as packed by best-fit slot reuse), without it their sum. Graph inputs,
+  // (as packed in the arena by size), without it their sum. Graph inputs,
   // outputs and constants are not counted. 0 before the first run and when
   // the graph is delegated to the reference executor.
   std::size_t peak_activation_bytes() const;
+  // Bytes of constants the last plan freed because every kernel reading them
+  // keeps its own packed copy (folded Conv weights packed by oneDNN; see
+  // Operator::holds_constant_copy). Constants borrowed from the model stay.
+  std::size_t freed_constant_bytes() const;
   // Plans built so far (one per distinct feed-shape set and mode): a test hook
   // showing that repeated runs reuse their plan.
   int plans_built() const { return plans_built_; }

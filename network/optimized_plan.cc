@@ -480,8 +480,12 @@ class PlanBuilder {
   }
 
   void release_dead(Plan::Step& s) {
-    for (const auto& name : s.spec.inputs)
-      if (!name.empty()) --readers_[name];
+    for (size_t k = 0; k < s.spec.inputs.size(); ++k) {
+      const std::string& name = s.spec.inputs[k];
+      if (name.empty()) continue;
+      --readers_[name];
+      if (!(s.op && s.op->holds_constant_copy(k))) needed_after_planning_.insert(name);
+    }
     if (keep_values_) return;
     for (const auto& name : s.spec.inputs) drop_if_dead(name);
     for (const auto& name : s.spec.outputs) drop_if_dead(name);
@@ -489,10 +493,22 @@ class PlanBuilder {
     for (auto& t : s.outputs) t = Tensor();
   }
 
+  // Intermediates go after their last reader. So do constants the executor
+  // made (folded weights; not borrowed from the model) once every reader's
+  // kernel holds its own copy (Operator::holds_constant_copy): they become
+  // data-less tensors of their shape, freed while planning so that the
+  // folded and the packed copies are never all resident at once.
   void drop_if_dead(const std::string& name) {
     if (name.empty() || readers_[name] > 0 || graph_outputs_.count(name)) return;
-    int v = p_.id(name);
-    if (!p_.constant[static_cast<size_t>(v)]) p_.values[static_cast<size_t>(v)] = Tensor();
+    const auto v = static_cast<size_t>(p_.id(name));
+    Tensor& t = p_.values[v];
+    if (!p_.constant[v]) {
+      t = Tensor();
+    } else if (t.defined() && !t.borrowed() && t.dtype() != DataType::String &&
+               !needed_after_planning_.count(name)) {
+      p_.freed_constant_bytes += t.nbytes();
+      t = Tensor::borrow(t.dtype(), t.shape(), nullptr);
+    }
   }
 
   // A folded node's outputs stay in `values` and it never runs again; any
@@ -536,8 +552,9 @@ class PlanBuilder {
   std::vector<PlanItem> items_;
   std::set<std::string> graph_outputs_, output_names_, nhwc_;
   std::map<std::string, int> readers_;
-  std::vector<int> root_;    // value -> value owning its storage (aliases)
-  std::vector<bool> fresh_;  // value produced into its own (slot-able) storage
+  std::set<std::string> needed_after_planning_;  // read by a kernel without its own copy
+  std::vector<int> root_;                        // value -> value owning its storage (aliases)
+  std::vector<bool> fresh_;                      // value produced into its own (slot-able) storage
 };
 
 }  // namespace

@@ -76,6 +76,7 @@ struct OptimizedExecutor::Plan {
   std::vector<std::pair<std::string, int>> outputs;
   std::vector<bool> clone_output;
   std::size_t slot_bytes = 0;
+  std::size_t freed_constant_bytes = 0;  // constants freed once packed (drop_if_dead)
   int nhwc_values = 0;
   bool keep_values = false;
   // Keep-values plans: the cached backward pass per loss name.

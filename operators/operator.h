@@ -82,6 +82,13 @@ class Operator {
   // (reordered weights) keyed by the data pointer. Default: ignored. Callers
   // that cannot promise this (training, which updates weights) do not call it.
   virtual void set_constant_inputs(const std::vector<bool>& constant) {}
+  // After a forward() under that promise: true when the kernel keeps its own
+  // copy of constant input i (e.g. weights packed into a primitive's layout)
+  // and later calls with the same shapes read only that input's shape and
+  // data pointer, never its contents. An executor that owns the tensor may
+  // then free it and pass, from then on, a tensor of the same shape whose
+  // data pointer is null. Default: false.
+  virtual bool holds_constant_copy(size_t input) const { return false; }
   // Optional hint from a backward pass, given before backward() calls:
   // required[i] is false when nobody uses the gradient of input i. backward()
   // may then leave grad_inputs[i] undefined (skipping, e.g., a convolution's

@@ -196,6 +196,10 @@ memory PackedWeights::bind(Plan& p, int user_slot, const memory::desc& want, boo
 
 void PackedWeights::refresh(const void* weights) {
   if (!reorder_ || packed_for_ == weights) return;
+  if (!weights) {
+    DEEP500_CHECK(packed_for_, "oneDNN: constant weights were freed before they were packed");
+    return;  // freed after packing: the buffer holds them
+  }
   reorder_.execute(stream(), src_, buf_);
   stream().wait();
   packed_for_ = weights;

@@ -163,7 +163,12 @@ struct PackedWeights {
   // appended to `p` when layouts differ), else a buffer refresh() fills.
   memory bind(Plan& p, int user_slot, const memory::desc& want, bool constant);
   // Reorders the weights into the buffer when `weights` is a new pointer.
+  // Null: the weights were freed after packing (Operator::
+  // holds_constant_copy); throws Error when nothing was packed yet.
   void refresh(const void* weights);
+  // Whether the buffer holds the packed weights (the plan no longer reads
+  // the user's weights).
+  bool packed() const { return reorder_ && packed_for_ != nullptr; }
 
  private:
   dnnl::reorder reorder_;  // empty: nothing to pack

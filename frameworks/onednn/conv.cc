@@ -72,10 +72,13 @@ class ConvOp final : public Kernel {
                     to_string(in[3].shape()), ", output ", to_string(y.shape()));
       p->bind(4, in[3].raw());
     }
-    static_cast<ConvPlan*>(p)->weights.refresh(in[1].raw());
+    auto& weights = static_cast<ConvPlan*>(p)->weights;
+    weights.refresh(in[1].raw());
+    holds_w_ = weights.packed();
     p->run();
     last_ = p;
   }
+  bool holds_constant_copy(size_t i) const override { return i == 1 && holds_w_; }
 
   // Constant weights: reorder them once per weights pointer, not every call.
   void set_constant_inputs(const std::vector<bool>& c) override {
@@ -229,6 +232,7 @@ class ConvOp final : public Kernel {
   std::vector<hints::PostActivation> activations_;
   bool const_w_;
   bool need_dx_ = true;
+  bool holds_w_ = false;  // the last forward ran on packed constant weights
   PlanCache cache_, bwd_cache_;
 };
 

@@ -148,11 +148,14 @@ class GemmOp final : public Kernel {
       p->bind(3, y.raw());
       if (post_sum_) p->bind(4, in[3].raw());
       p->weights.refresh(in[1].raw());
+      holds_b_ = p->weights.packed();
       p->run();
       last_ = p;
       direct_impl_.clear();
       return;
     }
+    holds_b_ = false;
+    DEEP500_CHECK(in[1].raw() != nullptr, node_, ": B was freed after packing");
     dnnl_status_t st = dnnl_sgemm(ta_ ? 'T' : 'N', tb_ ? 'T' : 'N', m, n, kk, alpha_,
                                   in[0].data<float>(), ta_ ? m : kk, in[1].data<float>(),
                                   tb_ ? kk : n, c ? beta_ : 0.f, y.data<float>(), n);
@@ -160,6 +163,7 @@ class GemmOp final : public Kernel {
                   static_cast<int>(st));
     direct_impl_ = "onednn:gemm:dnnl_sgemm";
   }
+  bool holds_constant_copy(size_t i) const override { return i == 1 && holds_b_; }
 
   // Constant B: packed once for the matmul primitive.
   void set_constant_inputs(const std::vector<bool>& c) override {
@@ -301,6 +305,7 @@ class GemmOp final : public Kernel {
   bool post_sum_;
   std::vector<hints::PostActivation> acts_;
   bool const_b_;
+  bool holds_b_ = false;  // the last forward ran on packed constant B
   PlanCache cache_, bwd_cache_;
 };
 
@@ -383,9 +388,11 @@ class MatMulOp final : public Kernel {
       p->bind(4, in[3].raw());
     }
     p->weights.refresh(in[1].raw());
+    holds_b_ = p->weights.packed();
     p->run();
     last_ = p;
   }
+  bool holds_constant_copy(size_t i) const override { return i == 1 && holds_b_; }
   // Constant B without batch dims: packed once into the primitive's layout.
   void set_constant_inputs(const std::vector<bool>& c) override {
     bool b = c.size() > 1 && c[1];
@@ -521,6 +528,7 @@ class MatMulOp final : public Kernel {
   bool trans_b_, post_bias_, post_sum_;
   std::vector<hints::PostActivation> acts_;
   bool const_b_;
+  bool holds_b_ = false;  // the last forward ran on packed constant B
   PlanCache cache_, bwd_cache_;
 };
 

@@ -409,24 +409,30 @@ TEST_F(OptimizedExecutorTest, BackpropMatchesReferenceExecutor) {
   EXPECT_EQ(opt.plans_built(), 1);
 }
 
-// Conv -> BatchNormalization -> Relu: the BatchNormalization is folded into
-// the Conv (records say so) and the result matches the reference executor.
-TEST_F(OptimizedExecutorTest, FoldsBatchNormalizationIntoConv) {
+// x [2, c_in, 5, 5] -> Conv (3x3, bias) -> BatchNormalization -> Relu -> y.
+network::Model conv_bn_relu(int64_t c_in, int64_t c_out) {
   network::Model m = make_model("conv_bn");
   auto* g = m.proto.mutable_graph();
-  add_value(g->mutable_input(), "x", {2, 3, 5, 5});
-  add_value(g->mutable_output(), "y", {2, 4, 3, 3});
-  *g->add_initializer() = to_onnx(random_tensor({4, 3, 3, 3}, 1), "W");
-  *g->add_initializer() = to_onnx(random_tensor({4}, 2), "B");
-  *g->add_initializer() = to_onnx(random_tensor({4}, 3), "gamma");
-  *g->add_initializer() = to_onnx(random_tensor({4}, 4), "beta");
-  *g->add_initializer() = to_onnx(random_tensor({4}, 5), "mean");
-  Tensor var = random_tensor({4}, 6);
-  for (int i = 0; i < 4; ++i) var.data<float>()[i] += 1.5f;
+  add_value(g->mutable_input(), "x", {2, c_in, 5, 5});
+  add_value(g->mutable_output(), "y", {2, c_out, 3, 3});
+  *g->add_initializer() = to_onnx(random_tensor({c_out, c_in, 3, 3}, 1), "W");
+  *g->add_initializer() = to_onnx(random_tensor({c_out}, 2), "B");
+  *g->add_initializer() = to_onnx(random_tensor({c_out}, 3), "gamma");
+  *g->add_initializer() = to_onnx(random_tensor({c_out}, 4), "beta");
+  *g->add_initializer() = to_onnx(random_tensor({c_out}, 5), "mean");
+  Tensor var = random_tensor({c_out}, 6);
+  for (int64_t i = 0; i < c_out; ++i) var.data<float>()[i] += 1.5f;
   *g->add_initializer() = to_onnx(var, "var");
   add_node(g, "Conv", {"x", "W", "B"}, {"c"});
   add_node(g, "BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"n"});
   add_node(g, "Relu", {"n"}, {"y"});
+  return m;
+}
+
+// The BatchNormalization is folded into the Conv (records say so) and the
+// result matches the reference executor.
+TEST_F(OptimizedExecutorTest, FoldsBatchNormalizationIntoConv) {
+  network::Model m = conv_bn_relu(3, 4);
   Tensor x = random_tensor({2, 3, 5, 5}, 7);
   network::ReferenceExecutor ref(m, {.backends = {"reference"}});
   Tensor want = ref.run({{"x", x}}).at("y");
@@ -444,6 +450,28 @@ TEST_F(OptimizedExecutorTest, FoldsBatchNormalizationIntoConv) {
   EXPECT_NE(unfolded.records()[1].implementation.rfind("folded", 0), 0u);
   auto c = validation::compare(unfused, want, {1e-4, 1e-5 * max_abs(want)});
   EXPECT_TRUE(c.ok) << c.message;
+}
+
+// The folded weights are the executor's own; once oneDNN has packed them the
+// plan frees them (Operator::holds_constant_copy) and replays still match
+// the reference. Unfolded weights are borrowed from the model: nothing to free.
+TEST_F(OptimizedExecutorTest, FreesFoldedWeightsOncePacked) {
+  // 32 channels: oneDNN packs the weights into a blocked layout.
+  network::Model m = conv_bn_relu(32, 32);
+  network::ReferenceExecutor ref(m, {.backends = {"reference"}});
+  network::OptimizedExecutor opt(m, {.backends = {"onednn", "reference"}});
+  for (uint64_t seed : {7, 8, 9}) {
+    Tensor x = random_tensor({2, 32, 5, 5}, seed);
+    Tensor want = ref.run({{"x", x}}).at("y");
+    auto c =
+        validation::compare(opt.inference({{"x", x}}).at("y"), want, {1e-4, 1e-5 * max_abs(want)});
+    EXPECT_TRUE(c.ok) << c.message;
+  }
+  EXPECT_EQ(opt.freed_constant_bytes(), 32u * 32 * 3 * 3 * sizeof(float));
+  network::OptimizedExecutor unfolded(
+      m, {.backends = {"onednn", "reference"}, .fold_batchnorm = false});
+  unfolded.inference({{"x", random_tensor({2, 32, 5, 5}, 7)}});
+  EXPECT_EQ(unfolded.freed_constant_bytes(), 0u);
 }
 
 // Conv -> Relu -> Conv -> Add(., relu) -> MaxPool -> Conv -> y: every
