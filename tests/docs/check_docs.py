@@ -3,7 +3,8 @@
 promise only what runs (tests/CMakeLists.txt: ctest docs_commands).
 
 Per document, in a fresh work directory (links to the repository's top-level
-entries, `build` to the build directory, $PREFIX an empty install prefix):
+entries but results/, `build` to the build directory, $PREFIX an empty
+install prefix):
 
 * A fenced block right after a line ending in "`PATH`:" is written to PATH,
   so programs and scripts shown in the docs are compiled and run as shown.
@@ -363,8 +364,10 @@ class Checker:
         if work.exists():
             shutil.rmtree(work)
         work.mkdir(parents=True)
+        # Not results/: the docs' runs start from an empty run history, not
+        # from the runs (perhaps interrupted) of whoever tests in this tree.
         for entry in self.repo.iterdir():
-            if entry.name not in ("build", ".git") and not entry.name.startswith("build-"):
+            if entry.name not in ("build", ".git", "results") and not entry.name.startswith("build-"):
                 (work / entry.name).symlink_to(entry)
         (work / "build").symlink_to(self.build)
         env = os.environ.copy()
