@@ -93,7 +93,7 @@ void assign_slots(OptimizedExecutor::Plan& p, const std::vector<int>& root,
   std::map<DataType, std::vector<Interval*>> by_dtype;
   for (auto& iv : intervals) by_dtype[p.descs[static_cast<size_t>(iv.value)].dtype].push_back(&iv);
   std::vector<int> slot_of(static_cast<size_t>(n), -1);
-  std::map<int, int64_t> offset_of;  // value -> element offset in its arena
+  std::vector<int64_t> offset_of(static_cast<size_t>(n), 0);  // element offset in its arena
   for (auto& [dtype, group] : by_dtype) {
     const int64_t align = std::max<int64_t>(1, kArenaAlignBytes / size_of(dtype));
     const int64_t elems = place_by_size(group, align);
@@ -102,7 +102,7 @@ void assign_slots(OptimizedExecutor::Plan& p, const std::vector<int>& root,
     p.slot_bytes += static_cast<std::size_t>(elems) * size_of(dtype);
     for (const Interval* iv : group) {
       slot_of[static_cast<size_t>(iv->value)] = slot;
-      offset_of[iv->value] = iv->offset;
+      offset_of[static_cast<size_t>(iv->value)] = iv->offset;
     }
   }
   for (auto& s : p.steps)
@@ -113,7 +113,7 @@ void assign_slots(OptimizedExecutor::Plan& p, const std::vector<int>& root,
     for (size_t j = 0; j < s.out.size(); ++j) {
       if (s.out_slot[j] < 0) continue;
       const TensorDesc& d = p.descs[static_cast<size_t>(s.out[j])];
-      const int64_t at = offset_of.at(s.out[j]);
+      const int64_t at = offset_of[static_cast<size_t>(s.out[j])];
       s.views[j] =
           p.slots[static_cast<size_t>(s.out_slot[j])].slice(at, at + numel(d.shape)).view(d.shape);
     }

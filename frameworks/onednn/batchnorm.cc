@@ -125,9 +125,6 @@ class BatchNormOp final : public Kernel {
     return d;
   }
   void set_backward_follows_forward(bool promise) override { promise_ = promise; }
-  std::string implementation() const override {
-    return direct_impl_.empty() ? Kernel::implementation() : direct_impl_;
-  }
   void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
                 std::span<Tensor> gx) override {
     Tensor& dx = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());

@@ -187,7 +187,11 @@ class Kernel : public Operator {
     if (!direct_impl_.empty()) return direct_impl_;
     return last_ ? last_->impl : none;
   }
-  std::string implementation() const override { return last_ ? last_->impl : std::string(); }
+  // The direct-loop path's name when the last call took one, else the plan's.
+  std::string implementation() const override {
+    if (!direct_impl_.empty()) return direct_impl_;
+    return last_ ? last_->impl : std::string();
+  }
 
  protected:
   const Plan* last_ = nullptr;

@@ -171,9 +171,6 @@ class GemmOp final : public Kernel {
     if (b != const_b_) cache_ = PlanCache();
     const_b_ = b;
   }
-  std::string implementation() const override {
-    return direct_impl_.empty() ? Kernel::implementation() : direct_impl_;
-  }
 
   bool has_backward() const override { return !post_sum_ && acts_.empty(); }
   std::vector<bool> differentiable_inputs(size_t n) const override {

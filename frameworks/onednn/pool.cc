@@ -113,9 +113,6 @@ class PoolOp final : public Kernel {
     saved_.shape = in[0].shape();
   }
   void set_backward_follows_forward(bool promise) override { promise_ = promise; }
-  std::string implementation() const override {
-    return direct_impl_.empty() ? Kernel::implementation() : direct_impl_;
-  }
   bool has_backward() const override { return !src_nhwc_ && !dst_nhwc_; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
     return std::vector<bool>(n, true);

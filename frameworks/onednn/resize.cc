@@ -67,9 +67,6 @@ class ResizeOp final : public Kernel {
     p->run();
     last_ = p;
   }
-  std::string implementation() const override {
-    return direct_impl_.empty() ? Kernel::implementation() : direct_impl_;
-  }
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
     std::vector<bool> d(n, false);
