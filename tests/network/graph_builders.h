@@ -1,10 +1,13 @@
 // Small hand-built ONNX graphs for the executor tests (opset 13, float32).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "deep/onnx_tensor.h"
 #include "deep/random.h"
 #include "deep/tensor.h"
 #include "network/model.h"
@@ -60,6 +63,33 @@ inline Tensor random_tensor(const Shape& s, uint64_t seed) {
   Tensor t(DataType::Float, s);
   Random(seed).fill_uniform(t, -1, 1);
   return t;
+}
+
+// x [2, c_in, 5, 5] -> Conv (3x3, bias) -> BatchNormalization -> Relu -> y.
+inline network::Model conv_bn_relu(int64_t c_in, int64_t c_out) {
+  network::Model m = make_model("conv_bn");
+  auto* g = m.proto.mutable_graph();
+  add_value(g->mutable_input(), "x", {2, c_in, 5, 5});
+  add_value(g->mutable_output(), "y", {2, c_out, 3, 3});
+  *g->add_initializer() = to_onnx(random_tensor({c_out, c_in, 3, 3}, 1), "W");
+  *g->add_initializer() = to_onnx(random_tensor({c_out}, 2), "B");
+  *g->add_initializer() = to_onnx(random_tensor({c_out}, 3), "gamma");
+  *g->add_initializer() = to_onnx(random_tensor({c_out}, 4), "beta");
+  *g->add_initializer() = to_onnx(random_tensor({c_out}, 5), "mean");
+  Tensor var = random_tensor({c_out}, 6);
+  for (int64_t i = 0; i < c_out; ++i) var.data<float>()[i] += 1.5f;
+  *g->add_initializer() = to_onnx(var, "var");
+  add_node(g, "Conv", {"x", "W", "B"}, {"c"});
+  add_node(g, "BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"n"});
+  add_node(g, "Relu", {"n"}, {"y"});
+  return m;
+}
+
+// Largest |element| (a comparison tolerance's scale).
+inline double max_abs(const Tensor& t) {
+  double m = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) m = std::max(m, std::fabs(t.at_as_double(i)));
+  return m;
 }
 
 }  // namespace deep500::test

@@ -1,6 +1,7 @@
 // The optimized executor against the reference executor (the oracle) on the
-// ONNX model test folders, plus its plan cache, buffer reuse, events, thread
-// setting, delegation and backprop.
+// ONNX model test folders, plus its plan cache, events, thread setting,
+// delegation, backprop, BatchNormalization folding and layouts (memory:
+// optimized_memory_test.cc).
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -29,12 +30,6 @@ class OptimizedExecutorTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { frameworks::register_all(); }
 };
-
-double max_abs(const Tensor& t) {
-  double m = 0;
-  for (int64_t i = 0; i < t.numel(); ++i) m = std::max(m, std::fabs(t.at_as_double(i)));
-  return m;
-}
 
 std::vector<std::string> sorted_inputs(const fs::path& set) {
   std::vector<std::pair<int, std::string>> found;
@@ -127,65 +122,6 @@ TEST_F(OptimizedExecutorTest, MatchesReferenceOnSimpleModels) {
 }
 
 // --- small hand-built graphs: graph_builders.h ---
-
-TEST_F(OptimizedExecutorTest, BufferReuseNeedsTwoSlotsForAChainOfThree) {
-  // 768 bytes a value: a multiple of the arena's 64-byte alignment.
-  const Shape shape{2, 3, 4, 8};
-  network::Model m = relu_chain(shape);
-  Tensor x = random_tensor(shape, 1);
-  const std::size_t bytes = 2 * 3 * 4 * 8 * sizeof(float);
-  network::OptimizedExecutor reuse(m), plain(m, {.buffer_reuse = false});
-  EXPECT_EQ(reuse.peak_activation_bytes(), 0u);
-  auto a = reuse.inference({{"x", x}});
-  auto b = plain.inference({{"x", x}});
-  EXPECT_EQ(reuse.peak_activation_bytes(), 2 * bytes);
-  EXPECT_EQ(plain.peak_activation_bytes(), 3 * bytes);
-  for (int64_t i = 0; i < x.numel(); ++i)
-    ASSERT_EQ(a.at("y").data<float>()[i], std::max(0.f, x.data<float>()[i]));
-  // Replays with new data give new results (and do not touch returned tensors).
-  Tensor x2 = random_tensor(shape, 2);
-  auto c = reuse.inference({{"x", x2}});
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    ASSERT_EQ(c.at("y").data<float>()[i], std::max(0.f, x2.data<float>()[i]));
-    ASSERT_EQ(a.at("y").data<float>()[i], std::max(0.f, x.data<float>()[i]));
-  }
-}
-
-// Small values that outlive a large one, then another large value: places
-// in one arena are shared by values never live at once, so the plan needs
-// the peak of live bytes (7 units at step 5: s1, s2, big2, t), not a slot
-// per size class (a best-fit pool of slots pins big1's slot under s2 and
-// needs 10). One unit: 16 floats, the arena's 64-byte alignment.
-TEST_F(OptimizedExecutorTest, ArenaHoldsThePeakOfLiveValues) {
-  network::Model m = make_model("fragmenting");
-  auto* g = m.proto.mutable_graph();
-  const int64_t unit = 16;
-  add_value(g->mutable_input(), "x", {1, unit});
-  add_value(g->mutable_output(), "y", {1, unit});
-  auto mean0 = [](onnx::NodeProto* n) {
-    auto* a = n->add_attribute();
-    a->set_name("axes");
-    a->set_type(onnx::AttributeProto::INTS);
-    a->add_ints(0);
-  };
-  add_node(g, "Concat", {"x", "x", "x", "x"}, {"big1"})->add_attribute()->set_name("axis");
-  mean0(add_node(g, "ReduceMean", {"big1"}, {"s1"}));
-  add_node(g, "Relu", {"s1"}, {"s2"});
-  add_node(g, "Concat", {"s1", "s2", "s1", "s2"}, {"big2"})->add_attribute()->set_name("axis");
-  mean0(add_node(g, "ReduceMean", {"big2"}, {"t"}));
-  add_node(g, "Sum", {"t", "s1", "s2"}, {"y"});
-  for (auto& n : *g->mutable_node())
-    if (n.op_type() == "Concat") n.mutable_attribute(0)->set_type(onnx::AttributeProto::INT);
-  network::OptimizedExecutor exec(m);
-  Tensor x = random_tensor({1, unit}, 5);
-  auto y = exec.inference({{"x", x}});
-  EXPECT_EQ(exec.peak_activation_bytes(), 7 * unit * sizeof(float));
-  // y = mean(s1, s2, s1, s2) + s1 + s2 with s1 = x, s2 = relu(x).
-  for (int64_t i = 0; i < unit; ++i) {
-    const float s1 = x.data<float>()[i], s2 = std::max(0.f, s1);
-    EXPECT_NEAR(y.at("y").data<float>()[i], 1.5f * (s1 + s2), 1e-6f) << i;
-  }
-}
 
 TEST_F(OptimizedExecutorTest, PlanIsReusedPerFeedShape) {
   network::Model m = relu_chain({-1, 4});
@@ -409,26 +345,6 @@ TEST_F(OptimizedExecutorTest, BackpropMatchesReferenceExecutor) {
   EXPECT_EQ(opt.plans_built(), 1);
 }
 
-// x [2, c_in, 5, 5] -> Conv (3x3, bias) -> BatchNormalization -> Relu -> y.
-network::Model conv_bn_relu(int64_t c_in, int64_t c_out) {
-  network::Model m = make_model("conv_bn");
-  auto* g = m.proto.mutable_graph();
-  add_value(g->mutable_input(), "x", {2, c_in, 5, 5});
-  add_value(g->mutable_output(), "y", {2, c_out, 3, 3});
-  *g->add_initializer() = to_onnx(random_tensor({c_out, c_in, 3, 3}, 1), "W");
-  *g->add_initializer() = to_onnx(random_tensor({c_out}, 2), "B");
-  *g->add_initializer() = to_onnx(random_tensor({c_out}, 3), "gamma");
-  *g->add_initializer() = to_onnx(random_tensor({c_out}, 4), "beta");
-  *g->add_initializer() = to_onnx(random_tensor({c_out}, 5), "mean");
-  Tensor var = random_tensor({c_out}, 6);
-  for (int64_t i = 0; i < c_out; ++i) var.data<float>()[i] += 1.5f;
-  *g->add_initializer() = to_onnx(var, "var");
-  add_node(g, "Conv", {"x", "W", "B"}, {"c"});
-  add_node(g, "BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"n"});
-  add_node(g, "Relu", {"n"}, {"y"});
-  return m;
-}
-
 // The BatchNormalization is folded into the Conv (records say so) and the
 // result matches the reference executor.
 TEST_F(OptimizedExecutorTest, FoldsBatchNormalizationIntoConv) {
@@ -450,28 +366,6 @@ TEST_F(OptimizedExecutorTest, FoldsBatchNormalizationIntoConv) {
   EXPECT_NE(unfolded.records()[1].implementation.rfind("folded", 0), 0u);
   auto c = validation::compare(unfused, want, {1e-4, 1e-5 * max_abs(want)});
   EXPECT_TRUE(c.ok) << c.message;
-}
-
-// The folded weights are the executor's own; once oneDNN has packed them the
-// plan frees them (Operator::holds_constant_copy) and replays still match
-// the reference. Unfolded weights are borrowed from the model: nothing to free.
-TEST_F(OptimizedExecutorTest, FreesFoldedWeightsOncePacked) {
-  // 32 channels: oneDNN packs the weights into a blocked layout.
-  network::Model m = conv_bn_relu(32, 32);
-  network::ReferenceExecutor ref(m, {.backends = {"reference"}});
-  network::OptimizedExecutor opt(m, {.backends = {"onednn", "reference"}});
-  for (uint64_t seed : {7, 8, 9}) {
-    Tensor x = random_tensor({2, 32, 5, 5}, seed);
-    Tensor want = ref.run({{"x", x}}).at("y");
-    auto c =
-        validation::compare(opt.inference({{"x", x}}).at("y"), want, {1e-4, 1e-5 * max_abs(want)});
-    EXPECT_TRUE(c.ok) << c.message;
-  }
-  EXPECT_EQ(opt.freed_constant_bytes(), 32u * 32 * 3 * 3 * sizeof(float));
-  network::OptimizedExecutor unfolded(
-      m, {.backends = {"onednn", "reference"}, .fold_batchnorm = false});
-  unfolded.inference({{"x", random_tensor({2, 32, 5, 5}, 7)}});
-  EXPECT_EQ(unfolded.freed_constant_bytes(), 0u);
 }
 
 // Conv -> Relu -> Conv -> Add(., relu) -> MaxPool -> Conv -> y: every

@@ -32,12 +32,6 @@ class PlanFusionTest : public ::testing::Test {
   }
 };
 
-double max_abs(const Tensor& t) {
-  double m = 0;
-  for (int64_t i = 0; i < t.numel(); ++i) m = std::max(m, std::fabs(t.at_as_double(i)));
-  return m;
-}
-
 void add_scalar(onnx::GraphProto* g, const std::string& name, float v) {
   Tensor t(DataType::Float, Shape{});
   t.data<float>()[0] = v;

@@ -85,12 +85,6 @@ network::Model block() {
   return m;
 }
 
-double max_abs(const Tensor& t) {
-  double m = 0;
-  for (int64_t i = 0; i < t.numel(); ++i) m = std::max(m, std::fabs(t.at_as_double(i)));
-  return m;
-}
-
 void expect_near(const Tensor& got, const Tensor& want, const std::string& what) {
   auto c = validation::compare(got, want, {1e-4, 1e-5 * std::max(1.0, max_abs(want))});
   EXPECT_TRUE(c.ok) << what << ": " << c.message;
