@@ -102,6 +102,8 @@ class RecurrentOp final : public Operator {
     dispatch(
         in[0].dtype(), [&](auto t) { run<decltype(t)>(in, out); }, what_);
   }
+  // Constant R: transposed once, not on every call.
+  void set_constant_inputs(const std::vector<bool>& c) override { const_r_ = c.size() > 2 && c[2]; }
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
     return reference_.get().differentiable_inputs(n);
@@ -193,32 +195,41 @@ class RecurrentOp final : public Operator {
     const CMatMap<T> r(in[2].data<T>() + dir * GH * H, GH, H);
     Buffers<T>& buf = buffers<T>(dir);
     Mat<T>& rt = buf.rt;
-    if (d.B > 1) rt = r.transpose();
+    if (d.B > 1 && !(const_r_ && buf.rt_for == r.data() && rt.rows() == H)) {
+      rt = r.transpose();
+      buf.rt_for = const_r_ ? r.data() : nullptr;
+    }
     Eigen::Matrix<T, 1, Eigen::Dynamic> wb = Eigen::Matrix<T, 1, Eigen::Dynamic>::Zero(GH), rb = wb;
     if (const Tensor* b = ops::optional_input(in, 3)) {
       wb = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(b->data<T>() + dir * 2 * GH, GH);
       rb = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(b->data<T>() + dir * 2 * GH + GH,
                                                                  GH);
     }
-    // Every step's input projection with the biases that add to it.
-    Mat<T>& xw = buf.xw;
-    xw.noalias() = x * w.transpose();
+    // Every step's input projection with the biases that add to it (the
+    // product accumulates onto the biases: no zeroing pass, no bias pass).
     Eigen::Matrix<T, 1, Eigen::Dynamic> input_bias = wb;
     const bool gru_lbr = cell_ == Cell::Gru && linear_before_reset_;
     if (gru_lbr)
       input_bias.head(2 * H) += rb.head(2 * H);
     else
       input_bias += rb;
-    xw.rowwise() += input_bias;
+    Mat<T>& xw = buf.xw;
+    xw.resize(d.S * d.B, GH);
+    xw.rowwise() = input_bias;
+    xw.noalias() += x * w.transpose();
 
     Mat<T> h = Mat<T>::Zero(d.B, H), c = Mat<T>::Zero(d.B, H);
     load_state(in, 5, d, dir, h);
     if (cell_ == Cell::Lstm) load_state(in, 6, d, dir, c);
-    Mat<T> g(d.B, GH), hr(d.B, GH);
+    Mat<T> hr(d.B, GH);
     const bool backwards = dirs_ == 2 ? dir == 1 : reverse_;
+    // Step t's rows of xw, equally spaced in either layout; the step adds
+    // the recurrent product onto them in place.
+    const Eigen::OuterStride<> between_batches((x_row(d, 0, 1) - x_row(d, 0, 0)) * GH);
     for (int64_t k = 0; k < d.S; ++k) {
       const int64_t t = backwards ? d.S - 1 - k : k;
-      for (int64_t b = 0; b < d.B; ++b) g.row(b) = xw.row(x_row(d, t, b));
+      Eigen::Map<Mat<T>, 0, Eigen::OuterStride<>> g(xw.data() + x_row(d, t, 0) * GH, d.B, GH,
+                                                    between_batches);
       step<T>(g, hr, r, rt, rb, h, c, H);
       if (y)
         for (int64_t b = 0; b < d.B; ++b)
@@ -244,7 +255,7 @@ class RecurrentOp final : public Operator {
   // One step: `g` holds this step's input projection plus biases (ONNX gate
   // order: LSTM i, o, f, c; GRU z, r, h); updates h (and c).
   template <class T>
-  void step(Mat<T>& g, Mat<T>& hr, const CMatMap<T>& r, const Mat<T>& rt,
+  void step(Eigen::Ref<Mat<T>> g, Mat<T>& hr, const CMatMap<T>& r, const Mat<T>& rt,
             const Eigen::Matrix<T, 1, Eigen::Dynamic>& rb, Mat<T>& h, Mat<T>& c, int64_t H) const {
     if (cell_ == Cell::Rnn) {
       product<T>(g, h, r, rt, 0, true);
@@ -253,11 +264,13 @@ class RecurrentOp final : public Operator {
     }
     if (cell_ == Cell::Lstm) {
       product<T>(g, h, r, rt, 0, true);
-      const auto a = g.array();
-      const Arr2<T> i = sigmoid(a.leftCols(H)), o = sigmoid(a.middleCols(H, H)),
-                    f = sigmoid(a.middleCols(2 * H, H)), cc = a.rightCols(H).tanh();
-      c = (f * c.array() + i * cc).matrix();
-      h = (o * c.array().tanh()).matrix();
+      // In place, without temporaries: i, o, f (adjacent) through the
+      // sigmoid in one pass, the candidate through tanh.
+      auto a = g.array();
+      a.leftCols(3 * H) = sigmoid(a.leftCols(3 * H));
+      a.rightCols(H) = a.rightCols(H).tanh();
+      c.array() = a.middleCols(2 * H, H) * c.array() + a.leftCols(H) * a.rightCols(H);
+      h.array() = a.middleCols(H, H) * c.array().tanh();
       return;
     }
     // GRU: z and r from h R_zr^T; the candidate with r applied after
@@ -290,12 +303,15 @@ class RecurrentOp final : public Operator {
   bool reverse_;
   int64_t layout_;
   bool linear_before_reset_;
+  bool const_r_ = false;
 
   // Per direction, kept between calls (same sizes: no allocation, no page
-  // faults): every step's input projection, R transposed.
+  // faults): every step's input projection, R transposed (kept across calls
+  // while R is a constant at the same address).
   template <class T>
   struct Buffers {
     Mat<T> xw, rt;
+    const void* rt_for = nullptr;  // the constant R that rt holds transposed
   };
   Buffers<float> float_buffers_[2];
   Buffers<double> double_buffers_[2];
