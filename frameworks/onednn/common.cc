@@ -41,7 +41,10 @@ memory::desc strided_md(const memory::dims& d, const memory::dims& strides) {
   return memory::desc(d, memory::data_type::f32, strides);
 }
 
-void append_activations(dnnl::post_ops& po, const std::vector<ops::hints::PostActivation>& acts) {
+namespace {
+
+// oneDNN's algorithm for a post-op activation (plan_hints.h vocabulary).
+dnnl::algorithm activation_algorithm(const std::string& name) {
   using dnnl::algorithm;
   static const std::map<std::string, algorithm> algorithms = {
       {"relu", algorithm::eltwise_relu},           {"clip", algorithm::eltwise_clip_v2},
@@ -49,7 +52,24 @@ void append_activations(dnnl::post_ops& po, const std::vector<ops::hints::PostAc
       {"tanh", algorithm::eltwise_tanh},           {"elu", algorithm::eltwise_elu},
       {"hardswish", algorithm::eltwise_hardswish}, {"swish", algorithm::eltwise_swish},
       {"gelu_erf", algorithm::eltwise_gelu_erf},   {"soft_relu", algorithm::eltwise_soft_relu}};
-  for (const auto& a : acts) po.append_eltwise(1.f, algorithms.at(a.name), a.alpha, a.beta);
+  return algorithms.at(name);
+}
+
+}  // namespace
+
+void append_activations(dnnl::post_ops& po, const std::vector<ops::hints::PostActivation>& acts) {
+  for (const auto& a : acts) po.append_eltwise(1.f, activation_algorithm(a.name), a.alpha, a.beta);
+}
+
+void add_activation_steps(Plan& p, const memory& y,
+                          const std::vector<ops::hints::PostActivation>& acts) {
+  for (const auto& a : acts) {
+    dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, activation_algorithm(a.name),
+                                  y.get_desc(), a.alpha, a.beta);
+    dnnl::eltwise_forward::primitive_desc pd(d, user_scratchpad_attr(), engine());
+    p.add(dnnl::eltwise_forward(pd),
+          {{DNNL_ARG_SRC, y}, {DNNL_ARG_DST, y}, {DNNL_ARG_SCRATCHPAD, p.scratchpad(pd)}});
+  }
 }
 
 dnnl::primitive_attr user_scratchpad_attr() {

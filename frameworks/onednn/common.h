@@ -176,6 +176,11 @@ struct PackedWeights {
   const void* packed_for_ = nullptr;
 };
 
+// Appends the activations of a post-op chain to `p` as in-place eltwise
+// steps on `y` (for results computed outside a primitive).
+void add_activation_steps(Plan& p, const memory& y,
+                          const std::vector<ops::hints::PostActivation>& acts);
+
 // Base of every oneDNN-backed operator: reports the oneDNN implementation
 // (impl_info_str) its last forward/backward call actually ran, e.g.
 // "onednn:conv:brgconv_1x1:avx512_core" (the registry's name is the one of a

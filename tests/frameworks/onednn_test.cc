@@ -4,11 +4,13 @@
 // reference backend (comparison tests; they need the reference kernels).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
 #include "deep/random.h"
 #include "frameworks/register_all.h"
+#include "operators/plan_hints.h"
 #include "operators/registry.h"
 #include "validation/compare.h"
 
@@ -261,6 +263,70 @@ TEST(OnednnGemm, ForwardMatchesNaiveLoopAndAdjointBackward) {
       double rc = g.beta * dot(dy, naive_gemm(a, b, &c, g.ta, g.tb, 0.f, 1.f));
       EXPECT_NEAR(dot(gx[2], c), rc, 1e-4 * std::abs(rc) + 1e-4) << what;
     }
+  }
+}
+
+// Constant B (weights): one row of A reads B in place through dnnl_sgemm's
+// GEMV with the fused post-ops applied after it; more rows pack B once. The
+// oracle is the naive loop plus the summand, then the activations.
+TEST(OnednnGemm, OneRowOnConstantBReadsBInPlaceWithItsPostOps) {
+  struct G {
+    int64_t m;
+    bool ta, tb;
+    float alpha, beta;
+    Shape c;
+    bool sum;
+    std::vector<std::string> acts;
+  };
+  const int64_t k = 37, n = 21;
+  for (const G& g : {G{1, false, true, 1.f, 1.f, {n}, false, {"relu"}},
+                     G{1, true, false, 1.f, 1.f, {1, n}, true, {"clip", "tanh"}},
+                     G{1, true, true, 0.5f, 2.f, {1, n}, false, {"tanh"}},
+                     G{1, false, false, -1.f, 0.f, {1}, false, {}},
+                     G{1, false, true, 1.f, 1.f, {}, true, {"relu"}},
+                     G{3, false, true, 1.f, 1.f, {n}, false, {"relu"}}}) {
+    Tensor a = rnd(g.ta ? Shape{k, g.m} : Shape{g.m, k}, 21);
+    Tensor b = rnd(g.tb ? Shape{n, k} : Shape{k, n}, 22);
+    Tensor c = g.c.empty() ? Tensor() : rnd(g.c, 23);
+    Tensor sum = rnd({g.m, n}, 24);
+    std::vector<Tensor> in = {a, b, c, sum};
+    in.resize(g.sum ? 4 : c.defined() ? 3 : 2);
+    Node node("Gemm", 13, in.size());
+    node.f("alpha", g.alpha).f("beta", g.beta).i("transA", g.ta).i("transB", g.tb);
+    if (g.sum) node.i(ops::hints::kPostSum, 1);
+    if (!g.acts.empty()) {
+      Attribute names, alphas;
+      names.kind = Attribute::Kind::Strings;
+      names.strings = g.acts;
+      alphas.kind = Attribute::Kind::Floats;
+      alphas.floats.assign(g.acts.size(), 0.f);
+      Attribute betas = alphas;
+      if (g.acts[0] == "clip") {  // clip to [0, 0.5]
+        alphas.floats[0] = 0.f;
+        betas.floats[0] = 0.5f;
+      }
+      node.spec.attributes.set(ops::hints::kPostEltwise, names);
+      node.spec.attributes.set(ops::hints::kPostAlpha, alphas);
+      node.spec.attributes.set(ops::hints::kPostBeta, betas);
+    }
+    auto op = onednn_op(node.spec, in);
+    op->set_constant_inputs({false, true, true, false});
+    Tensor y = run(*op, in)[0];
+
+    Tensor want = naive_gemm(a, b, c.defined() ? &c : nullptr, g.ta, g.tb, g.alpha, g.beta);
+    float* w = want.data<float>();
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      if (g.sum) w[i] += sum.data<float>()[i];
+      for (const auto& act : g.acts)
+        w[i] = act == "relu"   ? std::max(w[i], 0.f)
+               : act == "clip" ? std::clamp(w[i], 0.f, 0.5f)
+                               : std::tanh(w[i]);
+    }
+    const std::string what = cat("gemm m", g.m, " ta", g.ta, " tb", g.tb, " sum", g.sum);
+    expect_close(y, want, 1e-4, 1e-5, what);
+    EXPECT_EQ(op->holds_constant_copy(1), g.m > 1) << what;
+    EXPECT_EQ(op->implementation() == "onednn:gemm:dnnl_sgemm", g.m == 1)
+        << what << ": " << op->implementation();
   }
 }
 
