@@ -151,6 +151,55 @@ std::vector<TensorDesc> descs(const Problem& p) {
   return d;
 }
 
+KernelMeasurement measure_kernel(const KernelRun& k, metrics::Runner& runner) {
+  KernelMeasurement m;
+  const std::vector<TensorDesc> in_descs = [&] {
+    std::vector<TensorDesc> d;
+    for (const auto& t : k.inputs) d.push_back(t.defined() ? t.desc() : TensorDesc{});
+    return d;
+  }();
+  ops::OpContext ctx{k.node, in_descs};
+  const ops::Registry& registry = k.registry ? *k.registry : ops::Registry::global();
+  auto made = registry.create(ctx, {k.backend});
+  if (!made.ok()) {
+    m.skipped = made.refusal().reason;
+    return m;
+  }
+  m.implementation = made->implementation;
+  if (k.backward && !made->op->has_backward()) {
+    m.skipped = made->implementation + " has no backward";
+    return m;
+  }
+  OpWorkload w(k.node, std::move(made.value()), k.inputs, k.name, k.backward, k.seed);
+  if (k.isolate) {  // a kernel that crashes on its first run is an error
+    ChildResult first = run_in_child(
+        [&] {
+          // One thread: libgomp's pool, started by an earlier measurement in
+          // this process, does not survive fork() (a parallel region in the
+          // child would wait for it forever). The child creates its own
+          // kernel under that setting: one made in the parent may have fixed
+          // its thread count (oneDNN's brgconv does, at creation).
+          network::ThreadScope single(1);
+          OpWorkload first_run(k.node, std::move(registry.create(ctx, {k.backend}).value()),
+                               k.inputs, k.name, k.backward, k.seed);
+          first_run.setup();
+          first_run.run();
+          return std::string();
+        },
+        0);
+    if (!first.completed) {
+      m.error = cat(first.threw_error ? "" : "the kernel ", first.failure);
+      return m;
+    }
+  }
+  try {
+    m.result = runner.run(w);
+  } catch (const std::exception& e) {
+    m.error = e.what();
+  }
+  return m;
+}
+
 BenchmarkOutcome run_operator_benchmark(const OperatorBenchmark& b, std::ostream& info) {
   metrics::Runner runner(b.runner);  // validates the settings before any work
   check_thread_count(b.threads, "--threads");
@@ -171,56 +220,21 @@ BenchmarkOutcome run_operator_benchmark(const OperatorBenchmark& b, std::ostream
     for (const auto& backend : backends) {
       for (const char* pass : passes) {
         if (stop()) break;
-        const bool backward = std::string(pass) == "backward";
-        ops::OpContext ctx{nodes[i], descs(problem)};
-        auto made = ops::Registry::global().create(ctx, {backend});
-        std::string why = !made.ok() ? made.refusal().reason
-                          : backward && !made->op->has_backward()
-                              ? made->implementation + " has no backward"
-                              : "";
+        KernelRun k{nodes[i],     inputs, backend,  std::string(pass) == "backward",
+                    b.op.op_type, b.seed, b.isolate};
         const std::string what = cat(backend, " ", pass, " ", problem.label);
-        if (!why.empty()) {
-          info << "skipped " << what << ": " << why << "\n";
-          continue;
-        }
-        std::string impl = made->implementation;
-        OpWorkload w(nodes[i], std::move(made.value()), inputs, b.op.op_type, backward, b.seed);
-        if (b.isolate) {  // a kernel that crashes on its first run is an error row
-          ChildResult first = run_in_child(
-              [&] {
-                // One thread: libgomp's pool, started by an earlier
-                // measurement in this process, does not survive fork()
-                // (a parallel region in the child would wait for it forever).
-                // The child creates its own kernel under that setting: one
-                // made in the parent may have fixed its thread count (oneDNN's
-                // brgconv does, at creation).
-                network::ThreadScope single(1);
-                OpWorkload first_run(
-                    nodes[i], std::move(ops::Registry::global().create(ctx, {backend}).value()),
-                    inputs, b.op.op_type, backward, b.seed);
-                first_run.setup();
-                first_run.run();
-                return std::string();
-              },
-              0);
-          if (!first.completed) {
-            info << "error " << what << ": " << (first.threw_error ? "" : "the kernel ")
-                 << first.failure << "\n";
-            ++out.errors;
-            continue;
-          }
-        }
-        try {
-          out.results.push_back(runner.run(w));
-        } catch (const std::exception& e) {
-          info << "error " << what << ": " << e.what() << "\n";
+        KernelMeasurement m = measure_kernel(k, runner);
+        if (!m.skipped.empty()) info << "skipped " << what << ": " << m.skipped << "\n";
+        if (!m.error.empty()) {
+          info << "error " << what << ": " << m.error << "\n";
           ++out.errors;
-          continue;
         }
+        if (!m.result) continue;
+        out.results.push_back(std::move(*m.result));
         out.results.back().labels = {{"problem", problem.label},
                                      {"backend", backend},
                                      {"pass", pass},
-                                     {"implementation", impl}};
+                                     {"implementation", m.implementation}};
       }
     }
   }

@@ -16,6 +16,7 @@
 #include "metrics/runner.h"
 #include "operators/custom_op_loader.h"
 #include "operators/node.h"
+#include "operators/registry.h"
 #include "recipes/problems.h"
 
 namespace deep500::recipes {
@@ -69,6 +70,26 @@ struct BenchmarkOutcome {
   int errors = 0;  // kernels that threw or crashed
   bool interrupted = false;
 };
+
+// One kernel to time: `node` on `backend` with these inputs (forward, or
+// backward with seeded output gradients), as the metrics Runner measures it.
+struct KernelRun {
+  const ops::NodeSpec& node;
+  const std::vector<Tensor>& inputs;
+  std::string backend;
+  bool backward = false;
+  std::string name;  // the workload's name in results
+  uint64_t seed = 42;
+  bool isolate = true;                      // first run in a child process: a crash is an error
+  const ops::Registry* registry = nullptr;  // nullptr: the global one
+};
+struct KernelMeasurement {
+  std::optional<metrics::Result> result;
+  std::string implementation;  // the registry's name for the kernel
+  std::string skipped;         // why nothing was measured: refused, no backward
+  std::string error;           // it threw or crashed
+};
+KernelMeasurement measure_kernel(const KernelRun& k, metrics::Runner& runner);
 
 // Validates every problem's node first (Error), then measures; skipped and
 // failed kernels are reported on `info`, one line each.

@@ -67,4 +67,8 @@ std::string render_scoreboard_plot(const std::string& scoreboard_json, const std
   return run_plot_script({"--out", out_dir, "--scoreboard", scoreboard_json});
 }
 
+std::string render_matrix_plot(const std::string& matrix_json, const std::string& out_dir) {
+  return run_plot_script({"--out", out_dir, "--matrix", matrix_json});
+}
+
 }  // namespace deep500::recipes

@@ -11,10 +11,14 @@ conformance.png/.svg. Operator benchmarks: GFLOP/s of every problem and
 backend with the median's confidence interval as whiskers and the measured
 peak as a line, as operator_benchmark.png/.svg. With --scoreboard FILE (what `deep500 scoreboard
 --plot DIR` writes): the runs on the first two objectives, the Pareto front
-joined, as scoreboard.png/.svg.
+joined, as scoreboard.png/.svg. With --matrix FILE (what `deep500 op matrix --json FILE`
+writes): a heat map of every case and pass (rows) by backend (columns), each timed cell
+coloured by its time relative to the fastest backend of its row, failed and refused cells
+marked, as op_matrix.png/.svg.
 
 Usage: plot_results.py --out DIR RUN_DIR...
        plot_results.py --out DIR --scoreboard SCOREBOARD.json
+       plot_results.py --out DIR --matrix MATRIX.json
 Exit 0 with one line naming the files; 3 with one line when matplotlib is
 not installed (Debian: python3-matplotlib); 2 for a missing or malformed
 results.json.
@@ -195,14 +199,64 @@ def scoreboard(path, out_dir, plt):
     return save(fig, out_dir, "scoreboard", plt)
 
 
+def op_matrix(path, out_dir, plt):
+    try:
+        with open(path, encoding="utf-8") as f:
+            matrix = json.load(f)
+        backends = matrix["backends"]
+        cells = matrix["cells"]
+        rows = []
+        at = {}
+        for c in cells:
+            row = (c["case"], c["pass"])
+            if row not in at:
+                rows.append(row)
+                at[row] = {}
+            at[row][c["backend"]] = c
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"plots: {path}: {e}")
+        sys.exit(2)
+    if not rows:
+        return []
+    import math
+    # log2 of the time relative to the fastest: 0 (fastest) .. 4 (16x or slower).
+    values = [[math.nan] * len(backends) for _ in rows]
+    fig, ax = plt.subplots(figsize=(2 + 1.6 * len(backends), 1 + 0.28 * len(rows)))
+    for i, row in enumerate(rows):
+        for j, b in enumerate(backends):
+            c = at[row].get(b)
+            if c is None:
+                continue
+            if c["ratio_to_fastest"]:
+                values[i][j] = min(4.0, math.log2(c["ratio_to_fastest"]))
+                text = f"{c['ratio_to_fastest']:.2f}x"
+            else:
+                text = {"FAILED": "FAILED", "refused": "refused"}.get(c["status"], c["status"])
+            ax.text(j, i, text, ha="center", va="center", fontsize="x-small",
+                    color="tab:red" if c["status"] == "FAILED" else "black")
+    image = ax.imshow(values, cmap="RdYlGn_r", vmin=0, vmax=4, aspect="auto")
+    ax.set_xticks(range(len(backends)), backends)
+    ax.set_yticks(range(len(rows)), [f"{case} ({p})" for case, p in rows], fontsize="x-small")
+    bar = fig.colorbar(image, ax=ax)
+    bar.set_label("log2(time / fastest backend's)")
+    peak = matrix.get("peak", {}).get("flops_per_second", 0)
+    title = "deep500 op matrix"
+    if peak:
+        title += f" (peak {peak * 1e-9:.0f} GFLOP/s)"
+    fig.suptitle(title)
+    fig.tight_layout()
+    return save(fig, out_dir, "op_matrix", plt)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="folder for the plot files")
     parser.add_argument("--scoreboard", help="a scoreboard JSON file to plot instead of runs")
+    parser.add_argument("--matrix", help="an op matrix JSON file to plot instead of runs")
     parser.add_argument("runs", nargs="*", help="results folders (holding results.json)")
     args = parser.parse_args()
-    if not args.runs and not args.scoreboard:
-        parser.error("give results folders or --scoreboard FILE")
+    if not args.runs and not args.scoreboard and not args.matrix:
+        parser.error("give results folders, --scoreboard FILE or --matrix FILE")
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -220,6 +274,8 @@ def main():
             written += plot([r for r in runs if task in r[2]], args.out, plt)
     if args.scoreboard:
         written += scoreboard(args.scoreboard, args.out, plt)
+    if args.matrix:
+        written += op_matrix(args.matrix, args.out, plt)
     print("plots: " + (", ".join(written) if written else "nothing to plot for these runs"))
 
 

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "deep/random.h"
+#include "deep/text.h"
 
 namespace deep500::validation {
 namespace {
@@ -235,6 +237,79 @@ GradientCheckResult check_gradient(const ops::NodeSpec& node, const std::vector<
   if (!note.empty())
     r.message += (r.message.empty() ? "computed in " : "; computed in ") +
                  std::string(name_of(r.computed_in)) + note;
+  return r;
+}
+
+namespace {
+
+// Forward, then backward with seeded output gradients; nullopt (and why)
+// when the backend refuses the node or its kernel has no backward.
+std::optional<std::vector<Tensor>> backward_with_seeded_grads(
+    const ops::NodeSpec& node, const std::vector<Tensor>& inputs, const std::string& backend,
+    const ops::Registry& registry, std::string& why, std::string& implementation) {
+  std::vector<TensorDesc> descs;
+  for (const auto& t : inputs) descs.push_back(t.defined() ? t.desc() : TensorDesc{});
+  auto made = registry.create(ops::OpContext{node, descs}, {backend});
+  if (!made.ok()) {
+    why = made.refusal().reason;
+    return std::nullopt;
+  }
+  implementation = made->implementation;
+  if (!made->op->has_backward()) {
+    why = implementation + " has no backward";
+    return std::nullopt;
+  }
+  std::vector<Tensor> outputs(node.outputs.size());
+  made->op->forward(inputs, outputs);
+  Random rng(3);
+  std::vector<Tensor> grad_outputs;
+  for (const auto& y : outputs) {
+    const bool floating = y.defined() && is_floating(y.dtype());
+    Tensor g = floating ? Tensor(y.dtype(), y.shape()) : Tensor();
+    if (floating) rng.fill_uniform(g, -1, 1);
+    grad_outputs.push_back(g);
+  }
+  std::vector<Tensor> grads(inputs.size());
+  made->op->backward(grad_outputs, inputs, outputs, grads);
+  return grads;
+}
+
+}  // namespace
+
+BackwardComparison compare_backward_with_reference(const ops::NodeSpec& node,
+                                                   const std::vector<Tensor>& inputs,
+                                                   const std::string& backend, Tolerance tolerance,
+                                                   const ops::Registry& registry) {
+  BackwardComparison r;
+  std::string why, ref_impl;
+  std::optional<std::vector<Tensor>> got;
+  try {
+    got = backward_with_seeded_grads(node, inputs, backend, registry, why, r.implementation);
+  } catch (const std::exception& e) {
+    r.message = cat("backward threw: ", e.what());
+    return r;
+  }
+  if (!got) {
+    r.status = CheckStatus::Skipped;
+    r.message = why;
+    return r;
+  }
+  auto ref = backward_with_seeded_grads(node, inputs, "reference", registry, why, ref_impl);
+  if (!ref) {
+    r.message = cat("nothing to compare with: ", why);
+    return r;
+  }
+  for (size_t i = 0; i < ref->size(); ++i) {
+    // A backend may differentiate fewer inputs (e.g. Clip's min/max).
+    if (!(*ref)[i].defined() || i >= got->size() || !(*got)[i].defined()) continue;
+    const Comparison c = compare((*got)[i], (*ref)[i], tolerance);
+    r.max_abs_error = std::max(r.max_abs_error, c.max_abs_error);
+    r.max_rel_error = std::max(r.max_rel_error, c.max_rel_error);
+    ++r.compared_inputs;
+    if (!c.ok && r.message.empty()) r.message = cat("input ", i, ": ", c.message);
+  }
+  if (r.compared_inputs == 0) r.message = "backward gave no gradient";
+  r.status = r.message.empty() ? CheckStatus::Passed : CheckStatus::Failed;
   return r;
 }
 

@@ -72,4 +72,23 @@ GradientCheckResult check_gradient(const ops::NodeSpec& node, const std::vector<
                                    const GradientCheckOptions& options = {},
                                    const ops::Registry& registry = ops::Registry::global());
 
+// A backend's backward against the reference's (what float32-only kernels
+// can be held to: finite differences in float32 are unreliable at max/abs
+// kinks). Both create `node`, run forward on `inputs`, then backward with the
+// same seeded output gradients; every input gradient both define must agree
+// within `tolerance`. Skipped (reason in `message`) when the backend refuses
+// the node or its kernel has no backward; Failed on a mismatch, a throw, or
+// when no gradient was compared.
+struct BackwardComparison {
+  CheckStatus status = CheckStatus::Failed;
+  std::string message;
+  std::string implementation;
+  double max_abs_error = 0;  // over the compared gradients
+  double max_rel_error = 0;
+  int compared_inputs = 0;
+};
+BackwardComparison compare_backward_with_reference(
+    const ops::NodeSpec& node, const std::vector<Tensor>& inputs, const std::string& backend,
+    Tolerance tolerance = {1e-4, 1e-5}, const ops::Registry& registry = ops::Registry::global());
+
 }  // namespace deep500::validation

@@ -11,10 +11,12 @@ namespace deep500::recipes {}
 namespace deep500::cli {
 
 class CommandLine;
+class Command;
 
 // Each command file registers its subcommands (main.cc calls them all).
 void add_onnx_test_command(CommandLine& line);
-void add_op_command(CommandLine& line);  // op check, op bench
+void add_op_command(CommandLine& line);  // op check, op bench, op matrix
+void add_op_matrix_subcommand(Command& op);
 void add_infer_command(CommandLine& line);
 void add_grad_command(CommandLine& line);
 void add_compare_command(CommandLine& line);

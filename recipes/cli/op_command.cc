@@ -263,6 +263,7 @@ void add_op_command(CommandLine& line) {
         o->mode = "bench";
         return op_command(*o);
       });
+  add_op_matrix_subcommand(op);
 }
 
 }  // namespace deep500::cli

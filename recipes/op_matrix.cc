@@ -1,0 +1,297 @@
+#include "recipes/op_matrix.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "deep/error.h"
+#include "deep/sizes.h"
+#include "deep/text.h"
+#include "metrics/json_reporter.h"
+#include "network/node_threads.h"
+#include "operators/registry.h"
+#include "recipes/operator_task.h"
+#include "validation/forward_check.h"
+#include "validation/gradient_check.h"
+#include "validation/op_specs.h"
+
+namespace deep500::recipes {
+namespace {
+
+// One row of the matrix: a node with its inputs.
+struct Case {
+  std::string label;
+  ops::NodeSpec node;
+  std::vector<Tensor> inputs;
+};
+
+std::vector<Case> builtin_cases(const MatrixOptions& o) {
+  std::vector<Case> cases;
+  std::set<std::string> matched;
+  for (const auto& spec : validation::op_specs()) {
+    bool take = o.ops.empty();
+    for (const auto& name : o.ops)
+      if (name == spec.op_type || name == spec.label) {
+        take = true;
+        matched.insert(name);
+      }
+    if (take) cases.push_back({spec.label, spec.node(), spec.make_inputs(o.seed)});
+  }
+  for (const auto& name : o.ops)
+    DEEP500_CHECK(matched.count(name), "--ops '", name,
+                  "': no built-in case has this op type or label (`deep500 op matrix --list` "
+                  "lists them; other operators take their problems from --shapes)");
+  return cases;
+}
+
+std::vector<Case> shape_file_cases(const MatrixOptions& o) {
+  DEEP500_CHECK(o.ops.size() == 1, "--shapes: name the one op type of the file with --ops, got ",
+                o.ops.size(), " names");
+  OperatorSpec op;
+  op.op_type = o.ops[0];
+  const OpDefinition def = find_definition(op);
+  std::vector<Case> cases;
+  for (const auto& p : make_problems(op.op_type, {}, o.shapes_path, o.dtype, o.batch))
+    cases.push_back({cat(op.op_type, " ", p.label), make_node(op, def, p),
+                     validation::random_inputs(descs(p), o.seed)});
+  return cases;
+}
+
+std::vector<std::string> matrix_backends(const std::vector<std::string>& asked,
+                                         const ops::Registry& registry) {
+  if (asked.empty() || (asked.size() == 1 && asked[0] == "all")) return registry.backends();
+  registry.check_backend_names(asked, "--backend");
+  return asked;
+}
+
+const char* status_of(validation::CheckStatus s) {
+  return s == validation::CheckStatus::Passed   ? "passed"
+         : s == validation::CheckStatus::Failed ? "FAILED"
+                                                : "refused";
+}
+
+// A cell of `c` and `backend`, nothing checked yet.
+MatrixCell new_cell(const Case& c, const std::string& backend) {
+  MatrixCell cell;
+  cell.case_label = c.label;
+  cell.op_type = c.node.op_type;
+  cell.backend = backend;
+  cell.pass = "forward";
+  return cell;
+}
+
+MatrixCell forward_cell(const Case& c, const std::string& backend, const ops::Registry& registry) {
+  MatrixCell cell = new_cell(c, backend);
+  const auto f = validation::check_forward(c.node, c.inputs, backend, {}, registry);
+  cell.status = status_of(f.status);
+  if (backend == "reference" && f.status == validation::CheckStatus::Passed) cell.status = "oracle";
+  cell.detail = f.message;
+  cell.implementation = f.implementation;
+  cell.max_abs_error = f.max_abs_error;
+  cell.max_rel_error = f.max_rel_error;
+  return cell;
+}
+
+// The reference's backward against finite differences (float64); every
+// other backend's against the reference's.
+MatrixCell backward_cell(const Case& c, const std::string& backend, const ops::Registry& registry) {
+  MatrixCell cell = new_cell(c, backend);
+  cell.pass = "backward";
+  if (backend == "reference") {
+    const auto g = validation::check_gradient(c.node, c.inputs, backend, {}, registry);
+    cell.status = status_of(g.status);
+    cell.detail = g.message;
+    cell.implementation = g.implementation;
+    for (const auto& in : g.inputs) {
+      cell.max_abs_error = std::max(cell.max_abs_error, in.max_abs_error);
+      cell.max_rel_error = std::max(cell.max_rel_error, in.max_rel_error);
+      if (in.status == validation::GradientStatus::Failed && cell.detail.empty())
+        cell.detail = cat("input ", in.index, ": ", in.message);
+    }
+    return cell;
+  }
+  const auto b = validation::compare_backward_with_reference(c.node, c.inputs, backend,
+                                                             {1e-4, 1e-5}, registry);
+  cell.status = status_of(b.status);
+  cell.detail = b.message;
+  cell.implementation = b.implementation;
+  cell.max_abs_error = b.max_abs_error;
+  cell.max_rel_error = b.max_rel_error;
+  return cell;
+}
+
+void time_cell(MatrixCell& cell, const Case& c, const MatrixOptions& o, metrics::Runner& runner) {
+  if (cell.status != "passed" && cell.status != "oracle") return;
+  KernelRun k{c.node,  c.inputs, cell.backend, cell.pass == "backward",
+              c.label, o.seed,   o.isolate,    o.registry};
+  KernelMeasurement m = measure_kernel(k, runner);
+  if (!m.error.empty()) {  // passed its check, then crashed or threw while timed
+    cell.status = "FAILED";
+    cell.detail = "while timed: " + m.error;
+  }
+  cell.timing = std::move(m.result);
+}
+
+// Ratios to the fastest backend of each (case, pass), percents of the peak.
+void relate(OpMatrix& m) {
+  std::map<std::pair<std::string, std::string>, double> fastest;
+  for (const auto& c : m.cells)
+    if (c.timing) {
+      auto& f = fastest[{c.case_label, c.pass}];
+      const double t = c.timing->summary.median;
+      if (f == 0 || t < f) f = t;
+    }
+  for (auto& c : m.cells) {
+    if (!c.timing) continue;
+    const double f = fastest[{c.case_label, c.pass}];
+    if (f > 0) c.ratio_to_fastest = c.timing->summary.median / f;
+    if (m.peak_flops_per_second > 0)
+      c.percent_of_peak = 100 * c.timing->rates.flops_per_second / m.peak_flops_per_second;
+  }
+}
+
+std::string fixed(double v, int digits) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << v;
+  return s.str();
+}
+
+std::string sci(double v) {
+  std::ostringstream s;
+  s << std::setprecision(2) << std::scientific << v;
+  return s.str();
+}
+
+// What the table shows for a cell: "12.3 us 1.00x", "FAILED 3.1e-02" (the
+// largest absolute error), "refused", ...
+std::string table_entry(const MatrixCell& c) {
+  if (c.timing) {
+    const double t = c.timing->summary.median;
+    std::ostringstream s;
+    s << std::setprecision(3) << (t < 1e-3 ? t * 1e6 : t * 1e3) << (t < 1e-3 ? " us " : " ms ")
+      << fixed(c.ratio_to_fastest, 2) << "x";
+    return s.str();
+  }
+  if (c.status == "FAILED") return "FAILED " + sci(c.max_abs_error);
+  return c.status;
+}
+
+}  // namespace
+
+int OpMatrix::failed() const {
+  return static_cast<int>(std::count_if(cells.begin(), cells.end(),
+                                        [](const auto& c) { return c.status == "FAILED"; }));
+}
+
+OpMatrix run_op_matrix(const MatrixOptions& o, std::ostream& info) {
+  check_thread_count(o.threads, "--threads");
+  metrics::Runner runner(o.runner);  // validates the settings before any work
+  const std::vector<Case> cases = o.shapes_path.empty() ? builtin_cases(o) : shape_file_cases(o);
+  const ops::Registry& registry = o.registry ? *o.registry : ops::Registry::global();
+  OpMatrix m;
+  m.backends = matrix_backends(o.backends, registry);
+  network::ThreadScope threads(o.threads);
+  if (o.speed && o.measure_peak) {
+    const MeasuredPeak peak = measure_peak(m.backends, o.runner, o.threads, info);
+    m.peak_flops_per_second = peak.flops_per_second;
+    if (peak.result) m.peak_implementation = peak.result->label("implementation");
+  }
+  auto stop = [&] { return o.interrupt && o.interrupt->load(); };
+  for (const auto& c : cases) {
+    for (const auto& backend : m.backends) {
+      if (stop()) break;
+      m.cells.push_back(forward_cell(c, backend, registry));
+      const bool forward_ok = m.cells.back().status != "FAILED";
+      if (o.speed) time_cell(m.cells.back(), c, o, runner);
+      if (!o.backward || !forward_ok || m.cells.back().status == "refused") continue;
+      m.cells.push_back(backward_cell(c, backend, registry));
+      if (o.speed) time_cell(m.cells.back(), c, o, runner);
+    }
+    info << "op matrix: " << c.label << " done\n";
+  }
+  m.interrupted = stop();
+  relate(m);
+  return m;
+}
+
+void write_matrix_json(const OpMatrix& m, const metrics::Context& context, std::ostream& out) {
+  nlohmann::json j;
+  j["format_version"] = metrics::kResultFormatVersion;
+  j["context"] = metrics::to_json(context);
+  j["backends"] = m.backends;
+  j["peak"] = {{"flops_per_second", m.peak_flops_per_second},
+               {"implementation", m.peak_implementation}};
+  j["interrupted"] = m.interrupted;
+  j["cells"] = nlohmann::json::array();
+  for (const auto& c : m.cells) {
+    nlohmann::json cell = {{"case", c.case_label},
+                           {"op_type", c.op_type},
+                           {"backend", c.backend},
+                           {"pass", c.pass},
+                           {"status", c.status},
+                           {"detail", c.detail},
+                           {"implementation", c.implementation},
+                           {"max_abs_error", c.max_abs_error},
+                           {"max_rel_error", c.max_rel_error},
+                           {"percent_of_peak", c.percent_of_peak},
+                           {"ratio_to_fastest", c.ratio_to_fastest}};
+    cell["timing"] = c.timing ? metrics::to_json(*c.timing) : nlohmann::json();
+    j["cells"].push_back(cell);
+  }
+  out << j.dump(2) << "\n";
+}
+
+void write_matrix_csv(const OpMatrix& m, std::ostream& out) {
+  out << "case,op_type,backend,pass,status,max_abs_error,max_rel_error,median_s,ci_low_s,"
+         "ci_high_s,gflops,percent_of_peak,ratio_to_fastest,implementation,detail\n";
+  auto quoted = [](const std::string& s) {
+    std::string q = "\"";
+    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+  };
+  for (const auto& c : m.cells) {
+    const auto* s = c.timing ? &c.timing->summary : nullptr;
+    out << quoted(c.case_label) << "," << c.op_type << "," << c.backend << "," << c.pass << ","
+        << c.status << "," << c.max_abs_error << "," << c.max_rel_error << ","
+        << (s ? cat(s->median) : "") << "," << (s ? cat(s->ci_low) : "") << ","
+        << (s ? cat(s->ci_high) : "") << ","
+        << (c.timing ? cat(c.timing->rates.flops_per_second * 1e-9) : "") << ","
+        << (c.timing ? cat(c.percent_of_peak) : "") << ","
+        << (c.timing ? cat(c.ratio_to_fastest) : "") << "," << quoted(c.implementation) << ","
+        << quoted(c.detail) << "\n";
+  }
+}
+
+void write_matrix_table(const OpMatrix& m, std::ostream& out) {
+  constexpr int kCase = 34, kPass = 9, kCell = 22;
+  out << std::left << std::setw(kCase) << "case" << std::setw(kPass) << "pass";
+  for (const auto& b : m.backends) out << std::setw(kCell) << b;
+  out << "\n";
+  // Rows in the order cells were made: each (case, pass) once.
+  std::vector<std::pair<std::string, std::string>> rows;
+  std::map<std::tuple<std::string, std::string, std::string>, const MatrixCell*> at;
+  for (const auto& c : m.cells) {
+    std::pair<std::string, std::string> row{c.case_label, c.pass};
+    if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
+    at[{c.case_label, c.pass, c.backend}] = &c;
+  }
+  for (const auto& [label, pass] : rows) {
+    out << std::setw(kCase) << label.substr(0, kCase - 1) << std::setw(kPass) << pass;
+    for (const auto& b : m.backends) {
+      auto it = at.find({label, pass, b});
+      out << std::setw(kCell) << (it == at.end() ? "-" : table_entry(*it->second));
+    }
+    out << "\n";
+  }
+  if (m.peak_flops_per_second > 0)
+    out << "peak: " << fixed(m.peak_flops_per_second * 1e-9, 1) << " GFLOP/s ("
+        << m.peak_implementation << ", float32 MatMul 1024^3)\n";
+  out << "cells: " << m.cells.size() << ", FAILED: " << m.failed()
+      << (m.interrupted ? " (interrupted)" : "") << "\n";
+}
+
+}  // namespace deep500::recipes

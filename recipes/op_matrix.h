@@ -1,0 +1,84 @@
+// The operator x backend matrix (`deep500 op matrix`): for every operator
+// case and every registered backend, conformance with the reference and
+// speed, side by side in one run.
+//
+// Conformance: forward against the reference kernel (validation/
+// forward_check.h); backward against the reference's backward with the same
+// seeded output gradients (validation::compare_backward_with_reference), and
+// the reference's own backward against finite differences in float64. A
+// backend that refuses a case is a "refused" cell with the refusal's reason.
+// Speed: only kernels that passed are timed (a wrong kernel's time means
+// nothing), with the metrics Runner: median, 95% CI, GFLOP/s from the shared
+// cost model, percent of the machine's measured peak (the best backend's
+// float32 1024^3 MatMul, recipes/operator_task.h) and the ratio to the
+// fastest backend of the same case and pass.
+//
+// Cases: the built-in operator table (validation/op_specs.h), all of it or
+// the entries whose op type or label --ops names; or one op type's problems
+// from a benchdnn-style shape file (docs/benchmarking.md).
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "metrics/context.h"
+#include "metrics/runner.h"
+#include "operators/registry.h"
+
+namespace deep500::recipes {
+
+struct MatrixOptions {
+  std::vector<std::string> ops;       // op types or case labels; empty: every built-in case
+  std::vector<std::string> backends;  // empty or {"all"}: every registered backend
+  std::string shapes_path;            // problems of the one op type --ops names
+  std::string dtype = "float32";      // of shape-file problems
+  std::vector<int64_t> batch;         // N of shape-file problems
+  bool backward = true;               // check (and time) backward too
+  bool speed = true;                  // false: conformance only
+  bool measure_peak = true;
+  bool isolate = true;  // each timed kernel's first run in a child process
+  int threads = 0;      // OpenMP threads of the kernels (0 = library default)
+  uint64_t seed = 42;   // of the inputs
+  metrics::RunnerSettings runner;
+  const std::atomic<bool>* interrupt = nullptr;  // checked between cells
+  const ops::Registry* registry = nullptr;       // the kernels; nullptr: the global registry
+};
+
+struct MatrixCell {
+  std::string case_label;  // e.g. "Conv/group2_stride2"
+  std::string op_type;
+  std::string backend;
+  std::string pass;    // "forward" or "backward"
+  std::string status;  // "passed", "FAILED", "refused", "oracle" (reference forward)
+  std::string detail;  // the refusal's reason or the mismatch; "" when passed
+  std::string implementation;
+  double max_abs_error = 0, max_rel_error = 0;
+  std::optional<metrics::Result> timing;
+  double percent_of_peak = 0;   // 0 without a timing or a peak
+  double ratio_to_fastest = 0;  // median / fastest median of this case and pass; 0 untimed
+};
+
+struct OpMatrix {
+  std::vector<std::string> backends;
+  std::vector<MatrixCell> cells;  // case by case, backend by backend, forward then backward
+  double peak_flops_per_second = 0;
+  std::string peak_implementation;
+  bool interrupted = false;
+  int failed() const;  // cells with status FAILED
+};
+
+// Throws Error naming the option for unknown op types/labels or backends and
+// for a bad shape file (before anything runs).
+OpMatrix run_op_matrix(const MatrixOptions& o, std::ostream& info);
+
+// JSON (context, peak, one object per cell with its samples), CSV (one row
+// per cell) and a readable table (one line per case and pass, one column per
+// backend).
+void write_matrix_json(const OpMatrix& m, const metrics::Context& context, std::ostream& out);
+void write_matrix_csv(const OpMatrix& m, std::ostream& out);
+void write_matrix_table(const OpMatrix& m, std::ostream& out);
+
+}  // namespace deep500::recipes
