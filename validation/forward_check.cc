@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "deep/random.h"
+#include "operators/cost_model.h"
 
 namespace deep500::validation {
 namespace {
@@ -94,10 +95,47 @@ bool run_under_test(const ops::NodeSpec& node, const std::vector<Tensor>& inputs
   return true;
 }
 
-// Compares every used output of `actual` with `expected` into r.
+// Terms each output element sums: the cost model's FLOPs per output element
+// over 2 (a multiply-add), at least 1.
+double reduction_length(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
+                        const std::vector<Tensor>& outputs) {
+  std::vector<TensorDesc> descs;
+  for (const auto& t : inputs) descs.push_back(t.defined() ? t.desc() : TensorDesc{});
+  double elements = 0;
+  for (const auto& y : outputs)
+    if (y.defined()) elements += static_cast<double>(y.numel());
+  if (elements == 0) return 1;
+  return std::max(1.0, ops::cost(node, descs).flops / (2 * elements));
+}
+
+double largest_magnitude(const Tensor& t) {
+  double m = 0;
+  if (!t.defined() || !is_floating(t.dtype())) return 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double v = std::abs(t.at_as_double(i));
+    if (std::isfinite(v)) m = std::max(m, v);
+  }
+  return m;
+}
+
+// The default tolerance of one output (options.tolerance, when given, is
+// used as is): the dtype's, with the absolute term grown for reductions.
+// An element that sums K terms carries rounding error in proportion to the
+// terms, not to the (possibly cancelled) result, so the allowance rises
+// with K towards rtol x the output's largest magnitude:
+// atol + rtol * max|expected| * (1 - 1/sqrt(K)); K = 1 (elementwise) leaves
+// it unchanged.
+Tolerance output_tolerance(const Tensor& expected, double terms) {
+  Tolerance tol = default_tolerance(expected.defined() ? expected.dtype() : DataType::Float);
+  tol.atol += tol.rtol * largest_magnitude(expected) * (1 - 1 / std::sqrt(terms));
+  return tol;
+}
+
+// Compares every used output of `actual` with `expected` into r; `terms`
+// is the reduction length (reduction_length).
 void compare_outputs(const ops::NodeSpec& node, const std::vector<Tensor>& actual,
                      const std::vector<Tensor>& expected, const ForwardCheckOptions& o,
-                     ForwardCheckResult& r) {
+                     double terms, ForwardCheckResult& r) {
   DEEP500_CHECK(expected.size() >= node.outputs.size(), node.describe(), ": the reference gave ",
                 expected.size(), " outputs, expected ", node.outputs.size());
   r.status = CheckStatus::Passed;
@@ -106,9 +144,7 @@ void compare_outputs(const ops::NodeSpec& node, const std::vector<Tensor>& actua
     if (node.outputs[k].empty()) continue;  // unused optional output
     OutputCheck oc;
     oc.name = node.outputs[k];
-    Tolerance tol = o.tolerance ? *o.tolerance
-                                : default_tolerance(expected[k].defined() ? expected[k].dtype()
-                                                                          : DataType::Float);
+    const Tolerance tol = o.tolerance ? *o.tolerance : output_tolerance(expected[k], terms);
     oc.comparison = compare(actual[k], expected[k], tol);
     Comparison& c = oc.comparison;
     if (c.ok && c.worst_index < 0 && actual[k].defined())
@@ -148,7 +184,7 @@ ForwardCheckResult check_forward(const ops::NodeSpec& node, const std::vector<Te
   ref->op->forward(inputs, expected);  // errors here are input errors: propagate
   std::vector<Tensor> actual;
   if (run_under_test(node, inputs, backend, registry, r, actual))
-    compare_outputs(node, actual, expected, o, r);
+    compare_outputs(node, actual, expected, o, reduction_length(node, inputs, expected), r);
   return r;
 }
 
@@ -159,8 +195,9 @@ ForwardCheckResult check_forward(const ops::NodeSpec& node, const std::vector<Te
   r.backend = backend;
   r.reference_implementation = "reference function";
   std::vector<Tensor> actual;
-  if (run_under_test(node, inputs, backend, registry, r, actual))
-    compare_outputs(node, actual, reference(inputs), o, r);
+  if (!run_under_test(node, inputs, backend, registry, r, actual)) return r;
+  const std::vector<Tensor> expected = reference(inputs);
+  compare_outputs(node, actual, expected, o, reduction_length(node, inputs, expected), r);
   return r;
 }
 

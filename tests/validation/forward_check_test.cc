@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "deep/text.h"
 #include "frameworks/register_all.h"
 
 namespace deep500::validation {
@@ -92,6 +93,59 @@ TEST(ValidationForwardCheck, ReportsMismatchWithWorstIndex) {
   EXPECT_EQ(r.worst_index, 3);
   EXPECT_NEAR(r.max_abs_error, 0.5, 1e-6);
   EXPECT_NE(r.message.find("output 'y'"), std::string::npos) << r.message;
+}
+
+// The reference kernel of the node, with its output element 3 moved by delta.
+class SkewedReference final : public ops::Operator {
+ public:
+  SkewedReference(const ops::OpContext& ctx, double delta)
+      : ref_(std::move(ops::Registry::global().create(ctx, {"reference"}).value().op)),
+        delta_(delta) {}
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    ref_->forward(in, out);
+    out[0].data<float>()[3] += static_cast<float>(delta_);
+  }
+
+ private:
+  std::unique_ptr<ops::Operator> ref_;
+  double delta_;
+};
+
+void add_skewed(ops::Registry& r, const std::string& op, const std::string& backend, double delta) {
+  r.add({"", op, 1, INT_MAX, backend, backend + ":" + op,
+         [delta](const ops::OpContext& ctx) -> Expected<std::unique_ptr<ops::Operator>> {
+           return std::unique_ptr<ops::Operator>(std::make_unique<SkewedReference>(ctx, delta));
+         }});
+}
+
+// A MatMul element sums 1024 products of U(-1, 1) values (outputs up to
+// ~30): float rounding there follows the terms, so 1e-3 off is within the
+// reduction's allowance (~3e-3) while 0.1 is not; an elementwise Add keeps
+// the dtype's tolerance and 1e-3 off fails it.
+TEST(ValidationForwardCheck, ReductionsAllowRoundingInProportionToTheirTerms) {
+  frameworks::register_all();
+  ops::Registry reg;
+  add_skewed(reg, "MatMul", "rounding", 1e-3);
+  add_skewed(reg, "MatMul", "wrong", 0.1);
+  add_skewed(reg, "Add", "rounding", 1e-3);
+  for (const char* op : {"MatMul", "Add"})
+    reg.add({"", op, 1, INT_MAX, "reference", cat("reference:", op),
+             [](const ops::OpContext& ctx) -> Expected<std::unique_ptr<ops::Operator>> {
+               return std::move(ops::Registry::global().create(ctx, {"reference"}).value().op);
+             }});
+  const auto mm = random_inputs({{DataType::Float, {4, 1024}}, {DataType::Float, {1024, 4}}}, 7);
+  auto ok = check_forward(binary_node("MatMul"), mm, "rounding", {}, reg);
+  EXPECT_EQ(ok.status, CheckStatus::Passed) << ok.message;
+  EXPECT_NEAR(ok.max_abs_error, 1e-3, 1e-5);
+  auto bad = check_forward(binary_node("MatMul"), mm, "wrong", {}, reg);
+  EXPECT_EQ(bad.status, CheckStatus::Failed);
+  auto add = check_forward(binary_node("Add"), two_inputs(), "rounding", {}, reg);
+  EXPECT_EQ(add.status, CheckStatus::Failed) << "elementwise: " << add.max_abs_error;
+  // An explicit tolerance is used as given.
+  ForwardCheckOptions strict;
+  strict.tolerance = Tolerance{1e-4, 1e-5};
+  EXPECT_EQ(check_forward(binary_node("MatMul"), mm, "rounding", strict, reg).status,
+            CheckStatus::Failed);
 }
 
 TEST(ValidationForwardCheck, ThrowingBackendFailsAndRefusalSkips) {
