@@ -4,14 +4,15 @@
 //
 // Conformance: forward against the reference kernel (validation/
 // forward_check.h); backward against the reference's backward with the same
-// seeded output gradients (validation::compare_backward_with_reference), and
-// the reference's own backward against finite differences in float64. A
+// seeded output gradients (validation::compare_backward_with_reference). The
+// reference is the oracle of both passes (the op sweep tests check its
+// gradients against float64 finite differences on the built-in cases). A
 // backend that refuses a case is a "refused" cell with the refusal's reason.
 // Speed: only kernels that passed are timed (a wrong kernel's time means
 // nothing), with the metrics Runner: median, 95% CI, GFLOP/s from the shared
-// cost model, percent of the machine's measured peak (the best backend's
-// float32 1024^3 MatMul, recipes/operator_task.h) and the ratio to the
-// fastest backend of the same case and pass.
+// cost model, percent of the machine's measured arithmetic peak (an FMA loop
+// on the kernels' thread count, metrics/arithmetic_peak.h) and the ratio to
+// the fastest backend of the same case and pass.
 //
 // Cases: the built-in operator table (validation/op_specs.h), all of it or
 // the entries whose op type or label --ops names; or one op type's problems
@@ -38,10 +39,10 @@ struct MatrixOptions {
   std::vector<int64_t> batch;         // N of shape-file problems
   bool backward = true;               // check (and time) backward too
   bool speed = true;                  // false: conformance only
-  bool measure_peak = true;
-  bool isolate = true;  // each timed kernel's first run in a child process
-  int threads = 0;      // OpenMP threads of the kernels (0 = library default)
-  uint64_t seed = 42;   // of the inputs
+  bool measure_peak = true;           // the arithmetic peak percents divide by
+  bool isolate = true;                // each timed kernel's first run in a child process
+  int threads = 0;                    // OpenMP threads of the kernels (0 = library default)
+  uint64_t seed = 42;                 // of the inputs
   metrics::RunnerSettings runner;
   const std::atomic<bool>* interrupt = nullptr;  // checked between cells
   const ops::Registry* registry = nullptr;       // the kernels; nullptr: the global registry
@@ -52,7 +53,7 @@ struct MatrixCell {
   std::string op_type;
   std::string backend;
   std::string pass;    // "forward" or "backward"
-  std::string status;  // "passed", "FAILED", "refused", "oracle" (reference forward)
+  std::string status;  // "passed", "FAILED", "refused", "oracle" (the reference)
   std::string detail;  // the refusal's reason or the mismatch; "" when passed
   std::string implementation;
   double max_abs_error = 0, max_rel_error = 0;
@@ -63,9 +64,9 @@ struct MatrixCell {
 
 struct OpMatrix {
   std::vector<std::string> backends;
-  std::vector<MatrixCell> cells;  // case by case, backend by backend, forward then backward
-  double peak_flops_per_second = 0;
-  std::string peak_implementation;
+  std::vector<MatrixCell> cells;     // case by case, backend by backend, forward then backward
+  double peak_flops_per_second = 0;  // metrics::measure_arithmetic_peak
+  std::string peak_implementation;   // e.g. "avx512f FMA loop, 1 thread"
   bool interrupted = false;
   int failed() const;  // cells with status FAILED
 };

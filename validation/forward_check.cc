@@ -119,16 +119,10 @@ double largest_magnitude(const Tensor& t) {
 }
 
 // The default tolerance of one output (options.tolerance, when given, is
-// used as is): the dtype's, with the absolute term grown for reductions.
-// An element that sums K terms carries rounding error in proportion to the
-// terms, not to the (possibly cancelled) result, so the allowance rises
-// with K towards rtol x the output's largest magnitude:
-// atol + rtol * max|expected| * (1 - 1/sqrt(K)); K = 1 (elementwise) leaves
-// it unchanged.
+// used as is): the dtype's, grown for reductions (reduction_tolerance).
 Tolerance output_tolerance(const Tensor& expected, double terms) {
-  Tolerance tol = default_tolerance(expected.defined() ? expected.dtype() : DataType::Float);
-  tol.atol += tol.rtol * largest_magnitude(expected) * (1 - 1 / std::sqrt(terms));
-  return tol;
+  return reduction_tolerance(
+      default_tolerance(expected.defined() ? expected.dtype() : DataType::Float), expected, terms);
 }
 
 // Compares every used output of `actual` with `expected` into r; `terms`
@@ -167,6 +161,14 @@ void compare_outputs(const ops::NodeSpec& node, const std::vector<Tensor>& actua
 }
 
 }  // namespace
+
+// An element that sums K terms carries rounding error in proportion to the
+// terms, not to the (possibly cancelled) result: the allowance rises with K
+// towards rtol x the tensor's largest magnitude; K = 1 leaves it unchanged.
+Tolerance reduction_tolerance(Tolerance base, const Tensor& expected, double terms) {
+  base.atol += base.rtol * largest_magnitude(expected) * (1 - 1 / std::sqrt(std::max(1.0, terms)));
+  return base;
+}
 
 ForwardCheckResult check_forward(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
                                  const std::string& backend, const ForwardCheckOptions& o,

@@ -56,6 +56,10 @@ struct ForwardCheckResult {
   int64_t worst_index = -1;  // flat index in that output
 };
 
+// `base` for a tensor each of whose elements sums `terms` values: the
+// absolute term grown to atol + rtol * max|expected| * (1 - 1/sqrt(terms)).
+Tolerance reduction_tolerance(Tolerance base, const Tensor& expected, double terms);
+
 ForwardCheckResult check_forward(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
                                  const std::string& backend,
                                  const ForwardCheckOptions& options = {},

@@ -7,6 +7,7 @@
 
 #include "deep/random.h"
 #include "deep/text.h"
+#include "operators/cost_model.h"
 
 namespace deep500::validation {
 namespace {
@@ -299,10 +300,20 @@ BackwardComparison compare_backward_with_reference(const ops::NodeSpec& node,
     r.message = cat("nothing to compare with: ", why);
     return r;
   }
+  // Terms each gradient element sums: the backward's cost-model FLOPs per
+  // gradient element over 2, as the forward check counts a reduction.
+  std::vector<TensorDesc> descs;
+  for (const auto& t : inputs) descs.push_back(t.defined() ? t.desc() : TensorDesc{});
+  double elements = 0;
+  for (const auto& g : *ref)
+    if (g.defined()) elements += static_cast<double>(g.numel());
+  const double terms =
+      elements > 0 ? ops::backward_cost(ops::cost(node, descs)).flops / (2 * elements) : 1;
   for (size_t i = 0; i < ref->size(); ++i) {
     // A backend may differentiate fewer inputs (e.g. Clip's min/max).
     if (!(*ref)[i].defined() || i >= got->size() || !(*got)[i].defined()) continue;
-    const Comparison c = compare((*got)[i], (*ref)[i], tolerance);
+    const Comparison c =
+        compare((*got)[i], (*ref)[i], reduction_tolerance(tolerance, (*ref)[i], terms));
     r.max_abs_error = std::max(r.max_abs_error, c.max_abs_error);
     r.max_rel_error = std::max(r.max_rel_error, c.max_rel_error);
     ++r.compared_inputs;

@@ -76,8 +76,9 @@ GradientCheckResult check_gradient(const ops::NodeSpec& node, const std::vector<
 // can be held to: finite differences in float32 are unreliable at max/abs
 // kinks). Both create `node`, run forward on `inputs`, then backward with the
 // same seeded output gradients; every input gradient both define must agree
-// within `tolerance`. Skipped (reason in `message`) when the backend refuses
-// the node or its kernel has no backward; Failed on a mismatch, a throw, or
+// within `tolerance`, grown for reductions as the forward check grows it
+// (reduction_tolerance, K from the backward's cost-model FLOPs). Skipped (reason in `message`) when
+// the backend refuses the node or its kernel has no backward; Failed on a mismatch, a throw, or
 // when no gradient was compared.
 struct BackwardComparison {
   CheckStatus status = CheckStatus::Failed;
