@@ -210,7 +210,15 @@ OpMatrix run_op_matrix(const MatrixOptions& o, std::ostream& info) {
   return m;
 }
 
+size_t count_matrix_cases(const MatrixOptions& o) {
+  return (o.shapes_path.empty() ? builtin_cases(o) : shape_file_cases(o)).size();
+}
+
 void write_matrix_json(const OpMatrix& m, const metrics::Context& context, std::ostream& out) {
+  out << matrix_json(m, context).dump(2) << "\n";
+}
+
+nlohmann::json matrix_json(const OpMatrix& m, const metrics::Context& context) {
   nlohmann::json j;
   j["format_version"] = metrics::kResultFormatVersion;
   j["context"] = metrics::to_json(context);
@@ -234,7 +242,7 @@ void write_matrix_json(const OpMatrix& m, const metrics::Context& context, std::
     cell["timing"] = c.timing ? metrics::to_json(*c.timing) : nlohmann::json();
     j["cells"].push_back(cell);
   }
-  out << j.dump(2) << "\n";
+  return j;
 }
 
 void write_matrix_csv(const OpMatrix& m, std::ostream& out) {

@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "metrics/context.h"
 #include "metrics/runner.h"
 #include "operators/registry.h"
@@ -75,9 +77,14 @@ struct OpMatrix {
 // for a bad shape file (before anything runs).
 OpMatrix run_op_matrix(const MatrixOptions& o, std::ostream& info);
 
+// The number of cases `o` selects; throws Error (as run_op_matrix would)
+// for unknown op types or labels and bad shape files. Recipes check with it.
+size_t count_matrix_cases(const MatrixOptions& o);
+
 // JSON (context, peak, one object per cell with its samples), CSV (one row
 // per cell) and a readable table (one line per case and pass, one column per
 // backend).
+nlohmann::json matrix_json(const OpMatrix& m, const metrics::Context& context);
 void write_matrix_json(const OpMatrix& m, const metrics::Context& context, std::ostream& out);
 void write_matrix_csv(const OpMatrix& m, std::ostream& out);
 void write_matrix_table(const OpMatrix& m, std::ostream& out);

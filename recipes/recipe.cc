@@ -175,6 +175,28 @@ OperatorBenchmarkSuite read_operator_benchmark(Fields f) {
   return suite;
 }
 
+MatrixOptions read_op_matrix(Fields f) {
+  MatrixOptions m;
+  m.ops = f.texts("ops");
+  m.shapes_path = f.absolute(f.text("shapes", ""));
+  m.dtype = f.text("dtype", m.dtype);
+  m.backends = f.texts("backends");
+  f.check("backends", [&] {
+    if (!(m.backends.size() == 1 && m.backends[0] == "all"))
+      ops::Registry::global().check_backend_names(m.backends, "backends");
+  });
+  m.backward = f.flag("backward", m.backward);
+  m.speed = f.flag("speed", m.speed);
+  m.measure_peak = f.flag("peak", m.measure_peak);
+  m.isolate = f.flag("isolate", m.isolate);
+  m.seed = static_cast<uint64_t>(
+      f.integer("seed", static_cast<int64_t>(m.seed), 0, std::numeric_limits<int64_t>::max()));
+  m.runner = read_runner(f);
+  f.check(m.shapes_path.empty() ? "ops" : "shapes", [&] { count_matrix_cases(m); });
+  f.finish();
+  return m;
+}
+
 InferenceTask read_inference(Fields f) {
   InferenceTask t;
   t.scenarios = f.has("scenarios") ? f.texts("scenarios") : inference_scenarios();
@@ -214,7 +236,7 @@ YAML::Node default_header(const std::string& name) {
 }  // namespace
 
 std::vector<std::string> recipe_tasks() {
-  return {"training", "conformance", "inference", "operator_benchmark"};
+  return {"training", "conformance", "inference", "operator_benchmark", "op_matrix"};
 }
 
 std::vector<std::string> recipe_metrics(const Recipe& r) {
@@ -229,6 +251,7 @@ std::vector<std::string> recipe_metrics(const Recipe& r) {
     return out;
   }
   if (r.task == "operator_benchmark") return benchmark_metrics(r.operator_benchmark);
+  if (r.task == "op_matrix") return matrix_metrics(r.op_matrix);
   if (r.task == "inference")
     return {"latency.p50",   "latency.p90",   "latency.p99",   "samples_per_second",
             "outputs_match", "max_abs_error", "max_rel_error", "seconds"};
@@ -295,6 +318,7 @@ Recipe parse_recipe(YAML::Node root, const std::string& path,
   if (r.task == "conformance") r.conformance = read_conformance(top.section("conformance"));
   if (r.task == "operator_benchmark")
     r.operator_benchmark = read_operator_benchmark(top.section("operator_benchmark"));
+  if (r.task == "op_matrix") r.op_matrix = read_op_matrix(top.section("op_matrix"));
   if (r.task == "inference") {
     r.inference = read_inference(top.section("inference"));
     if (r.model.file.path.empty()) top.fail("model", "inference needs an ONNX file (model.file)");

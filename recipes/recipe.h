@@ -17,6 +17,7 @@
 #include "recipes/criteria.h"
 #include "recipes/inference_task.h"
 #include "recipes/manifests.h"
+#include "recipes/op_matrix.h"
 #include "recipes/operator_task.h"
 #include "recipes/training_task.h"
 
@@ -30,7 +31,7 @@ struct Recipe {
   ModelManifest model;
   bool has_reference = false;
   ReferenceLog reference;
-  std::string task;  // training, conformance, inference, operator_benchmark
+  std::string task;  // training, conformance, inference, operator_benchmark, op_matrix
   // The training task's own fields (optimizer, schedule, epochs, ...); the
   // model, data, executor and threads come from the manifests.
   TrainingTask training;
@@ -42,6 +43,9 @@ struct Recipe {
   InferenceTask inference;
   // The operator benchmark's operators, problems, backends and timing.
   OperatorBenchmarkSuite operator_benchmark;
+  // The op matrix's cases, backends, passes and timing (threads from the
+  // software manifest).
+  MatrixOptions op_matrix;
   std::vector<Criterion> criteria;
 
   YAML::Node resolved;                                // every field as read, defaults included
@@ -58,6 +62,10 @@ std::vector<std::string> recipe_tasks();
 // OP.B.gflops (geometric means over problems and passes), their
 // percent_of_peak, and peak_gflops, measured, errors.
 std::vector<std::string> benchmark_metrics(const OperatorBenchmarkSuite& suite);
+// The op matrix measures cells, passed, failed, refused, oracle, peak_gflops,
+// seconds, and per backend B: B.passed, B.failed, B.refused and, over its
+// timed cells, the geometric means B.ratio_to_fastest and B.percent_of_peak.
+std::vector<std::string> matrix_metrics(const MatrixOptions& o);
 std::vector<std::string> recipe_metrics(const Recipe& r);
 
 // Reads and validates the recipe and its manifests, applying `sets`

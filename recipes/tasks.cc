@@ -335,7 +335,72 @@ TaskRun benchmark_run(const Recipe& r, const RunOptions& o, std::ostream& out) {
   return t;
 }
 
+std::vector<std::string> matrix_backend_list(const MatrixOptions& o) {
+  if (o.backends.empty() || (o.backends.size() == 1 && o.backends[0] == "all"))
+    return ops::Registry::global().backends();
+  return o.backends;
+}
+
+Measurements matrix_measurements(const OpMatrix& m) {
+  Measurements out;
+  auto& v = out.final_values;
+  v["cells"] = static_cast<double>(m.cells.size());
+  for (const char* s : {"passed", "failed", "refused", "oracle"}) v[s] = 0;
+  if (m.peak_flops_per_second > 0) v["peak_gflops"] = m.peak_flops_per_second / 1e9;
+  std::map<std::string, std::vector<double>> ratios, percents;
+  for (const auto& c : m.cells) {
+    const std::string status = c.status == "FAILED" ? "failed" : c.status;
+    v[status] += 1;
+    v[c.backend + "." + status] += 1;
+    if (!c.timing) continue;
+    ratios[c.backend].push_back(c.ratio_to_fastest);
+    if (c.percent_of_peak > 0) percents[c.backend].push_back(c.percent_of_peak);
+  }
+  for (const auto& b : m.backends)
+    for (const char* s : {"passed", "failed", "refused"}) v.emplace(b + "." + s, 0.0);
+  for (const auto& [b, r] : ratios) {
+    v[b + ".ratio_to_fastest"] = geomean(r);
+    out.samples[b + ".ratio_to_fastest"] = r;
+  }
+  for (const auto& [b, p] : percents) v[b + ".percent_of_peak"] = geomean(p);
+  return out;
+}
+
+TaskRun matrix_run(const Recipe& r, const RunOptions& o, std::ostream& out) {
+  const auto start = std::chrono::steady_clock::now();
+  MatrixOptions options = r.op_matrix;
+  options.threads = r.software.threads;
+  options.interrupt = o.interrupt;
+  const OpMatrix m = run_op_matrix(options, out);
+  TaskRun t;
+  t.interrupted = m.interrupted;
+  t.measurements = matrix_measurements(m);
+  metrics::Context context = network::result_context(nullptr);
+  t.details = matrix_json(m, context);
+  t.context = t.details["context"];
+  std::ostringstream csv;
+  write_matrix_csv(m, csv);
+  t.csv = csv.str();
+  t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  t.measurements.final_values["seconds"] = t.seconds;
+  const auto& v = t.measurements.final_values;
+  t.summary = cat("deep500 op matrix: ", m.cells.size(), " cells, ", v.at("passed"), " passed, ",
+                  v.at("failed"), " failed, ", v.at("refused"), " refused");
+  t.broken = m.cells.empty();
+  return t;
+}
+
 }  // namespace
+
+std::vector<std::string> matrix_metrics(const MatrixOptions& o) {
+  std::vector<std::string> out = {"cells",  "passed",      "failed", "refused",
+                                  "oracle", "peak_gflops", "seconds"};
+  for (const auto& b : matrix_backend_list(o))
+    for (const char* m :
+         {".passed", ".failed", ".refused", ".ratio_to_fastest", ".percent_of_peak"})
+      out.push_back(b + m);
+  return out;
+}
 
 std::vector<std::string> benchmark_metrics(const OperatorBenchmarkSuite& suite) {
   std::vector<std::string> out = {"measured", "errors", "peak_gflops", "seconds"};
@@ -352,6 +417,7 @@ TaskRun run_task(const Recipe& r, const RunOptions& o, std::ostream& out) {
   if (r.task == "conformance") return conformance_run(r, o, out);
   if (r.task == "inference") return inference_run(r, o);
   if (r.task == "operator_benchmark") return benchmark_run(r, o, out);
+  if (r.task == "op_matrix") return matrix_run(r, o, out);
   return training_run(r, o);
 }
 

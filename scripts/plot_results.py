@@ -14,7 +14,7 @@ peak as a line, as operator_benchmark.png/.svg. With --scoreboard FILE (what `de
 joined, as scoreboard.png/.svg. With --matrix FILE (what `deep500 op matrix --json FILE`
 writes): a heat map of every case and pass (rows) by backend (columns), each timed cell
 coloured by its time relative to the fastest backend of its row, failed and refused cells
-marked, as op_matrix.png/.svg.
+marked, as op_matrix.png/.svg (also for `task: op_matrix` runs).
 
 Usage: plot_results.py --out DIR RUN_DIR...
        plot_results.py --out DIR --scoreboard SCOREBOARD.json
@@ -203,6 +203,14 @@ def op_matrix(path, out_dir, plt):
     try:
         with open(path, encoding="utf-8") as f:
             matrix = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"plots: {path}: {e}")
+        sys.exit(2)
+    return op_matrix_heat_map(matrix, path, out_dir, plt)
+
+
+def op_matrix_heat_map(matrix, path, out_dir, plt):
+    try:
         backends = matrix["backends"]
         cells = matrix["cells"]
         rows = []
@@ -221,7 +229,7 @@ def op_matrix(path, out_dir, plt):
     import math
     # log2 of the time relative to the fastest: 0 (fastest) .. 4 (16x or slower).
     values = [[math.nan] * len(backends) for _ in rows]
-    fig, ax = plt.subplots(figsize=(2 + 1.6 * len(backends), 1 + 0.28 * len(rows)))
+    fig, ax = plt.subplots(figsize=(3.5 + 1.6 * len(backends), 1 + 0.28 * len(rows)))
     for i, row in enumerate(rows):
         for j, b in enumerate(backends):
             c = at[row].get(b)
@@ -272,6 +280,9 @@ def main():
                        ("operator_benchmark", operator_benchmark)):
         if any(task in r[2] for r in runs):
             written += plot([r for r in runs if task in r[2]], args.out, plt)
+    for name, run, results in runs:  # an op matrix run: its heat map (the last one given)
+        if "op_matrix" in results:
+            written += op_matrix_heat_map(results["op_matrix"], f"{name} run {run}", args.out, plt)
     if args.scoreboard:
         written += scoreboard(args.scoreboard, args.out, plt)
     if args.matrix:
