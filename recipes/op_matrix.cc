@@ -1,6 +1,7 @@
 #include "recipes/op_matrix.h"
 
 #include <algorithm>
+#include <functional>
 #include <iomanip>
 #include <map>
 #include <set>
@@ -23,11 +24,12 @@
 namespace deep500::recipes {
 namespace {
 
-// One row of the matrix: a node with its inputs.
+// One row of the matrix: a node, and its inputs made when the case runs
+// (a shape file's problems are validated together, allocated one by one).
 struct Case {
   std::string label;
   ops::NodeSpec node;
-  std::vector<Tensor> inputs;
+  std::function<std::vector<Tensor>()> make_inputs;
 };
 
 std::vector<Case> builtin_cases(const MatrixOptions& o) {
@@ -40,7 +42,9 @@ std::vector<Case> builtin_cases(const MatrixOptions& o) {
         take = true;
         matched.insert(name);
       }
-    if (take) cases.push_back({spec.label, spec.node(), spec.make_inputs(o.seed)});
+    if (take)
+      cases.push_back(
+          {spec.label, spec.node(), [&spec, seed = o.seed] { return spec.make_inputs(seed); }});
   }
   for (const auto& name : o.ops)
     DEEP500_CHECK(matched.count(name), "--ops '", name,
@@ -58,15 +62,8 @@ std::vector<Case> shape_file_cases(const MatrixOptions& o) {
   std::vector<Case> cases;
   for (const auto& p : make_problems(op.op_type, {}, o.shapes_path, o.dtype, o.batch))
     cases.push_back({cat(op.op_type, " ", p.label), make_node(op, def, p),
-                     validation::random_inputs(descs(p), o.seed)});
+                     [d = descs(p), seed = o.seed] { return validation::random_inputs(d, seed); }});
   return cases;
-}
-
-std::vector<std::string> matrix_backends(const std::vector<std::string>& asked,
-                                         const ops::Registry& registry) {
-  if (asked.empty() || (asked.size() == 1 && asked[0] == "all")) return registry.backends();
-  registry.check_backend_names(asked, "--backend");
-  return asked;
 }
 
 const char* status_of(validation::CheckStatus s) {
@@ -85,9 +82,10 @@ MatrixCell new_cell(const Case& c, const std::string& backend) {
   return cell;
 }
 
-MatrixCell forward_cell(const Case& c, const std::string& backend, const ops::Registry& registry) {
+MatrixCell forward_cell(const Case& c, const std::vector<Tensor>& inputs,
+                        const std::string& backend, const ops::Registry& registry) {
   MatrixCell cell = new_cell(c, backend);
-  const auto f = validation::check_forward(c.node, c.inputs, backend, {}, registry);
+  const auto f = validation::check_forward(c.node, inputs, backend, {}, registry);
   cell.status = status_of(f.status);
   if (backend == "reference" && f.status == validation::CheckStatus::Passed) cell.status = "oracle";
   cell.detail = f.message;
@@ -101,11 +99,11 @@ MatrixCell forward_cell(const Case& c, const std::string& backend, const ops::Re
 // the oracle (the op sweep tests check it against float64 finite
 // differences on the built-in cases; on a large shape that would take
 // thousands of evaluations); refused when it has none.
-MatrixCell backward_cell(const Case& c, const std::string& backend, const ops::Registry& registry) {
+MatrixCell backward_cell(const Case& c, const std::vector<Tensor>& inputs,
+                         const std::string& backend, const ops::Registry& registry) {
   MatrixCell cell = new_cell(c, backend);
   cell.pass = "backward";
-  const auto b =
-      validation::compare_backward_with_reference(c.node, c.inputs, backend, {}, registry);
+  const auto b = validation::compare_backward_with_reference(c.node, inputs, backend, {}, registry);
   cell.status = status_of(b.status);
   if (backend == "reference" && b.status == validation::CheckStatus::Passed) cell.status = "oracle";
   cell.detail = b.message;
@@ -115,10 +113,11 @@ MatrixCell backward_cell(const Case& c, const std::string& backend, const ops::R
   return cell;
 }
 
-void time_cell(MatrixCell& cell, const Case& c, const MatrixOptions& o, metrics::Runner& runner) {
+void time_cell(MatrixCell& cell, const Case& c, const std::vector<Tensor>& inputs,
+               const MatrixOptions& o, metrics::Runner& runner) {
   if (cell.status != "passed" && cell.status != "oracle") return;
-  KernelRun k{c.node,  c.inputs, cell.backend, cell.pass == "backward",
-              c.label, o.seed,   o.isolate,    o.registry};
+  KernelRun k{c.node,  inputs, cell.backend, cell.pass == "backward",
+              c.label, o.seed, o.isolate,    o.registry};
   KernelMeasurement m = measure_kernel(k, runner);
   if (!m.error.empty()) {  // passed its check, then crashed or threw while timed
     cell.status = "FAILED";
@@ -173,6 +172,14 @@ std::string table_entry(const MatrixCell& c) {
 
 }  // namespace
 
+std::vector<std::string> matrix_backends(const MatrixOptions& o) {
+  const ops::Registry& registry = o.registry ? *o.registry : ops::Registry::global();
+  if (o.backends.empty() || (o.backends.size() == 1 && o.backends[0] == "all"))
+    return registry.backends();
+  registry.check_backend_names(o.backends, "--backend");
+  return o.backends;
+}
+
 int OpMatrix::failed() const {
   return static_cast<int>(std::count_if(cells.begin(), cells.end(),
                                         [](const auto& c) { return c.status == "FAILED"; }));
@@ -184,7 +191,7 @@ OpMatrix run_op_matrix(const MatrixOptions& o, std::ostream& info) {
   const std::vector<Case> cases = o.shapes_path.empty() ? builtin_cases(o) : shape_file_cases(o);
   const ops::Registry& registry = o.registry ? *o.registry : ops::Registry::global();
   OpMatrix m;
-  m.backends = matrix_backends(o.backends, registry);
+  m.backends = matrix_backends(o);
   network::ThreadScope threads(o.threads);
   if (o.speed && o.measure_peak) {
     const metrics::ArithmeticPeak peak = metrics::measure_arithmetic_peak(o.threads);
@@ -194,14 +201,15 @@ OpMatrix run_op_matrix(const MatrixOptions& o, std::ostream& info) {
   }
   auto stop = [&] { return o.interrupt && o.interrupt->load(); };
   for (const auto& c : cases) {
+    const std::vector<Tensor> inputs = c.make_inputs();
     for (const auto& backend : m.backends) {
       if (stop()) break;
-      m.cells.push_back(forward_cell(c, backend, registry));
+      m.cells.push_back(forward_cell(c, inputs, backend, registry));
       const bool forward_ok = m.cells.back().status != "FAILED";
-      if (o.speed) time_cell(m.cells.back(), c, o, runner);
+      if (o.speed) time_cell(m.cells.back(), c, inputs, o, runner);
       if (!o.backward || !forward_ok || m.cells.back().status == "refused") continue;
-      m.cells.push_back(backward_cell(c, backend, registry));
-      if (o.speed) time_cell(m.cells.back(), c, o, runner);
+      m.cells.push_back(backward_cell(c, inputs, backend, registry));
+      if (o.speed) time_cell(m.cells.back(), c, inputs, o, runner);
     }
     info << "op matrix: " << c.label << " done\n";
   }

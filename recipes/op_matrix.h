@@ -77,6 +77,9 @@ struct OpMatrix {
 // for a bad shape file (before anything runs).
 OpMatrix run_op_matrix(const MatrixOptions& o, std::ostream& info);
 
+// The backends `o` asks for (empty or {"all"}: every registered one); Error
+// for an unknown name.
+std::vector<std::string> matrix_backends(const MatrixOptions& o);
 // The number of cases `o` selects; throws Error (as run_op_matrix would)
 // for unknown op types or labels and bad shape files. Recipes check with it.
 size_t count_matrix_cases(const MatrixOptions& o);

@@ -335,12 +335,6 @@ TaskRun benchmark_run(const Recipe& r, const RunOptions& o, std::ostream& out) {
   return t;
 }
 
-std::vector<std::string> matrix_backend_list(const MatrixOptions& o) {
-  if (o.backends.empty() || (o.backends.size() == 1 && o.backends[0] == "all"))
-    return ops::Registry::global().backends();
-  return o.backends;
-}
-
 Measurements matrix_measurements(const OpMatrix& m) {
   Measurements out;
   auto& v = out.final_values;
@@ -395,7 +389,7 @@ TaskRun matrix_run(const Recipe& r, const RunOptions& o, std::ostream& out) {
 std::vector<std::string> matrix_metrics(const MatrixOptions& o) {
   std::vector<std::string> out = {"cells",  "passed",      "failed", "refused",
                                   "oracle", "peak_gflops", "seconds"};
-  for (const auto& b : matrix_backend_list(o))
+  for (const auto& b : matrix_backends(o))
     for (const char* m :
          {".passed", ".failed", ".refused", ".ratio_to_fastest", ".percent_of_peak"})
       out.push_back(b + m);
