@@ -5,9 +5,10 @@
 namespace deep500::eigen {
 
 void register_kernels(ops::Registry& r) {
-  // Eigen parallelizes its GEMM only when built with OpenMP; keep it on the
-  // caller's thread like the reference backend (executors own threading).
-  Eigen::setNbThreads(1);
+  // Eigen's GEMM (built with OpenMP) runs on the OpenMP thread count of the
+  // call (0: omp_get_max_threads(), which --threads and the executors' node
+  // thread scopes set); inside a parallel region it stays on its thread.
+  Eigen::setNbThreads(0);
   register_gemm(r);
   register_binary(r);
   register_unary(r);
