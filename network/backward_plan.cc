@@ -1,6 +1,7 @@
 #include "network/backward_plan.h"
 
 #include <chrono>
+#include <optional>
 #include <set>
 
 #include "network/backprop.h"
@@ -38,6 +39,36 @@ void add_into(Tensor& out, const Tensor& a, const Tensor& b, const std::string& 
         }
       },
       "backprop gradient of '" + name + "'");
+}
+
+// A planned constant scalar input of `spec` (`i`), or nullopt.
+std::optional<double> constant_scalar(const ops::NodeSpec& spec, size_t i,
+                                      const OptimizedExecutor::Plan& plan) {
+  if (i >= spec.inputs.size() || spec.inputs[i].empty()) return std::nullopt;
+  auto it = plan.ids.find(spec.inputs[i]);
+  if (it == plan.ids.end()) return std::nullopt;
+  const auto v = static_cast<size_t>(it->second);
+  const Tensor& t = plan.values[v];
+  if (!plan.constant[v] || !t.defined() || t.numel() != 1 || t.raw() == nullptr)
+    return std::nullopt;
+  return t.at_as_double(0);
+}
+
+// Whether the node's first output is its first input, reshaped: the
+// reshape-like ops, and a Dropout whose constant ratio is 0 or whose
+// constant training_mode is false (absent: inference, the identity).
+bool reshapes_only(const ops::NodeSpec& spec, const OptimizedExecutor::Plan& plan) {
+  if (!spec.domain.empty() && spec.domain != "ai.onnx") return false;
+  static const std::set<std::string> views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
+                                              "Identity"};
+  if (views.count(spec.op_type)) return true;
+  if (spec.op_type != "Dropout" || spec.opset < 12) return false;
+  const bool training = spec.inputs.size() > 2 && !spec.inputs[2].empty();
+  if (!training) return true;
+  const auto mode = constant_scalar(spec, 2, plan);
+  if (mode && *mode == 0) return true;
+  const auto ratio = constant_scalar(spec, 1, plan);
+  return spec.inputs.size() > 1 && !spec.inputs[1].empty() && ratio && *ratio == 0;
 }
 
 }  // namespace
@@ -141,6 +172,12 @@ std::unique_ptr<BackwardPlan> build_backward_plan(OptimizedExecutor::Plan& plan,
                     descs[0] == plan.values[static_cast<size_t>(s.out[0])].desc() &&
                     is_floating(descs[0].dtype);
     if (s.passthrough) s.impl = "backprop:passthrough";
+    s.reshaped_passthrough = !s.passthrough && !descs.empty() && is_floating(descs[0].dtype) &&
+                             s.out.size() >= 1 && s.out[0] >= 0 && reshapes_only(s.spec, plan);
+    if (s.reshaped_passthrough) {
+      s.x_shape = descs[0].shape;
+      s.impl = "backprop:passthrough";
+    }
     s.inputs.resize(s.in.size());
     s.outputs.resize(s.out.size());
     s.gy.resize(s.out.size());
@@ -198,7 +235,8 @@ std::map<std::string, Tensor> run_backward_plan(BackwardPlan& bp,
       ready(k);
       continue;
     }
-    if (!s.passthrough) DEEP500_CHECK(s.no_backward.empty(), s.no_backward);
+    if (!s.passthrough && !s.reshaped_passthrough)
+      DEEP500_CHECK(s.no_backward.empty(), s.no_backward);
     for (size_t k = 0; k < s.in.size(); ++k) s.inputs[k] = value(s.in[k]);
     for (size_t j = 0; j < s.out.size(); ++j) s.outputs[j] = value(s.out[j]);
     if (!s.reuse_gx)
@@ -210,13 +248,16 @@ std::map<std::string, Tensor> run_backward_plan(BackwardPlan& bp,
     }
     if (s.passthrough)
       s.gx[0] = s.gx[1] = s.gy[0];
+    else if (s.reshaped_passthrough)
+      s.gx[0] = s.gy[0].defined() ? s.gy[0].view(s.x_shape) : Tensor();
     else {
       s.op->set_required_gradients(s.required);
       s.op->backward(s.gy, s.inputs, s.outputs, s.gx);
     }
     if (events) {
       double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::string impl = s.passthrough ? std::string() : s.op->implementation();
+      std::string impl =
+          s.passthrough || s.reshaped_passthrough ? std::string() : s.op->implementation();
       events->after_node({s.spec.name, s.spec.op_type, impl.empty() ? s.impl : impl, dt, true});
     }
     for (size_t j = 0; j < s.in.size(); ++j) {

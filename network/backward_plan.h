@@ -52,6 +52,10 @@ struct BackwardPlan {
     std::vector<bool> required;            // grad_in[j] >= 0 (set_required_gradients)
     bool reuse_gx = false;     // gradient slots persist across runs (gradients_in_place)
     bool passthrough = false;  // same-shape Add: gx = gy, no kernel call
+    // Reshape-like nodes (Reshape, Flatten, Squeeze, Unsqueeze, Identity, a
+    // Dropout that is the identity): gx[0] = gy[0] viewed in X's shape.
+    bool reshaped_passthrough = false;
+    Shape x_shape;                                // X's shape for reshaped_passthrough
     std::vector<Tensor> inputs, outputs, gy, gx;  // call buffers
   };
   std::string loss;

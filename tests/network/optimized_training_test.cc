@@ -7,6 +7,7 @@
 #include <onnx/defs/parser.h>
 
 #include "deep/onnx_tensor.h"
+#include "deep/text.h"
 #include "frameworks/register_all.h"
 #include "network/backprop.h"
 #include "network/optimized_executor.h"
@@ -232,4 +233,64 @@ TEST_F(OptimizedTraining, LibtorchExecutorAcceptsParameterFeeds) {
   for (const char* p : {"W0", "B"}) expect_equal(step.gradients.at(p), r.gradients.at(p), 1e-5, p);
   EXPECT_THROW(exec->inference({{"X", input()}, {"W0", Tensor(DataType::Float, {3, 2})}}), Error);
   EXPECT_THROW(exec->inference({{"X", input()}, {"Shape", Tensor(DataType::Int64, {1})}}), Error);
+}
+
+// Reshape, Squeeze and a Dropout of constant ratio 0 in training mode pass
+// the gradient on as a view (no kernel call), with the reference executor's
+// gradients; a Dropout that drops (ratio 0.5) runs its backward kernel.
+namespace {
+
+network::Model reshaping_model(const char* last_ratio) {
+  onnx::ModelProto m;
+  auto st = onnx::OnnxParser::Parse(m, cat(R"(<ir_version: 8, opset_import: ["" : 13]>
+agraph (float[2,3] X) => (float L)
+<float[3,2] W = {0.1, 0.3, -0.5, -0.2, 0.4, 0.6}, int64[1] Flat = {4}, int64[2] Back = {1, 4},
+ int64[1] Axis = {0}, float Zero = {0.0}, float Last = {)",
+                                           last_ratio, R"(}, bool On = {1}> {
+  T = MatMul(X, W)
+  F = Reshape(T, Flat)
+  G = Reshape(F, Back)
+  H = Squeeze(G, Axis)
+  D, Dm = Dropout(H, Zero, On)
+  E, Em = Dropout(D, Last, On)
+  S = Mul(E, D)
+  L = ReduceSum<keepdims = 0>(S)
+})")
+                                           .c_str());
+  EXPECT_TRUE(st.IsOK()) << st.ErrorMessage();
+  return network::parse_model(m.SerializeAsString(), "reshapes.onnx");
+}
+
+// Backward implementation per op type ("Dropout2": the second one run).
+std::map<std::string, std::string> backward_implementations(const network::Model& model,
+                                                            std::map<std::string, Tensor>* grads) {
+  struct Backward : network::ExecutorEvents {
+    std::map<std::string, std::string> impl;
+    void after_node(const network::NodeEvent& e) override {
+      if (e.backward) impl[e.op_type + (impl.count(e.op_type) ? "2" : "")] = e.implementation;
+    }
+  } seen;
+  network::OptimizedExecutor exec(model);
+  exec.add_events(&seen);
+  auto r = exec.inference_and_backprop({{"X", input()}}, "L");
+  exec.remove_events(&seen);
+  *grads = r.gradients;
+  return seen.impl;
+}
+
+}  // namespace
+
+TEST_F(OptimizedTraining, ReshapesAndIdentityDropoutPassGradientsThrough) {
+  std::map<std::string, Tensor> grads;
+  auto model = reshaping_model("0.0");
+  auto impl = backward_implementations(model, &grads);
+  for (const char* op : {"Reshape", "Reshape2", "Squeeze", "Dropout", "Dropout2"})
+    EXPECT_EQ(impl[op], "backprop:passthrough") << op;
+  network::ReferenceExecutor ref(model, {});
+  auto want = ref.inference_and_backprop({{"X", input()}}, "L");
+  expect_equal(grads.at("W"), want.gradients.at("W"), 1e-6, "W");
+  // Reverse order: the dropping Dropout (E) runs its kernel, then D passes.
+  impl = backward_implementations(reshaping_model("0.5"), &grads);
+  EXPECT_EQ(impl["Dropout"], "reference:Dropout");
+  EXPECT_EQ(impl["Dropout2"], "backprop:passthrough");
 }
