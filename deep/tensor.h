@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -110,6 +111,15 @@ Tensor Tensor::from_vector(Shape shape, const std::vector<T>& values) {
   T* d = t.data<T>();
   for (size_t i = 0; i < values.size(); ++i) d[i] = values[i];
   return t;
+}
+
+// The description of each tensor; an undefined one (an absent optional
+// input) gives an empty TensorDesc.
+inline std::vector<TensorDesc> descs_of(std::span<const Tensor> ts) {
+  std::vector<TensorDesc> d;
+  d.reserve(ts.size());
+  for (const auto& t : ts) d.push_back(t.defined() ? t.desc() : TensorDesc{});
+  return d;
 }
 
 }  // namespace deep500

@@ -72,27 +72,29 @@ const char* status_of(validation::CheckStatus s) {
                                                 : "refused";
 }
 
-// A cell of `c` and `backend`, nothing checked yet.
-MatrixCell new_cell(const Case& c, const std::string& backend) {
+// The cell of a check's outcome (a ForwardCheckResult or a
+// BackwardComparison); the reference's passing cells are the oracle.
+template <class Check>
+MatrixCell checked_cell(const Case& c, const std::string& backend, const char* pass,
+                        const Check& r) {
   MatrixCell cell;
   cell.case_label = c.label;
   cell.op_type = c.node.op_type;
   cell.backend = backend;
-  cell.pass = "forward";
+  cell.pass = pass;
+  cell.status = status_of(r.status);
+  if (backend == "reference" && r.status == validation::CheckStatus::Passed) cell.status = "oracle";
+  cell.detail = r.message;
+  cell.implementation = r.implementation;
+  cell.max_abs_error = r.max_abs_error;
+  cell.max_rel_error = r.max_rel_error;
   return cell;
 }
 
 MatrixCell forward_cell(const Case& c, const std::vector<Tensor>& inputs,
                         const std::string& backend, const ops::Registry& registry) {
-  MatrixCell cell = new_cell(c, backend);
-  const auto f = validation::check_forward(c.node, inputs, backend, {}, registry);
-  cell.status = status_of(f.status);
-  if (backend == "reference" && f.status == validation::CheckStatus::Passed) cell.status = "oracle";
-  cell.detail = f.message;
-  cell.implementation = f.implementation;
-  cell.max_abs_error = f.max_abs_error;
-  cell.max_rel_error = f.max_rel_error;
-  return cell;
+  return checked_cell(c, backend, "forward",
+                      validation::check_forward(c.node, inputs, backend, {}, registry));
 }
 
 // Every backend's backward against the reference's. The reference's own is
@@ -101,16 +103,9 @@ MatrixCell forward_cell(const Case& c, const std::vector<Tensor>& inputs,
 // thousands of evaluations); refused when it has none.
 MatrixCell backward_cell(const Case& c, const std::vector<Tensor>& inputs,
                          const std::string& backend, const ops::Registry& registry) {
-  MatrixCell cell = new_cell(c, backend);
-  cell.pass = "backward";
-  const auto b = validation::compare_backward_with_reference(c.node, inputs, backend, {}, registry);
-  cell.status = status_of(b.status);
-  if (backend == "reference" && b.status == validation::CheckStatus::Passed) cell.status = "oracle";
-  cell.detail = b.message;
-  cell.implementation = b.implementation;
-  cell.max_abs_error = b.max_abs_error;
-  cell.max_rel_error = b.max_rel_error;
-  return cell;
+  return checked_cell(
+      c, backend, "backward",
+      validation::compare_backward_with_reference(c.node, inputs, backend, {}, registry));
 }
 
 void time_cell(MatrixCell& cell, const Case& c, const std::vector<Tensor>& inputs,

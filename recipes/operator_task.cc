@@ -53,9 +53,7 @@ class OpWorkload final : public metrics::Workload {
   void setup() override {
     op_.op->forward(inputs_, outputs_);
     if (!backward_ || !grad_outputs_.empty()) return;
-    std::vector<TensorDesc> d;
-    for (const auto& y : outputs_) d.push_back(y.defined() ? y.desc() : TensorDesc{});
-    grad_outputs_ = validation::random_inputs(d, seed_ + 1);
+    grad_outputs_ = validation::random_inputs(descs_of(outputs_), seed_ + 1);
     grad_inputs_.resize(inputs_.size());
   }
   void run() override {
@@ -65,9 +63,7 @@ class OpWorkload final : public metrics::Workload {
       op_.op->forward(inputs_, outputs_);
   }
   metrics::Counters counters() const override {
-    std::vector<TensorDesc> d;
-    for (const auto& t : inputs_) d.push_back(t.defined() ? t.desc() : TensorDesc{});
-    ops::Cost c = ops::cost(node_, d, *op_.op);
+    ops::Cost c = ops::cost(node_, descs_of(inputs_), *op_.op);
     if (backward_) c = ops::backward_cost(c);
     return {c.flops, c.bytes, 0};
   }
@@ -153,12 +149,7 @@ std::vector<TensorDesc> descs(const Problem& p) {
 
 KernelMeasurement measure_kernel(const KernelRun& k, metrics::Runner& runner) {
   KernelMeasurement m;
-  const std::vector<TensorDesc> in_descs = [&] {
-    std::vector<TensorDesc> d;
-    for (const auto& t : k.inputs) d.push_back(t.defined() ? t.desc() : TensorDesc{});
-    return d;
-  }();
-  ops::OpContext ctx{k.node, in_descs};
+  ops::OpContext ctx{k.node, descs_of(k.inputs)};
   const ops::Registry& registry = k.registry ? *k.registry : ops::Registry::global();
   auto made = registry.create(ctx, {k.backend});
   if (!made.ok()) {

@@ -9,9 +9,7 @@ namespace deep500::validation {
 namespace {
 
 ops::OpContext context_for(const ops::NodeSpec& node, const std::vector<Tensor>& inputs) {
-  ops::OpContext ctx{node, {}};
-  for (const auto& t : inputs) ctx.inputs.push_back(t.defined() ? t.desc() : TensorDesc{});
-  return ctx;
+  return ops::OpContext{node, descs_of(inputs)};
 }
 
 // Index of the largest absolute difference (for outputs that are within
@@ -95,19 +93,6 @@ bool run_under_test(const ops::NodeSpec& node, const std::vector<Tensor>& inputs
   return true;
 }
 
-// Terms each output element sums: the cost model's FLOPs per output element
-// over 2 (a multiply-add), at least 1.
-double reduction_length(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
-                        const std::vector<Tensor>& outputs) {
-  std::vector<TensorDesc> descs;
-  for (const auto& t : inputs) descs.push_back(t.defined() ? t.desc() : TensorDesc{});
-  double elements = 0;
-  for (const auto& y : outputs)
-    if (y.defined()) elements += static_cast<double>(y.numel());
-  if (elements == 0) return 1;
-  return std::max(1.0, ops::cost(node, descs).flops / (2 * elements));
-}
-
 double largest_magnitude(const Tensor& t) {
   double m = 0;
   if (!t.defined() || !is_floating(t.dtype())) return 0;
@@ -125,8 +110,15 @@ Tolerance output_tolerance(const Tensor& expected, double terms) {
       default_tolerance(expected.defined() ? expected.dtype() : DataType::Float), expected, terms);
 }
 
+// Terms each output element of `node` sums (terms_per_element of its
+// cost-model FLOPs).
+double forward_terms(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
+                     const std::vector<Tensor>& outputs) {
+  return terms_per_element(ops::cost(node, descs_of(inputs)).flops, outputs);
+}
+
 // Compares every used output of `actual` with `expected` into r; `terms`
-// is the reduction length (reduction_length).
+// is the reduction length (forward_terms).
 void compare_outputs(const ops::NodeSpec& node, const std::vector<Tensor>& actual,
                      const std::vector<Tensor>& expected, const ForwardCheckOptions& o,
                      double terms, ForwardCheckResult& r) {
@@ -162,6 +154,13 @@ void compare_outputs(const ops::NodeSpec& node, const std::vector<Tensor>& actua
 
 }  // namespace
 
+double terms_per_element(double flops, const std::vector<Tensor>& results) {
+  double elements = 0;
+  for (const auto& y : results)
+    if (y.defined()) elements += static_cast<double>(y.numel());
+  return elements > 0 ? std::max(1.0, flops / (2 * elements)) : 1.0;
+}
+
 // An element that sums K terms carries rounding error in proportion to the
 // terms, not to the (possibly cancelled) result: the allowance rises with K
 // towards rtol x the tensor's largest magnitude; K = 1 leaves it unchanged.
@@ -186,7 +185,7 @@ ForwardCheckResult check_forward(const ops::NodeSpec& node, const std::vector<Te
   ref->op->forward(inputs, expected);  // errors here are input errors: propagate
   std::vector<Tensor> actual;
   if (run_under_test(node, inputs, backend, registry, r, actual))
-    compare_outputs(node, actual, expected, o, reduction_length(node, inputs, expected), r);
+    compare_outputs(node, actual, expected, o, forward_terms(node, inputs, expected), r);
   return r;
 }
 
@@ -199,7 +198,7 @@ ForwardCheckResult check_forward(const ops::NodeSpec& node, const std::vector<Te
   std::vector<Tensor> actual;
   if (!run_under_test(node, inputs, backend, registry, r, actual)) return r;
   const std::vector<Tensor> expected = reference(inputs);
-  compare_outputs(node, actual, expected, o, reduction_length(node, inputs, expected), r);
+  compare_outputs(node, actual, expected, o, forward_terms(node, inputs, expected), r);
   return r;
 }
 

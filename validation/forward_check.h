@@ -56,6 +56,9 @@ struct ForwardCheckResult {
   int64_t worst_index = -1;  // flat index in that output
 };
 
+// Terms each element of `results` sums when computing them took `flops`
+// (a multiply-add counts 2): flops / (2 * elements), at least 1.
+double terms_per_element(double flops, const std::vector<Tensor>& results);
 // `base` for a tensor each of whose elements sums `terms` values: the
 // absolute term grown to atol + rtol * max|expected| * (1 - 1/sqrt(terms)).
 Tolerance reduction_tolerance(Tolerance base, const Tensor& expected, double terms);

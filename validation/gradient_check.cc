@@ -197,9 +197,7 @@ GradientCheckResult check_gradient(const ops::NodeSpec& node, const std::vector<
                                    const std::string& backend, const GradientCheckOptions& o,
                                    const ops::Registry& registry) {
   auto create = [&](const std::vector<Tensor>& xs) {
-    ops::OpContext ctx{node, {}};
-    for (const auto& t : xs) ctx.inputs.push_back(t.defined() ? t.desc() : TensorDesc{});
-    return registry.create(ctx, {backend});
+    return registry.create(ops::OpContext{node, descs_of(xs)}, {backend});
   };
   std::string note;
   if (o.promote_to_double && has_floating(inputs)) {
@@ -248,9 +246,7 @@ namespace {
 std::optional<std::vector<Tensor>> backward_with_seeded_grads(
     const ops::NodeSpec& node, const std::vector<Tensor>& inputs, const std::string& backend,
     const ops::Registry& registry, std::string& why, std::string& implementation) {
-  std::vector<TensorDesc> descs;
-  for (const auto& t : inputs) descs.push_back(t.defined() ? t.desc() : TensorDesc{});
-  auto made = registry.create(ops::OpContext{node, descs}, {backend});
+  auto made = registry.create(ops::OpContext{node, descs_of(inputs)}, {backend});
   if (!made.ok()) {
     why = made.refusal().reason;
     return std::nullopt;
@@ -300,15 +296,9 @@ BackwardComparison compare_backward_with_reference(const ops::NodeSpec& node,
     r.message = cat("nothing to compare with: ", why);
     return r;
   }
-  // Terms each gradient element sums: the backward's cost-model FLOPs per
-  // gradient element over 2, as the forward check counts a reduction.
-  std::vector<TensorDesc> descs;
-  for (const auto& t : inputs) descs.push_back(t.defined() ? t.desc() : TensorDesc{});
-  double elements = 0;
-  for (const auto& g : *ref)
-    if (g.defined()) elements += static_cast<double>(g.numel());
+  // Terms each gradient element sums, from the backward's cost-model FLOPs.
   const double terms =
-      elements > 0 ? ops::backward_cost(ops::cost(node, descs)).flops / (2 * elements) : 1;
+      terms_per_element(ops::backward_cost(ops::cost(node, descs_of(inputs))).flops, *ref);
   for (size_t i = 0; i < ref->size(); ++i) {
     // A backend may differentiate fewer inputs (e.g. Clip's min/max).
     if (!(*ref)[i].defined() || i >= got->size() || !(*got)[i].defined()) continue;

@@ -99,6 +99,14 @@ Command& Command::operator_options(std::vector<std::string>& settings) {
   return *this;
 }
 
+Command& Command::runner_options(metrics::RunnerSettings& r) {
+  option("--warmup", r.warmup, "untimed repetitions (default 3)");
+  option("--min-reps", r.min_repetitions, "minimum repetitions (default 10)");
+  option("--max-reps", r.max_repetitions, "maximum repetitions (default 10000)");
+  option("--min-time", r.min_time_seconds, "minimum seconds measured (default 0.2)");
+  return option("--max-time", r.max_time_seconds, "maximum seconds measured (default 10)");
+}
+
 Command& Command::required() {
   DEEP500_CHECK(last_ != nullptr, "Command::required: no option added yet");
   last_->required();

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "metrics/runner.h"
+
 namespace CLI {
 class App;
 class Option;
@@ -57,6 +59,9 @@ class Command {
   // before the command runs): the options of every command that runs
   // operators or networks.
   Command& operator_options(std::vector<std::string>& settings);
+  // --warmup, --min-reps, --max-reps, --min-time, --max-time: the timing
+  // loop of every command that benchmarks (metrics/runner.h).
+  Command& runner_options(metrics::RunnerSettings& runner);
   // Marks the option or positional added last as required.
   Command& required();
 

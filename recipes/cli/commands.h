@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "metrics/runner.h"
+
 namespace deep500::recipes {}
 
 namespace deep500::cli {
@@ -72,8 +74,7 @@ struct OpOptions {
   int threads = 0;                 // OpenMP threads of the kernels (0 = library default)
   std::string format = "console";  // stdout: console | json | csv | gbench
   std::string json_path, csv_path, gbench_path;
-  int warmup = 3, min_repetitions = 10, max_repetitions = 10000;
-  double min_time_seconds = 0.2, max_time_seconds = 10;
+  metrics::RunnerSettings runner;     // --warmup, --min-reps, --max-reps, --min-time, --max-time
   std::vector<std::string> settings;  // NAME=VALUE (recipes/cli/settings.h)
 };
 int op_command(const OpOptions& o);

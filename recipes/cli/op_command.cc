@@ -154,11 +154,7 @@ int run_bench(const OpOptions& o, const std::vector<Problem>& problems) {
   b.high = o.range[1];
   b.isolate = o.isolate;
   b.threads = o.threads;
-  b.runner.warmup = o.warmup;
-  b.runner.min_repetitions = o.min_repetitions;
-  b.runner.max_repetitions = o.max_repetitions;
-  b.runner.min_time_seconds = o.min_time_seconds;
-  b.runner.max_time_seconds = o.max_time_seconds;
+  b.runner = o.runner;
   b.runner.validate();
   make_reporter(o.format, std::cout);  // validates --format before any work
   for (const auto& [path, option] :
@@ -254,11 +250,7 @@ void add_op_command(CommandLine& line) {
       .option("--csv", o->csv_path, "write results to this CSV file")
       .option("--gbench", o->gbench_path,
               "write Google Benchmark JSON (for its compare.py) to this file")
-      .option("--warmup", o->warmup, "untimed repetitions (default 3)")
-      .option("--min-reps", o->min_repetitions, "minimum repetitions (default 10)")
-      .option("--max-reps", o->max_repetitions, "maximum repetitions (default 10000)")
-      .option("--min-time", o->min_time_seconds, "minimum seconds measured (default 0.2)")
-      .option("--max-time", o->max_time_seconds, "maximum seconds measured (default 10)")
+      .runner_options(o->runner)
       .runs([o] {
         o->mode = "bench";
         return op_command(*o);

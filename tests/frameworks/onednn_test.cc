@@ -1,160 +1,22 @@
-// oneDNN backend tests. Oracles: naive loops written here (conv, Gemm,
-// MatMul forward), adjoint identities for bilinear ops (<dY, f(A,B)> =
-// <dA, A> = <dB, B>), central differences of <r, f(x)> for the rest, and the
-// reference backend (comparison tests; they need the reference kernels).
+// oneDNN backend tests. Oracles: naive loops (onednn_test_util.h: conv,
+// Gemm, MatMul forward), adjoint identities for bilinear ops (<dY, f(A,B)> =
+// <dA, A> = <dB, B>), central differences of <r, f(x)> for the rest;
+// comparisons with the reference backend are in onednn_vs_reference_test.cc.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
 
-#include "deep/random.h"
-#include "frameworks/register_all.h"
 #include "operators/plan_hints.h"
-#include "operators/registry.h"
-#include "validation/compare.h"
+#include "tests/frameworks/onednn_test_util.h"
 
 namespace deep500 {
 namespace {
 
+using namespace onednn_testing;
 using ops::Attribute;
 using ops::NodeSpec;
-
-struct Node {
-  NodeSpec spec;
-  Node(const std::string& op, int opset, size_t n_in, size_t n_out = 1) {
-    spec.name = "n";
-    spec.op_type = op;
-    spec.opset = opset;
-    for (size_t i = 0; i < n_in; ++i) spec.inputs.push_back("x" + std::to_string(i));
-    for (size_t i = 0; i < n_out; ++i) spec.outputs.push_back("y" + std::to_string(i));
-  }
-  Node& i(const std::string& k, int64_t v) {
-    Attribute a;
-    a.kind = Attribute::Kind::Int;
-    a.i = v;
-    spec.attributes.set(k, a);
-    return *this;
-  }
-  Node& f(const std::string& k, float v) {
-    Attribute a;
-    a.kind = Attribute::Kind::Float;
-    a.f = v;
-    spec.attributes.set(k, a);
-    return *this;
-  }
-  Node& is(const std::string& k, std::vector<int64_t> v) {
-    Attribute a;
-    a.kind = Attribute::Kind::Ints;
-    a.ints = std::move(v);
-    spec.attributes.set(k, a);
-    return *this;
-  }
-  Node& s(const std::string& k, const std::string& v) {
-    Attribute a;
-    a.kind = Attribute::Kind::String;
-    a.s = v;
-    spec.attributes.set(k, a);
-    return *this;
-  }
-};
-
-Expected<ops::CreatedOp> create(const NodeSpec& spec, const std::vector<Tensor>& in,
-                                const std::string& backend) {
-  frameworks::register_all();
-  std::vector<TensorDesc> d;
-  for (const auto& t : in) d.push_back(t.defined() ? t.desc() : TensorDesc{});
-  ops::OpContext ctx{spec, d};
-  return ops::Registry::global().create(ctx, {backend});
-}
-
-std::unique_ptr<ops::Operator> onednn_op(const NodeSpec& spec, const std::vector<Tensor>& in) {
-  auto made = create(spec, in, "onednn");
-  if (!made.ok()) throw Error(made.refusal().reason);
-  EXPECT_EQ(made->backend, "onednn");
-  return std::move(made->op);
-}
-
-Tensor rnd(Shape s, uint64_t seed, double lo = -1, double hi = 1) {
-  Tensor t(DataType::Float, std::move(s));
-  Random(seed).fill_uniform(t, lo, hi);
-  return t;
-}
-
-std::vector<Tensor> run(ops::Operator& op, const std::vector<Tensor>& in, size_t n_out = 1) {
-  std::vector<Tensor> out(n_out);
-  op.forward(in, out);
-  return out;
-}
-
-double dot(const Tensor& a, const Tensor& b) {
-  double s = 0;
-  for (int64_t i = 0; i < a.numel(); ++i)
-    s += static_cast<double>(a.data<float>()[i]) * b.data<float>()[i];
-  return s;
-}
-
-void expect_close(const Tensor& got, const Tensor& want, double rtol, double atol,
-                  const std::string& what) {
-  auto c = validation::compare(got, want, {rtol, atol});
-  EXPECT_TRUE(c.ok) << what << ": " << c.message;
-}
-
-// ---- naive oracles ---------------------------------------------------------
-
-// 2-D convolution, NCHW/OIHW, groups, strides, dilations, pads (t,l,b,r).
-Tensor naive_conv2d(const Tensor& x, const Tensor& w, const Tensor* b, int64_t g,
-                    std::vector<int64_t> st, std::vector<int64_t> dil, std::vector<int64_t> pad) {
-  int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), wd = x.dim(3);
-  int64_t oc = w.dim(0), icg = w.dim(1), kh = w.dim(2), kw = w.dim(3);
-  int64_t oh = (h + pad[0] + pad[2] - ((kh - 1) * dil[0] + 1)) / st[0] + 1;
-  int64_t ow = (wd + pad[1] + pad[3] - ((kw - 1) * dil[1] + 1)) / st[1] + 1;
-  Tensor y(DataType::Float, {n, oc, oh, ow});
-  const float *px = x.data<float>(), *pw = w.data<float>();
-  float* py = y.data<float>();
-  int64_t ocg = oc / g;
-  for (int64_t in = 0; in < n; ++in)
-    for (int64_t o = 0; o < oc; ++o)
-      for (int64_t yh = 0; yh < oh; ++yh)
-        for (int64_t yw = 0; yw < ow; ++yw) {
-          double s = b ? b->data<float>()[o] : 0.0;
-          int64_t grp = o / ocg;
-          for (int64_t ci = 0; ci < icg; ++ci)
-            for (int64_t a = 0; a < kh; ++a)
-              for (int64_t bb = 0; bb < kw; ++bb) {
-                int64_t ih = yh * st[0] - pad[0] + a * dil[0];
-                int64_t iw = yw * st[1] - pad[1] + bb * dil[1];
-                if (ih < 0 || ih >= h || iw < 0 || iw >= wd) continue;
-                s += static_cast<double>(px[((in * c + grp * icg + ci) * h + ih) * wd + iw]) *
-                     pw[((o * icg + ci) * kh + a) * kw + bb];
-              }
-          py[((in * oc + o) * oh + yh) * ow + yw] = static_cast<float>(s);
-        }
-  return y;
-}
-
-// Y = alpha * A' B' + beta * C (C broadcast from [M,N], [N], [1,N], [M,1] or scalar).
-Tensor naive_gemm(const Tensor& a, const Tensor& b, const Tensor* c, bool ta, bool tb, float alpha,
-                  float beta) {
-  int64_t m = ta ? a.dim(1) : a.dim(0), k = ta ? a.dim(0) : a.dim(1), n = tb ? b.dim(0) : b.dim(1);
-  Tensor y(DataType::Float, {m, n});
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double s = 0;
-      for (int64_t q = 0; q < k; ++q)
-        s += static_cast<double>(a.data<float>()[ta ? q * m + i : i * k + q]) *
-             b.data<float>()[tb ? j * k + q : q * n + j];
-      s *= alpha;
-      if (c) {
-        Shape cs = c->shape();
-        while (cs.size() < 2) cs.insert(cs.begin(), 1);
-        int64_t ci = (cs[0] == 1 ? 0 : i) * cs[1] + (cs[1] == 1 ? 0 : j);
-        s += beta * static_cast<double>(c->data<float>()[ci]);
-      }
-      y.data<float>()[i * n + j] = static_cast<float>(s);
-    }
-  return y;
-}
 
 // ---- forward against naive loops -------------------------------------------
 
@@ -555,96 +417,6 @@ TEST(OnednnPlanCache, ShapeChangesRebuildAndRepeatsReuse) {
     for (int64_t i = 0; i < x.numel(); ++i)
       EXPECT_EQ(y.data<float>()[i], std::max(0.f, x.data<float>()[i]));
   }
-}
-
-// ---- against the reference backend (needs its kernels) -----------------------
-
-void compare_with_reference(const NodeSpec& spec, const std::vector<Tensor>& in, double rtol = 1e-4,
-                            double atol = 1e-5) {
-  auto ref = create(spec, in, "reference");
-  ASSERT_TRUE(ref.ok()) << ref.refusal().reason;
-  auto op = onednn_op(spec, in);
-  auto y = run(*op, in, spec.outputs.size());
-  auto yr = run(*ref->op, in, spec.outputs.size());
-  for (size_t i = 0; i < y.size(); ++i)
-    expect_close(y[i], yr[i], rtol, atol, spec.op_type + " output " + std::to_string(i));
-  if (!op->has_backward() || !ref->op->has_backward()) return;
-  std::vector<Tensor> gy(y.size());
-  gy[0] = rnd(y[0].shape(), 99);
-  std::vector<Tensor> gx(in.size()), gxr(in.size());
-  op->backward(gy, in, y, gx);
-  ref->op->backward(gy, in, yr, gxr);
-  auto diff = op->differentiable_inputs(in.size());
-  for (size_t i = 0; i < in.size(); ++i)
-    if (diff[i] && gxr[i].defined())
-      expect_close(gx[i], gxr[i], rtol * 10, atol * 10,
-                   spec.op_type + " grad " + std::to_string(i));
-}
-
-TEST(OnednnVsReference, Conv) {
-  compare_with_reference(
-      Node("Conv", 13, 3).i("group", 2).is("strides", {2, 1}).is("pads", {1, 1, 0, 1}).spec,
-      {rnd({2, 4, 9, 8}, 1), rnd({6, 2, 3, 3}, 2), rnd({6}, 3)});
-  compare_with_reference(Node("Conv", 13, 2).is("dilations", {2, 1, 1}).spec,
-                         {rnd({1, 2, 7, 6, 5}, 4), rnd({3, 2, 2, 3, 2}, 5)});
-  compare_with_reference(Node("ConvTranspose", 11, 3)
-                             .i("group", 2)
-                             .is("strides", {2, 1})
-                             .is("pads", {1, 0, 0, 1})
-                             .spec,
-                         {rnd({2, 4, 5, 6}, 6), rnd({4, 3, 3, 3}, 7), rnd({6}, 8)});
-}
-TEST(OnednnVsReference, GemmMatMul) {
-  compare_with_reference(Node("Gemm", 13, 3).i("transA", 1).f("alpha", 0.5f).f("beta", 2.f).spec,
-                         {rnd({7, 5}, 6), rnd({7, 3}, 7), rnd({1, 3}, 8)});
-  compare_with_reference(Node("MatMul", 13, 2).spec, {rnd({2, 3, 4}, 9), rnd({2, 4, 5}, 10)});
-}
-TEST(OnednnVsReference, Pooling) {
-  Tensor x = rnd({2, 3, 9, 8}, 11);
-  compare_with_reference(Node("MaxPool", 12, 1)
-                             .is("kernel_shape", {3, 3})
-                             .is("strides", {2, 2})
-                             .is("pads", {1, 1, 1, 1})
-                             .spec,
-                         {x});
-  compare_with_reference(Node("MaxPool", 12, 1)
-                             .is("kernel_shape", {2, 2})
-                             .is("dilations", {2, 2})
-                             .i("ceil_mode", 1)
-                             .is("strides", {2, 2})
-                             .spec,
-                         {x});
-  compare_with_reference(
-      Node("AveragePool", 11, 1).is("kernel_shape", {3, 2}).is("pads", {1, 1, 1, 1}).spec, {x});
-  compare_with_reference(Node("AveragePool", 11, 1)
-                             .is("kernel_shape", {3, 2})
-                             .is("pads", {1, 1, 1, 1})
-                             .i("count_include_pad", 1)
-                             .spec,
-                         {x});
-  compare_with_reference(Node("GlobalAveragePool", 1, 1).spec, {x});
-  compare_with_reference(Node("GlobalMaxPool", 1, 1).spec, {x});
-}
-TEST(OnednnVsReference, BatchNorm) {
-  std::vector<Tensor> in = {rnd({2, 3, 4, 5}, 12), rnd({3}, 13), rnd({3}, 14), rnd({3}, 15),
-                            rnd({3}, 16, 0.5, 1.5)};
-  compare_with_reference(Node("BatchNormalization", 15, 5).spec, in);
-  compare_with_reference(Node("BatchNormalization", 15, 5, 3).i("training_mode", 1).spec, in, 1e-4,
-                         1e-4);
-}
-TEST(OnednnVsReference, EltwiseSoftmaxLrn) {
-  Tensor x = rnd({2, 3, 4, 5}, 17);
-  for (const char* t : {"Relu", "LeakyRelu", "Elu", "Sigmoid", "Tanh", "Exp", "Abs", "Softplus",
-                        "Neg", "HardSwish", "Round"})
-    compare_with_reference(Node(t, 14, 1).spec, {x});
-  Tensor pos = rnd({50}, 18, 0.1, 3);
-  compare_with_reference(Node("Sqrt", 13, 1).spec, {pos});
-  compare_with_reference(Node("Reciprocal", 13, 1).spec, {pos});
-  compare_with_reference(Node("Clip", 13, 3).spec,
-                         {x, Tensor::scalar<float>(-0.3f), Tensor::scalar<float>(0.4f)});
-  compare_with_reference(Node("Softmax", 13, 1).i("axis", 2).spec, {x});
-  compare_with_reference(Node("LogSoftmax", 11, 1).i("axis", 1).spec, {x});
-  compare_with_reference(Node("LRN", 13, 1).i("size", 3).spec, {x});
 }
 
 }  // namespace

@@ -52,12 +52,6 @@ struct Inner {
   }
 };
 
-std::vector<TensorDesc> descs_of(std::span<const Tensor> ts) {
-  std::vector<TensorDesc> d;
-  for (const auto& t : ts) d.push_back(t.defined() ? t.desc() : TensorDesc{});
-  return d;
-}
-
 class FusedOp final : public Operator {
  public:
   FusedOp(const OpContext& ctx, const Registry& r, const std::string& base, int base_opset)
