@@ -47,6 +47,15 @@ std::string& libtorch_plugin_path() {
   return path;
 }
 
+// Setting "libtorch.blas": a libblas.so.3 loaded just before the plugin, so
+// that libtorch's float GEMMs run on it (libtorch needs libblas.so.3 by name,
+// and an already loaded library of that name is the one it gets); "system":
+// the one the dynamic linker finds (Debian's alternatives). Read on first load.
+std::string& libtorch_blas() {
+  static std::string blas = "system";
+  return blas;
+}
+
 // The libtorch plugin, loaded once on first use.
 void* libtorch_symbol(const char* name) {
   static std::once_flag once;
@@ -54,6 +63,11 @@ void* libtorch_symbol(const char* name) {
   static std::string error;
   static const std::string path = libtorch_plugin_path();
   std::call_once(once, [&] {
+    const std::string& blas = libtorch_blas();
+    if (blas != "system" && !dlopen(blas.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      error = cat("cannot load the BLAS of setting libtorch.blas: ", dlerror());
+      return;
+    }
     handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) error = dlerror();
   });
@@ -88,12 +102,29 @@ void register_all() {
     r.add_setting({"libtorch.plugin", "path of the libtorch executor plugin, read on first use",
                    [] { return libtorch_plugin_path(); },
                    [](const std::string& v) { libtorch_plugin_path() = v; }});
+    r.add_setting({"libtorch.blas",
+                   "the libblas.so.3 libtorch's float GEMMs run on, loaded before libtorch on "
+                   "first use: a path (e.g. OpenBLAS's) or system (the dynamic linker's choice)",
+                   [] { return libtorch_blas(); },
+                   [](const std::string& v) {
+                     DEEP500_CHECK(v == "system" || std::filesystem::is_regular_file(v),
+                                   "libtorch.blas: expected system or the path of a "
+                                   "libblas.so.3, got '",
+                                   v, "' (no such file)");
+                     libtorch_blas() = v;
+                   }});
     network::ExecutorRegistry::global().add(
         "libtorch", [](const network::Model& m, const network::ExecutorOptions& o) {
           auto make = reinterpret_cast<Deep500LibtorchMakeExecutor>(
               libtorch_symbol("deep500_libtorch_make_executor"));
           return std::unique_ptr<network::GraphExecutor>(make(m, o));
         });
+    // ATen operators (frameworks/libtorch/aten_kernels.h), registered when a
+    // backend list first names "libtorch".
+    r.add_deferred_backend("libtorch", [](ops::Registry& registry) {
+      reinterpret_cast<Deep500LibtorchRegisterKernels>(
+          libtorch_symbol("deep500_libtorch_register_kernels"))(&registry);
+    });
     // Kinds of frameworks/libtorch/torch_optimizers.h, made inside the plugin.
     for (const char* kind : {"sgd", "adam", "adamw", "adagrad", "rmsprop"})
       training::OptimizerRegistry::global().add(std::string("torch.") + kind, [kind] {
@@ -128,6 +159,9 @@ std::vector<std::string> built_backends() {
 #endif
 #if DEEP500_WITH_EIGEN
   b.push_back("eigen");
+#endif
+#if DEEP500_WITH_TORCH
+  b.push_back("libtorch");  // deferred: loaded where a backend list names it
 #endif
   b.push_back("reference");
   return b;

@@ -16,6 +16,7 @@ void apply_environment_settings(ops::Registry& r) {
       {"DEEP500_ONEDNN_NO_DIRECT", "onednn.direct_loops", "false"},
       {"DEEP500_ONEDNN_BN_BWD_LAYOUT", "onednn.bn_backward_layout", nullptr},
       {"DEEP500_LIBTORCH_PLUGIN", "libtorch.plugin", nullptr},
+      {"DEEP500_LIBTORCH_BLAS", "libtorch.blas", nullptr},
   };
   for (const auto& v : variables) {
     const char* value = std::getenv(v.env);

@@ -11,6 +11,7 @@ namespace deep500::frameworks {
 // DEEP500_ONEDNN_NO_DIRECT=1          -> onednn.direct_loops = false
 // DEEP500_ONEDNN_BN_BWD_LAYOUT=L      -> onednn.bn_backward_layout = L
 // DEEP500_LIBTORCH_PLUGIN=PATH        -> libtorch.plugin = PATH
+// DEEP500_LIBTORCH_BLAS=PATH|system   -> libtorch.blas = PATH or system
 // Variables of backends this build lacks are ignored; a bad value throws
 // Error naming the variable.
 void apply_environment_settings(ops::Registry& r);

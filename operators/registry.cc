@@ -31,8 +31,38 @@ const KernelEntry* Registry::find(const std::string& domain, const std::string& 
   return best;
 }
 
+void Registry::add_deferred_backend(const std::string& backend,
+                                    std::function<void(Registry&)> load) {
+  DEEP500_CHECK(load, "registry: deferred backend ", backend, " has no loader");
+  std::lock_guard<std::mutex> lock(mutex_);
+  deferred_[backend] = Deferred{std::move(load), false};
+}
+
+std::string Registry::load_deferred(const std::string& backend) const {
+  auto pending = [&]() -> std::function<void(Registry&)> {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = deferred_.find(backend);
+    return it == deferred_.end() || it->second.loaded ? nullptr : it->second.load;
+  };
+  if (!pending()) return "";
+  std::lock_guard<std::mutex> loading(load_mutex_);
+  auto load = pending();  // another thread may have loaded it meanwhile
+  if (!load) return "";
+  try {
+    // Registries are only made as non-const objects (global() or a test's
+    // own); loading on a const lookup adds the backend's entries to it.
+    load(const_cast<Registry&>(*this));
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  deferred_.at(backend).loaded = true;
+  return "";
+}
+
 bool Registry::has(const std::string& domain, const std::string& op_type, int opset,
                    const std::string& backend) const {
+  if (!load_deferred(backend).empty()) return false;
   std::lock_guard<std::mutex> lock(mutex_);
   return find(domain, op_type, opset, backend) != nullptr;
 }
@@ -42,6 +72,7 @@ std::vector<std::string> Registry::backends() const {
   std::set<std::string> names;
   for (const auto& [key, list] : entries_)
     for (const auto& e : list) names.insert(e.backend);
+  for (const auto& [name, d] : deferred_) names.insert(name);
   std::vector<std::string> out;
   for (const auto& n : names)
     if (n != kReferenceBackend) out.push_back(n);
@@ -74,10 +105,11 @@ std::vector<std::string> Registry::default_preference() const {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& b : preference_)
-      if (b != kReferenceBackend && is_registered(b)) out.push_back(b);
+      if (b != kReferenceBackend && is_registered(b) && !deferred_.count(b)) out.push_back(b);
+    for (const auto& b : registered)
+      if (std::find(out.begin(), out.end(), b) == out.end() && !deferred_.count(b))
+        out.push_back(b);
   }
-  for (const auto& b : registered)
-    if (std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
   return out;
 }
 
@@ -140,6 +172,7 @@ std::vector<std::pair<std::string, std::string>> Registry::plugins() const {
 
 std::vector<std::pair<std::string, std::string>> Registry::op_types(
     const std::string& backend) const {
+  load_deferred(backend);  // a backend that fails to load has none
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [key, list] : entries_)
@@ -154,6 +187,10 @@ Expected<CreatedOp> Registry::create(const OpContext& ctx,
   std::vector<std::string> order = backends.empty() ? default_preference() : backends;
   std::string reasons;
   for (const auto& b : order) {
+    if (std::string failed = load_deferred(b); !failed.empty()) {
+      reasons += cat("; ", b, ": ", failed);
+      continue;
+    }
     const KernelEntry* e;
     {
       std::lock_guard<std::mutex> lock(mutex_);

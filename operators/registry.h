@@ -108,6 +108,16 @@ class Registry {
   void add_plugin(const std::string& path, const std::string& build_type);
   std::vector<std::pair<std::string, std::string>> plugins() const;
 
+  // A backend whose kernels live in a library loaded on first use (libtorch:
+  // ~150 MB resident and 0.6 s to load, which programs not using it should
+  // not pay). backends() lists its name at once; `load` runs once, outside the
+  // registry's lock, the first time one of its kernels is wanted (create()
+  // with it in the list, has(), op_types() of it) and registers them with
+  // add() (it must not query the registry itself). When `load` throws, create() records the message
+  // as that backend's refusal and has() is false; a later call tries again. A deferred backend is
+  // left out of default_preference(): it runs only where a backend list names it.
+  void add_deferred_backend(const std::string& backend, std::function<void(Registry&)> load);
+
   bool has(const std::string& domain, const std::string& op_type, int opset,
            const std::string& backend) const;
   std::vector<std::string> backends() const;
@@ -121,6 +131,13 @@ class Registry {
  private:
   const KernelEntry* find(const std::string& domain, const std::string& op_type, int opset,
                           const std::string& backend) const;
+  // Loads `backend` when it is deferred and not loaded yet; "" when ready,
+  // else the loader's error message.
+  std::string load_deferred(const std::string& backend) const;
+  struct Deferred {
+    std::function<void(Registry&)> load;
+    bool loaded = false;
+  };
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, std::string>, std::vector<KernelEntry>> entries_;
   std::map<std::string, BackendCapabilities> capabilities_;
@@ -128,6 +145,8 @@ class Registry {
   std::vector<BackendSetting> settings_;
   std::vector<std::pair<std::string, std::string>> libraries_;
   std::vector<std::pair<std::string, std::string>> plugins_;
+  mutable std::map<std::string, Deferred> deferred_;  // `loaded` set by const lookups
+  mutable std::mutex load_mutex_;  // serialises loaders (taken before mutex_, never inside it)
 };
 
 // Thrown by a kernel's constructor or prepare() to refuse a configuration it

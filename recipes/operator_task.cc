@@ -37,8 +37,9 @@ AttributeProto parse_attr(const std::string& spec, const OpDefinition& def) {
 
 // An operator as a metrics::Workload: inputs, outputs and (for the backward
 // pass) seeded output gradients are made in setup(), so that run() times
-// forward() or backward() alone. Counters come from the cost model, the same
-// for every backend.
+// forward() or backward() alone (backward under the promise that it follows
+// setup()'s forward, Operator::set_backward_follows_forward). Counters come from the cost model,
+// the same for every backend.
 class OpWorkload final : public metrics::Workload {
  public:
   OpWorkload(const ops::NodeSpec& node, ops::CreatedOp op, std::vector<Tensor> inputs,
@@ -49,7 +50,11 @@ class OpWorkload final : public metrics::Workload {
         outputs_(node.outputs.size()),
         name_(std::move(name)),
         backward_(backward),
-        seed_(seed) {}
+        seed_(seed) {
+    // Timed backward calls follow the forward of setup() on the same tensors,
+    // as in a training step: a kernel may reuse what that forward kept.
+    if (backward_) op_.op->set_backward_follows_forward(true);
+  }
   void setup() override {
     op_.op->forward(inputs_, outputs_);
     if (!backward_ || !grad_outputs_.empty()) return;

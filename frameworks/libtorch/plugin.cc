@@ -3,6 +3,8 @@
 #include <memory>
 
 #include "frameworks/libtorch/plugin.h"
+
+#include "frameworks/libtorch/aten_kernels.h"
 #include "frameworks/libtorch/torch_executor.h"
 #include "frameworks/libtorch/torch_optimizers.h"
 
@@ -13,4 +15,8 @@ extern "C" deep500::network::GraphExecutor* deep500_libtorch_make_executor(
 
 extern "C" deep500::training::Optimizer* deep500_libtorch_make_optimizer(const char* kind) {
   return deep500::libtorch::make_torch_optimizer(kind).release();
+}
+
+extern "C" void deep500_libtorch_register_kernels(deep500::ops::Registry* registry) {
+  deep500::libtorch::register_aten_kernels(*registry);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "network/executor.h"
+#include "operators/registry.h"
 #include "training/optimizer.h"
 
 extern "C" {
@@ -14,4 +15,7 @@ using Deep500LibtorchMakeExecutor = decltype(&deep500_libtorch_make_executor);
 // torch_optimizers.h); the caller owns it. Error for an unknown kind.
 deep500::training::Optimizer* deep500_libtorch_make_optimizer(const char* kind);
 using Deep500LibtorchMakeOptimizer = decltype(&deep500_libtorch_make_optimizer);
+// Registers the "libtorch" operator backend (aten_kernels.h) in `registry`.
+void deep500_libtorch_register_kernels(deep500::ops::Registry* registry);
+using Deep500LibtorchRegisterKernels = decltype(&deep500_libtorch_register_kernels);
 }

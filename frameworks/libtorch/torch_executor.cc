@@ -85,9 +85,7 @@ double OpCall::scalar(size_t i) const {
   return t.detach().to(at::kDouble).item<double>();
 }
 
-namespace {
-
-const OpTable& table() {
+const OpTable& op_table() {
   static const OpTable t = [] {
     OpTable r;
     add_nn_ops(r);
@@ -98,17 +96,15 @@ const OpTable& table() {
   return t;
 }
 
-}  // namespace
-
 const OpEntry* find_op(const std::string& op_type, int opset) {
-  for (const auto& e : table())
+  for (const auto& e : op_table())
     if (op_type == e.op_type && opset >= e.since && opset <= e.until) return &e;
   return nullptr;
 }
 
 std::vector<std::string> supported_ops() {
   std::set<std::string> s;
-  for (const auto& e : table()) s.insert(e.op_type);
+  for (const auto& e : op_table()) s.insert(e.op_type);
   return {s.begin(), s.end()};
 }
 

@@ -1,6 +1,6 @@
-// Internal to the libtorch executor: the op table (ONNX op_type -> one small
-// function of ATen calls) and deep500::Tensor <-> at::Tensor conversion.
-// Only the TUs of deep500_libtorch include this (it pulls in ATen).
+// Internal to the libtorch plugin (executor and op backend): the op table (ONNX op_type -> one
+// small function of ATen calls) and deep500::Tensor <-> at::Tensor conversion. Only the TUs of
+// deep500_libtorch include this (it pulls in ATen).
 #pragma once
 
 #include <cstdint>
@@ -59,6 +59,8 @@ void add_nn_ops(OpTable& t);     // torch_ops_nn.cc: conv, pooling, normalizatio
 void add_math_ops(OpTable& t);   // torch_ops_math.cc: element-wise, activations, reductions
 void add_shape_ops(OpTable& t);  // torch_ops_shape.cc: layout, indexing, constants
 
+// The whole table (built once; entries live as long as the process).
+const OpTable& op_table();
 // The entry for (op_type, opset) in the ai.onnx domain, or nullptr.
 const OpEntry* find_op(const std::string& op_type, int opset);
 // Every op type in the table (sorted, unique).

@@ -1,4 +1,6 @@
-// Element-wise math, activations, softmax, reductions, Gemm/MatMul as ATen calls.
+// Element-wise math, activations, softmax, reductions, normalizations, Gemm/MatMul as
+// ATen calls.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -58,6 +60,54 @@ Outs log(const OpCall& c) {
 }
 Outs relu(const OpCall& c) {
   return {c.input(0).relu()};
+}
+// One-method element-wise ops (ONNX and ATen agree on them exactly).
+template <at::Tensor (at::Tensor::*Method)() const>
+Outs unary(const OpCall& c) {
+  return {(c.input(0).*Method)()};
+}
+Outs softsign(const OpCall& c) {
+  const at::Tensor& x = c.input(0);
+  return {x.div(x.abs().add(1))};
+}
+Outs celu(const OpCall& c) {
+  return {at::celu(c.input(0), c.attr().get_float("alpha", 1.0f))};
+}
+// Variadic Sum / Mean / Max / Min with multidirectional broadcasting.
+enum class Fold { Sum, Mean, Max, Min };
+template <Fold kFold>
+Outs fold(const OpCall& c) {
+  at::Tensor r = c.input(0);
+  for (size_t i = 1; i < c.in.size(); ++i) {
+    const at::Tensor& x = c.input(i);
+    r = kFold == Fold::Max ? at::maximum(r, x) : kFold == Fold::Min ? at::minimum(r, x) : r.add(x);
+  }
+  if (kFold == Fold::Mean) r = r.div(static_cast<double>(c.in.size()));
+  // One input: a copy, so the output never aliases the input.
+  return {c.in.size() == 1 ? r.clone() : r};
+}
+Outs where(const OpCall& c) {
+  return {at::where(c.input(0), c.input(1), c.input(2))};
+}
+Outs einsum(const OpCall& c) {
+  return {at::einsum(c.attr().get_string("equation"), c.in)};
+}
+// CumSum: `exclusive` shifts by one element, `reverse` runs from the end.
+Outs cumsum(const OpCall& c) {
+  const at::Tensor& x = c.input(0);
+  const std::vector<int64_t> axes = c.ints(1);
+  if (axes.size() != 1) c.fail("axis must have one element, has ", axes.size());
+  const int64_t axis = norm_axis(c, axes[0], x.dim());
+  const bool reverse = c.attr().get_int("reverse", 0) != 0;
+  at::Tensor v = reverse ? x.flip(axis) : x;
+  at::Tensor r = v.cumsum(axis);
+  if (c.attr().get_int("exclusive", 0) != 0) r = r.sub(v);
+  if (r.scalar_type() != x.scalar_type()) r = r.to(x.scalar_type());  // ATen widens integers
+  return {reverse ? r.flip(axis) : r};
+}
+Outs thresholded_relu(const OpCall& c) {
+  const at::Tensor& x = c.input(0);
+  return {at::where(x.gt(c.attr().get_float("alpha", 1.0f)), x, at::zeros_like(x))};
 }
 Outs sigmoid(const OpCall& c) {
   return {c.input(0).sigmoid()};
@@ -130,12 +180,37 @@ Outs softmax(const OpCall& c) {
   return {(kLog ? x2.log_softmax(1) : x2.softmax(1)).reshape(x.sizes())};
 }
 
+enum class Reduction { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
+
+// One reduction over `axes` (normalised, non-empty).
+at::Tensor reduce_axes(Reduction k, const at::Tensor& x, at::IntArrayRef axes, bool keep) {
+  switch (k) {
+    case Reduction::Sum: return x.sum(axes, keep);
+    case Reduction::Mean: return x.mean(axes, keep);
+    case Reduction::Max: return x.amax(axes, keep);
+    case Reduction::Min: return x.amin(axes, keep);
+    case Reduction::Prod: {  // ATen's prod takes one axis: innermost first
+      std::vector<int64_t> sorted(axes.begin(), axes.end());
+      std::sort(sorted.rbegin(), sorted.rend());
+      at::Tensor r = x;
+      for (int64_t a : sorted) r = r.prod(a, keep);
+      return r;
+    }
+    case Reduction::L1: return x.abs().sum(axes, keep);
+    case Reduction::L2: return x.square().sum(axes, keep).sqrt();
+    case Reduction::LogSum: return x.sum(axes, keep).log();
+    case Reduction::LogSumExp: return x.logsumexp(axes, keep);
+    case Reduction::SumSquare: return x.square().sum(axes, keep);
+  }
+  return {};
+}
+
 // Axes from the attribute (or, for ReduceSum >= 13, input 1); empty = all unless
 // noop_with_empty_axes.
-template <bool kMean>
+template <Reduction kKind>
 Outs reduce(const OpCall& c) {
   const at::Tensor& x = c.input(0);
-  const bool axes_input = !kMean && c.opset() >= 13;
+  const bool axes_input = kKind == Reduction::Sum && c.opset() >= 13;
   std::vector<int64_t> axes =
       axes_input ? (c.has(1) ? c.ints(1) : std::vector<int64_t>{}) : c.attr().get_ints("axes", {});
   const bool keep = c.attr().get_int("keepdims", 1) != 0;
@@ -145,13 +220,39 @@ Outs reduce(const OpCall& c) {
   }
   for (auto& a : axes) a = norm_axis(c, a, x.dim());
   const auto type = x.scalar_type();
-  if (!at::isFloatingType(type)) {  // ATen widens integer sums; ONNX keeps the type
+  const bool exact = kKind == Reduction::Max || kKind == Reduction::Min;
+  if (!at::isFloatingType(type) && !exact) {  // ATen widens integer sums; ONNX keeps the type
+    if (kKind != Reduction::Sum && kKind != Reduction::Mean)
+      c.fail("integer inputs are mapped for ReduceSum, ReduceMean, ReduceMax and ReduceMin only");
     at::Tensor d = x.to(at::kDouble);
-    at::Tensor r = kMean ? d.mean(at::IntArrayRef(axes), keep) : d.sum(at::IntArrayRef(axes), keep);
-    return {kMean ? r.trunc().to(type) : r.to(type)};
+    at::Tensor r = reduce_axes(kKind, d, axes, keep);
+    return {kKind == Reduction::Mean ? r.trunc().to(type) : r.to(type)};
   }
   if (axes.empty()) return {x.clone()};  // rank 0
-  return {kMean ? x.mean(at::IntArrayRef(axes), keep) : x.sum(at::IntArrayRef(axes), keep)};
+  return {reduce_axes(kKind, x, axes, keep)};
+}
+
+// Scale and B broadcast to X.shape[axis:] (ATen wants exactly that shape).
+Outs layer_norm(const OpCall& c) {
+  const at::Tensor& x = c.input(0);
+  const int64_t axis = norm_axis(c, c.attr().get_int("axis", -1), x.dim());
+  const std::vector<int64_t> all = dims(x);
+  const std::vector<int64_t> normalized(all.begin() + axis, all.end());
+  auto param = [&](size_t i) -> c10::optional<at::Tensor> {
+    if (!c.has(i)) return c10::nullopt;
+    return c.in[i].expand(normalized);
+  };
+  const double eps = c.attr().get_float("epsilon", 1e-5f);
+  if (!c.wants_output(1) && !c.wants_output(2))
+    return {at::layer_norm(x, normalized, param(1), param(2), eps)};
+  auto [y, mean, rstd] = at::native_layer_norm(x, normalized, param(1), param(2), eps);
+  return {y, mean, rstd};
+}
+
+Outs instance_norm(const OpCall& c) {
+  const double eps = c.attr().get_float("epsilon", 1e-5f);
+  return {at::instance_norm(c.input(0), c.input(1), c.input(2), {}, {}, /*use_input_stats=*/true,
+                            0.0, eps, /*cudnn_enabled=*/false)};
 }
 
 Outs gemm(const OpCall& c) {
@@ -161,10 +262,10 @@ Outs gemm(const OpCall& c) {
   if (c.attr().get_int("transA", 0)) a = a.t();
   if (c.attr().get_int("transB", 0)) b = b.t();
   const double alpha = c.attr().get_float("alpha", 1.0f), beta = c.attr().get_float("beta", 1.0f);
+  // One BLAS call, beta * C included, as an ATen user writes it.
+  if (c.has(2) && beta != 0.0) return {c.in[2].addmm(a, b, beta, alpha)};
   at::Tensor y = a.mm(b);
-  if (alpha != 1.0) y = y.mul(alpha);
-  if (c.has(2) && beta != 0.0) y = y.add(beta == 1.0 ? c.in[2] : c.in[2].mul(beta));
-  return {y};
+  return {alpha == 1.0 ? y : y.mul(alpha)};
 }
 
 Outs matmul(const OpCall& c) {
@@ -198,9 +299,46 @@ void add_math_ops(OpTable& t) {
   t.push_back({"Clip", 1, kMax, "clamp", clip});
   t.push_back({"Softmax", 1, kMax, "softmax", softmax<false>});
   t.push_back({"LogSoftmax", 1, kMax, "log_softmax", softmax<true>});
-  t.push_back({"ReduceSum", 1, kMax, "sum", reduce<false>});
-  t.push_back({"ReduceMean", 1, kMax, "mean", reduce<true>});
-  t.push_back({"Gemm", 1, kMax, "mm", gemm});
+  t.push_back({"Sin", 7, kMax, "sin", unary<&at::Tensor::sin>});
+  t.push_back({"Cos", 7, kMax, "cos", unary<&at::Tensor::cos>});
+  t.push_back({"Tan", 7, kMax, "tan", unary<&at::Tensor::tan>});
+  t.push_back({"Asin", 7, kMax, "asin", unary<&at::Tensor::asin>});
+  t.push_back({"Acos", 7, kMax, "acos", unary<&at::Tensor::acos>});
+  t.push_back({"Atan", 7, kMax, "atan", unary<&at::Tensor::atan>});
+  t.push_back({"Sinh", 9, kMax, "sinh", unary<&at::Tensor::sinh>});
+  t.push_back({"Cosh", 9, kMax, "cosh", unary<&at::Tensor::cosh>});
+  t.push_back({"Asinh", 9, kMax, "asinh", unary<&at::Tensor::asinh>});
+  t.push_back({"Acosh", 9, kMax, "acosh", unary<&at::Tensor::acosh>});
+  t.push_back({"Atanh", 9, kMax, "atanh", unary<&at::Tensor::atanh>});
+  t.push_back({"Erf", 9, kMax, "erf", unary<&at::Tensor::erf>});
+  t.push_back({"Reciprocal", 6, kMax, "reciprocal", unary<&at::Tensor::reciprocal>});
+  t.push_back({"Floor", 6, kMax, "floor", unary<&at::Tensor::floor>});
+  t.push_back({"Ceil", 6, kMax, "ceil", unary<&at::Tensor::ceil>});
+  t.push_back({"Round", 11, kMax, "round", unary<&at::Tensor::round>});  // half to even
+  t.push_back({"Sign", 9, kMax, "sign", unary<&at::Tensor::sign>});
+  t.push_back({"Softsign", 1, kMax, "div", softsign});
+  t.push_back({"ThresholdedRelu", 10, kMax, "where", thresholded_relu});
+  t.push_back({"Celu", 12, kMax, "celu", celu});
+  t.push_back({"Sum", 8, kMax, "add", fold<Fold::Sum>});
+  t.push_back({"Mean", 8, kMax, "add", fold<Fold::Mean>});
+  t.push_back({"Max", 8, kMax, "maximum", fold<Fold::Max>});
+  t.push_back({"Min", 8, kMax, "minimum", fold<Fold::Min>});
+  t.push_back({"Where", 9, kMax, "where", where});
+  t.push_back({"Einsum", 12, kMax, "einsum", einsum});
+  t.push_back({"CumSum", 11, kMax, "cumsum", cumsum});
+  t.push_back({"ReduceSum", 1, kMax, "sum", reduce<Reduction::Sum>});
+  t.push_back({"ReduceMean", 1, kMax, "mean", reduce<Reduction::Mean>});
+  t.push_back({"ReduceMax", 1, kMax, "amax", reduce<Reduction::Max>});
+  t.push_back({"ReduceMin", 1, kMax, "amin", reduce<Reduction::Min>});
+  t.push_back({"ReduceProd", 1, kMax, "prod", reduce<Reduction::Prod>});
+  t.push_back({"ReduceL1", 1, kMax, "sum", reduce<Reduction::L1>});
+  t.push_back({"ReduceL2", 1, kMax, "sqrt", reduce<Reduction::L2>});
+  t.push_back({"ReduceLogSum", 1, kMax, "log", reduce<Reduction::LogSum>});
+  t.push_back({"ReduceLogSumExp", 1, kMax, "logsumexp", reduce<Reduction::LogSumExp>});
+  t.push_back({"ReduceSumSquare", 1, kMax, "sum", reduce<Reduction::SumSquare>});
+  t.push_back({"LayerNormalization", 17, kMax, "layer_norm", layer_norm});
+  t.push_back({"InstanceNormalization", 6, kMax, "instance_norm", instance_norm});
+  t.push_back({"Gemm", 1, kMax, "addmm", gemm});
   t.push_back({"MatMul", 1, kMax, "matmul", matmul});
 }
 

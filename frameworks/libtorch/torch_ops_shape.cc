@@ -129,6 +129,70 @@ Outs gather(const OpCall& c) {
   return {x.index_select(axis, idx.reshape({-1})).reshape(shape)};
 }
 
+// Expand: bidirectional broadcast of x with the shape input.
+Outs expand(const OpCall& c) {
+  const at::Tensor& x = c.input(0);
+  const Ints target = c.ints(1);
+  const size_t rank = std::max<size_t>(target.size(), static_cast<size_t>(x.dim()));
+  Ints out(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t a = i + x.dim() >= rank ? x.size(static_cast<int64_t>(i + x.dim() - rank)) : 1;
+    const int64_t b = i + target.size() >= rank ? target[i + target.size() - rank] : 1;
+    if (a != b && a != 1 && b != 1)
+      c.fail("shape ", to_string(target), " does not broadcast with input ", to_string(dims(x)));
+    out[i] = a == 1 ? b : a;
+  }
+  return {x.broadcast_to(out).contiguous()};
+}
+
+Outs tile(const OpCall& c) {
+  const at::Tensor& x = c.input(0);
+  const Ints repeats = c.ints(1);
+  if (static_cast<int64_t>(repeats.size()) != x.dim())
+    c.fail("repeats has ", repeats.size(), " values, input rank is ", x.dim());
+  return {x.repeat(repeats)};
+}
+
+Outs trilu(const OpCall& c) {
+  const at::Tensor& x = c.input(0);
+  if (x.dim() < 2) c.fail("input must have rank >= 2, got ", x.dim());
+  const int64_t k = c.has(1) ? c.ints(1).at(0) : 0;
+  return {c.attr().get_int("upper", 1) != 0 ? x.triu(k) : x.tril(k)};
+}
+
+Outs gather_elements(const OpCall& c) {
+  const at::Tensor& x = c.input(0);
+  const int64_t axis = norm_axis(c, c.attr().get_int("axis", 0), x.dim());
+  at::Tensor idx = c.input(1).to(at::kLong);
+  idx = at::where(idx.lt(0), idx.add(x.size(axis)), idx);
+  return {x.gather(axis, idx)};
+}
+
+// DepthToSpace (DCR or CRD) and SpaceToDepth as a reshape, a permutation and a reshape.
+Outs depth_to_space(const OpCall& c) {
+  const at::Tensor& x = c.input(0);
+  if (x.dim() != 4) c.fail("input must be [N, C, H, W], got rank ", x.dim());
+  const int64_t b = c.attr().get_int("blocksize"), n = x.size(0), ch = x.size(1);
+  const int64_t h = x.size(2), w = x.size(3);
+  if (b <= 0 || ch % (b * b) != 0)
+    c.fail("blocksize ", b, " squared must divide ", ch, " channels");
+  const int64_t oc = ch / (b * b);
+  const bool crd = c.attr().get_string("mode", "DCR") == "CRD";
+  at::Tensor t = crd ? x.reshape({n, oc, b, b, h, w}).permute({0, 1, 4, 2, 5, 3})
+                     : x.reshape({n, b, b, oc, h, w}).permute({0, 3, 4, 1, 5, 2});
+  return {t.reshape({n, oc, h * b, w * b})};
+}
+Outs space_to_depth(const OpCall& c) {
+  const at::Tensor& x = c.input(0);
+  if (x.dim() != 4) c.fail("input must be [N, C, H, W], got rank ", x.dim());
+  const int64_t b = c.attr().get_int("blocksize"), n = x.size(0), ch = x.size(1);
+  const int64_t h = x.size(2), w = x.size(3);
+  if (b <= 0 || h % b != 0 || w % b != 0)
+    c.fail("blocksize ", b, " must divide H ", h, " and W ", w);
+  at::Tensor t = x.reshape({n, ch, h / b, b, w / b, b}).permute({0, 3, 5, 1, 2, 4});
+  return {t.reshape({n, ch * b * b, h / b, w / b})};
+}
+
 Outs shape(const OpCall& c) {
   const at::Tensor& x = c.input(0);
   const int64_t r = x.dim();
@@ -273,6 +337,12 @@ void add_shape_ops(OpTable& t) {
   t.push_back({"Cast", 1, kMax, "to", cast, check_cast});
   t.push_back({"Pad", 1, kMax, "constant_pad_nd", pad});
   t.push_back({"Slice", 1, kMax, "slice", slice});
+  t.push_back({"Expand", 8, kMax, "broadcast_to", expand});
+  t.push_back({"Tile", 6, kMax, "repeat", tile});
+  t.push_back({"Trilu", 14, kMax, "triu", trilu});
+  t.push_back({"GatherElements", 11, kMax, "gather", gather_elements});
+  t.push_back({"DepthToSpace", 11, kMax, "permute", depth_to_space});
+  t.push_back({"SpaceToDepth", 1, kMax, "permute", space_to_depth});
 }
 
 }  // namespace deep500::libtorch

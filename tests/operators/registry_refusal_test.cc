@@ -159,3 +159,42 @@ TEST(RegistryRefusal, EveryTriedBackendsReasonIsListed) {
   EXPECT_LT(why.find("picky"), why.find("deep"));
   EXPECT_LT(why.find("deep"), why.find("absent"));
 }
+
+TEST(RegistryDeferredBackend, ListedAtOnceLoadedOnlyWhenAKernelIsWanted) {
+  ops::Registry r;
+  r.add(entry("eager", ops::make_factory<Accepts>()));
+  int loads = 0;
+  r.add_deferred_backend("lazy", [&](ops::Registry& target) {
+    ++loads;
+    target.add(entry("lazy", ops::make_factory<Tagged>(std::string("lazy:loaded"))));
+  });
+  EXPECT_EQ(r.backends(), (std::vector<std::string>{"eager", "lazy"}));
+  EXPECT_NO_THROW(r.check_backend_names({"lazy"}, "--backend"));
+  // Runs only where named: no default preference, no load by the default.
+  EXPECT_EQ(r.default_preference(), (std::vector<std::string>{"eager"}));
+  EXPECT_EQ(refusal_of(r, test_node(), kFloat2d, {}), "accepted by eager");
+  EXPECT_EQ(loads, 0);
+  const auto node = test_node();
+  ops::OpContext ctx{node, {kFloat2d}};
+  auto made = r.create(ctx, {"lazy", "eager"});
+  ASSERT_TRUE(made.ok());
+  EXPECT_EQ(made->backend, "lazy");
+  EXPECT_EQ(made->op->implementation(), "lazy:loaded");
+  EXPECT_TRUE(r.has("", "TestOp", 13, "lazy"));
+  EXPECT_EQ(r.op_types("lazy").size(), 1u);
+  EXPECT_EQ(loads, 1);  // once, however often it is asked for
+}
+
+TEST(RegistryDeferredBackend, AFailedLoadIsThatBackendsRefusalAndIsRetried) {
+  ops::Registry r;
+  r.add(entry("eager", ops::make_factory<Accepts>()));
+  int loads = 0;
+  r.add_deferred_backend("lazy", [&](ops::Registry& target) {
+    if (++loads == 1) throw Error("cannot load the lazy plugin 'x.so': not found");
+    target.add(entry("lazy", ops::make_factory<Accepts>()));
+  });
+  const std::string why = refusal_of(r, test_node(), kFloat2d, {"lazy"});
+  EXPECT_TRUE(contains(why, "; lazy: cannot load the lazy plugin 'x.so': not found")) << why;
+  EXPECT_EQ(refusal_of(r, test_node(), kFloat2d, {"lazy"}), "accepted by lazy");
+  EXPECT_EQ(loads, 2);
+}
