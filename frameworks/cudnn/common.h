@@ -104,5 +104,7 @@ void register_conv(Registry& r);
 void register_activations(Registry& r);
 void register_pool(Registry& r);
 void register_softmax(Registry& r);
+void register_batchnorm(Registry& r);
+void register_gemm(Registry& r);  // cuBLAS
 
 }  // namespace deep500::cudnn

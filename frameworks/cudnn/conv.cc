@@ -27,6 +27,43 @@ std::pair<Algo, size_t> choose(const std::vector<Perf>& ranked, std::initializer
   throw Error(cat("cudnn backend: no ", what, " algorithm for this convolution"));
 }
 
+// Algorithm names as results record them (implementation "cudnn:conv:<name>").
+const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
+  switch (a) {
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "implicit_gemm";
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return "implicit_precomp_gemm";
+    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return "gemm";
+    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "direct";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return "fft";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "fft_tiling";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return "winograd";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "winograd_nonfused";
+    default: return "unknown";
+  }
+}
+const char* algo_name(cudnnConvolutionBwdDataAlgo_t a) {
+  switch (a) {
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_0: return "algo_0";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_1: return "algo_1";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT: return "fft";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING: return "fft_tiling";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD: return "winograd";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED: return "winograd_nonfused";
+    default: return "unknown";
+  }
+}
+const char* algo_name(cudnnConvolutionBwdFilterAlgo_t a) {
+  switch (a) {
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0: return "algo_0";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1: return "algo_1";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT: return "fft";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3: return "algo_3";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED: return "winograd_nonfused";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING: return "fft_tiling";
+    default: return "unknown";
+  }
+}
+
 class ConvOp final : public Operator {
  public:
   static std::string refusal(const OpContext& ctx) {
@@ -67,7 +104,13 @@ class ConvOp final : public Operator {
       check(cudnnAddTensor(h, &one, p.bd, bias.get(), &one, p.yd, y.get()), "cudnnAddTensor");
     }
     y.download(ops::ensure_output(out, 0, DataType::Float, p.y_shape));
+    implementation_ = cat("cudnn:conv:", algo_name(p.fwd_algo));
   }
+
+  // The algorithms the last call ran, as chosen from cuDNN's heuristic
+  // ranking (see choose()): "cudnn:conv:implicit_precomp_gemm" after a
+  // forward, "cudnn:conv:data=algo_1,filter=algo_0" after a backward.
+  std::string implementation() const override { return implementation_; }
 
   bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
@@ -100,6 +143,8 @@ class ConvOp final : public Operator {
           "cudnnConvolutionBackwardFilter");
     dx.download(gx[0]);
     if (gx.size() > 1) dw.download(gx[1]);
+    implementation_ = cat("cudnn:conv:data=", algo_name(p.bwd_data_algo),
+                          ",filter=", algo_name(p.bwd_filter_algo));
     if (b && gx.size() > 2) {
       DeviceBuffer db(b->nbytes());
       check(cudnnConvolutionBackwardBias(h, &one, p.yd, dy.get(), &zero, p.bd, db.get()),
@@ -241,6 +286,7 @@ class ConvOp final : public Operator {
   int64_t group_;
   std::unique_ptr<Plan> plan_;
   DeviceBuffer workspace_;
+  std::string implementation_;
 };
 
 }  // namespace

@@ -9,6 +9,8 @@ void register_kernels(ops::Registry& r) {
   register_activations(r);
   register_pool(r);
   register_softmax(r);
+  register_batchnorm(r);
+  register_gemm(r);
 }
 
 }  // namespace deep500::cudnn

@@ -1,7 +1,8 @@
 // Softmax / LogSoftmax via cudnnSoftmaxForward (CUDNN_SOFTMAX_ACCURATE /
 // CUDNN_SOFTMAX_LOG, channel mode). From opset 13 the op normalises over one
 // axis: the tensor is viewed as [outer, axis, inner, 1]. Before 13 the input
-// is coerced to 2-D at `axis`: [outer, rest, 1, 1]. Forward only.
+// is coerced to 2-D at `axis`: [outer, rest, 1, 1]. Backward via
+// cudnnSoftmaxBackward from the forward output (recomputed when not given).
 #include "frameworks/cudnn/common.h"
 
 namespace deep500::cudnn {
@@ -30,6 +31,31 @@ class SoftmaxOp final : public Operator {
                               td_, y.get()),
           "cudnnSoftmaxForward");
     y.download(ops::ensure_output(out, 0, DataType::Float, in[0].shape()));
+  }
+
+  bool has_backward() const override { return true; }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    return std::vector<bool>(n, true);
+  }
+
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor> out,
+                std::span<Tensor> gx) override {
+    prepare(in[0]);
+    Tensor& dx_host = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
+    if (gy.empty() || !gy[0].defined()) return;  // zero
+    DEEP500_CHECK(gy[0].desc() == in[0].desc(), node_, ": output gradient must be ",
+                  to_string(in[0].desc()), ", got ", to_string(gy[0].desc()));
+    std::vector<Tensor> y(1);
+    if (!out.empty() && out[0].defined() && out[0].desc() == in[0].desc())
+      y[0] = out[0];
+    else
+      forward(in, y);
+    DeviceBuffer yd = to_device(y[0]), dy = to_device(gy[0]), dx(in[0].nbytes());
+    const float one = 1.f, zero = 0.f;
+    check(cudnnSoftmaxBackward(handle(), Algo, CUDNN_SOFTMAX_MODE_CHANNEL, &one, td_, yd.get(), td_,
+                               dy.get(), &zero, td_, dx.get()),
+          "cudnnSoftmaxBackward");
+    dx.download(dx_host);
   }
 
  private:

@@ -8,6 +8,7 @@
 #include <nccl.h>
 
 #include "deep/error.h"
+#include "frameworks/cudnn/cublas.h"
 #include "frameworks/cudnn/device.h"
 #include "frameworks/cudnn/nccl_info.h"
 #include "frameworks/register_all.h"
@@ -34,6 +35,13 @@ std::vector<validation::OpSpec> cudnn_specs() {
       {"AveragePool", "AveragePool", 17, "kernel_shape=2,2", {f32({1, 2, 4, 4})}},
       {"Softmax", "Softmax", 13, "", {f32({3, 5})}},
       {"LogSoftmax", "LogSoftmax", 13, "", {f32({3, 5})}},
+      {"BatchNormalization",
+       "BatchNormalization",
+       15,
+       "",
+       {f32({2, 3, 4, 4}), f32({3}), f32({3}), f32({3}), f32({3})}},
+      {"Gemm", "Gemm", 13, "transB=1", {f32({2, 3}), f32({4, 3}), f32({4})}},
+      {"MatMul", "MatMul", 13, "", {f32({2, 3, 4}), f32({4, 5})}},
   };
 }
 
@@ -132,6 +140,19 @@ TEST(CudnnLibraries, NcclVersionComesFromTheLoadedLibrary) {
   // (2.28.9 on the project's machines).
   EXPECT_EQ(v, cat(NCCL_MAJOR, ".", NCCL_MINOR, ".", NCCL_PATCH));
   EXPECT_EQ(v.rfind("2.", 0), 0u) << v;
+}
+
+TEST(CudnnLibraries, CublasLoadsOnDemandWithEveryEntryPoint) {
+  // cublas() throws naming the library or the missing entry point; no device needed.
+  const cudnn::Cublas& api = cudnn::cublas();
+  for (const void* fn :
+       {reinterpret_cast<const void*>(api.create), reinterpret_cast<const void*>(api.destroy),
+        reinterpret_cast<const void*>(api.set_math_mode),
+        reinterpret_cast<const void*>(api.status_string), reinterpret_cast<const void*>(api.sgemm),
+        reinterpret_cast<const void*>(api.sgemm_strided_batched)})
+    EXPECT_NE(fn, nullptr);
+  EXPECT_EQ(cudnn::cublas_version().rfind(cat(CUBLAS_VER_MAJOR, "."), 0), 0u)
+      << cudnn::cublas_version();
 }
 
 TEST(CudnnLibraries, CudnnVersionComesFromTheLoadedLibrary) {

@@ -36,7 +36,8 @@ struct GpuCase {
 // Convolutions sum many products, in a different order than the reference:
 // a looser float32 tolerance than the element-wise ops.
 Tolerance tolerance_for(const OpSpec& s) {
-  if (s.op_type == "Conv") return {1e-3, 1e-4};
+  for (const char* op : {"Conv", "Gemm", "MatMul", "BatchNormalization"})
+    if (s.op_type == op) return {1e-3, 1e-4};
   return validation::default_tolerance(DataType::Float);
 }
 
@@ -109,11 +110,36 @@ std::vector<GpuCase> cases() {
        11,
        "kernel_shape=3,3 auto_pad=SAME_UPPER",
        {f32({1, 2, 5, 5})}});
-  // Softmax (forward only)
-  add({"Softmax/13_last_axis", "Softmax", 13, "", {f32({3, 4, 5})}}, false);
-  add({"Softmax/13_axis1", "Softmax", 13, "axis=1", {f32({3, 4, 5})}}, false);
-  add({"Softmax/11_coerced", "Softmax", 11, "axis=1", {f32({3, 4, 5})}}, false);
-  add({"LogSoftmax/13_last_axis", "LogSoftmax", 13, "", {f32({6, 7})}}, false);
+  // Softmax
+  add({"Softmax/13_last_axis", "Softmax", 13, "", {f32({3, 4, 5})}});
+  add({"Softmax/13_axis1", "Softmax", 13, "axis=1", {f32({3, 4, 5})}});
+  add({"Softmax/11_coerced", "Softmax", 11, "axis=1", {f32({3, 4, 5})}});
+  add({"LogSoftmax/13_last_axis", "LogSoftmax", 13, "", {f32({6, 7})}});
+  // BatchNormalization (variance inputs positive)
+  auto bn = [&](const char* label, const char* attributes, Shape x) {
+    OpSpec s{label,
+             "BatchNormalization",
+             15,
+             attributes,
+             {f32(x), f32({x[1]}), f32({x[1]}), f32({x[1]}), f32({x[1]})}};
+    s.inputs[4].lo = 0.5, s.inputs[4].hi = 2;
+    add(s);
+  };
+  bn("BatchNormalization/inference", "epsilon=0.001", {2, 3, 5, 4});
+  bn("BatchNormalization/inference_2d", "", {6, 5});
+  bn("BatchNormalization/training", "epsilon=0.001 training_mode=1", {4, 3, 5, 4});
+  // cuBLAS
+  add({"Gemm/plain", "Gemm", 13, "", {f32({5, 7}), f32({7, 3})}});
+  add({"Gemm/transA_transB_alpha_beta_row_bias",
+       "Gemm",
+       13,
+       "transA=1 transB=1 alpha=0.5 beta=2.0",
+       {f32({7, 5}), f32({3, 7}), f32({3})}});
+  add({"Gemm/column_bias", "Gemm", 13, "transB=1", {f32({5, 7}), f32({3, 7}), f32({5, 1})}});
+  add({"Gemm/full_bias_transA", "Gemm", 13, "transA=1", {f32({7, 5}), f32({7, 3}), f32({5, 3})}});
+  add({"MatMul/2d", "MatMul", 13, "", {f32({6, 4}), f32({4, 5})}});
+  add({"MatMul/shared_weights", "MatMul", 13, "", {f32({2, 3, 4}), f32({4, 5})}});
+  add({"MatMul/batched", "MatMul", 13, "", {f32({2, 3, 6, 4}), f32({2, 3, 4, 5})}});
   for (auto& c : v)
     for (auto& in : c.spec.inputs) in.lo = -2, in.hi = 2;
   return v;
@@ -150,6 +176,11 @@ TEST_P(CudnnGpu, ForwardMatchesReference) {
   auto r = validation::check_forward(node, spec.make_inputs(21), "cudnn", o);
   EXPECT_EQ(r.status, CheckStatus::Passed) << spec.label << ": " << r.message;
   EXPECT_EQ(r.implementation.rfind("cudnn:", 0), 0u) << r.implementation;
+  // Convolutions record the algorithm cuDNN's heuristics chose.
+  if (spec.op_type == "Conv") {
+    EXPECT_EQ(r.implementation.rfind("cudnn:conv:", 0), 0u) << r.implementation;
+    EXPECT_EQ(r.implementation.find("unknown"), std::string::npos) << r.implementation;
+  }
 }
 
 TEST_P(CudnnGpu, BackwardMatchesReference) {
@@ -175,6 +206,7 @@ TEST_P(CudnnGpu, BackwardMatchesReference) {
   gpu.op->backward(gy, inputs, y_gpu, gx_gpu);
   ref.op->backward(gy, inputs, y_ref, gx_ref);
   for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!gx_ref[i].defined()) continue;  // not differentiable (BatchNormalization's mean, var)
     ASSERT_TRUE(gx_gpu[i].defined()) << c.spec.label << " input " << i;
     auto cmp = validation::compare(gx_gpu[i], gx_ref[i], tolerance_for(c.spec));
     EXPECT_TRUE(cmp.ok) << c.spec.label << " gradient of input " << i << ": " << cmp.message;
@@ -236,6 +268,15 @@ TEST(CudnnGpuRefusals, UnsupportedConfigurations) {
         {f32({1, 1, 5, 5})}},
        "ceil_mode"},
       {{"Relu/float64", "Relu", 14, "", {{DataType::Double, {3}}}}, "float32"},
+      {{"MatMul/vector", "MatMul", 13, "", {f32({4}), f32({4, 3})}}, "1-D"},
+      {{"MatMul/broadcast_batch", "MatMul", 13, "", {f32({2, 3, 4}), f32({1, 4, 5})}},
+       "batch dims"},
+      {{"BatchNormalization/5d",
+        "BatchNormalization",
+        15,
+        "",
+        {f32({1, 2, 2, 2, 2}), f32({2}), f32({2}), f32({2}), f32({2})}},
+       "rank 5"},
   };
   for (const auto& r : refused) {
     auto node = r.spec.node();
