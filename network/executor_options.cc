@@ -118,6 +118,7 @@ const std::vector<Field>& fields() {
       field("executor.backward_hints", &ExecutorOptions::backward_hints),
       field("executor.max_loop_iterations", &ExecutorOptions::max_loop_iterations),
       field("executor.max_nesting_depth", &ExecutorOptions::max_nesting_depth),
+      field("executor.release_model_constants", &ExecutorOptions::release_model_constants),
       {"executor.time_limit_seconds",
        [](const ExecutorOptions& o) { return text(o.time_limit_seconds); },
        [](ExecutorOptions& o, const std::string& v) {

@@ -58,6 +58,14 @@ struct ExecutorOptions {
   // The deepest nesting of subgraphs (If/Loop/Scan bodies) and function
   // expansions: a deeper model is an error, not a stack overflow.
   int64_t max_nesting_depth = 64;
+  // Optimized executor: the caller gives the model's initializer storage to
+  // the executor (it uses the model for nothing else, and the model's file
+  // stays unchanged). Once every kernel reading an initializer keeps its own
+  // copy (packed weights, Operator::holds_constant_copy), the executor frees
+  // the initializer's bytes in the model, so the weights are not held twice;
+  // a later plan that needs them (other feed shapes, training) reads them
+  // again from the model's file. Models without a file keep their bytes.
+  bool release_model_constants = false;
   // Wall-clock seconds one inference (or inference and backprop) may run,
   // checked before each node; 0 = no limit (the setting takes positive
   // values). Past it, an error names the node that was next (one node's

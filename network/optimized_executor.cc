@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <set>
 
 #include "deep/onnx_tensor.h"
@@ -18,7 +19,24 @@
 #include "operators/registry.h"
 
 namespace deep500::network {
+
 namespace {
+
+// Size and modification time of `path` ("" when it cannot be read).
+std::string file_stamp(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return "";
+  const auto time = std::filesystem::last_write_time(path, ec);
+  if (ec) return "";
+  return cat(size, "@", time.time_since_epoch().count());
+}
+
+onnx::TensorProto* find_initializer(onnx::ModelProto& model, const std::string& name) {
+  for (auto& init : *model.mutable_graph()->mutable_initializer())
+    if (init.name() == name) return &init;
+  return nullptr;
+}
 
 // Whether two tensors view overlapping bytes of one storage (the values of a
 // plan share their dtype's arena, so sharing storage alone says little).
@@ -60,9 +78,50 @@ OptimizedExecutor::OptimizedExecutor(const Model& model, ExecutorOptions options
   for (const auto& init : g.initializer())
     initializers_[init.name()] =  // borrowed: the model outlives the executor
         view_onnx(init, model_.path + ": initializer '" + init.name() + "'");
+  if (options_.release_model_constants && !model_.path.empty())
+    model_file_stamp_ = file_stamp(model_.path);
 }
 
 OptimizedExecutor::~OptimizedExecutor() = default;
+
+bool OptimizedExecutor::release_initializer(const std::string& name) {
+  if (model_file_stamp_.empty()) return false;
+  for (const auto& [key, plan] : plans_)
+    if (plan->reads_initializers.count(name)) return false;
+  // ExecutorOptions::release_model_constants: the caller gave the model's
+  // initializer storage to this executor.
+  auto& proto = const_cast<onnx::ModelProto&>(model_.proto);
+  onnx::TensorProto* init = find_initializer(proto, name);
+  if (!init || init->data_location() == onnx::TensorProto::EXTERNAL) return false;
+  onnx::TensorProto stripped;
+  stripped.set_name(init->name());
+  *stripped.mutable_dims() = init->dims();
+  stripped.set_data_type(init->data_type());
+  Tensor& t = initializers_.at(name);
+  t = Tensor::borrow(t.dtype(), t.shape(), nullptr);
+  init->Swap(&stripped);  // the bytes go with `stripped`
+  released_.insert(name);
+  return true;
+}
+
+void OptimizedExecutor::restore_released() {
+  if (released_.empty()) return;
+  DEEP500_CHECK(file_stamp(model_.path) == model_file_stamp_, model_.path,
+                ": the model file changed since it was loaded, so the initializers this "
+                "executor freed (executor.release_model_constants) cannot be read again");
+  Model fresh = load_model(model_.path);
+  auto& proto = const_cast<onnx::ModelProto&>(model_.proto);
+  for (const auto& name : released_) {
+    onnx::TensorProto* from = find_initializer(fresh.proto, name);
+    onnx::TensorProto* to = find_initializer(proto, name);
+    DEEP500_CHECK(
+        from && to && from->dims_size() == to->dims_size() && from->data_type() == to->data_type(),
+        model_.path, ": initializer '", name, "' changed in the file since it was loaded");
+    to->Swap(from);
+    initializers_[name] = view_onnx(*to, model_.path + ": initializer '" + name + "'");
+  }
+  released_.clear();
+}
 
 int OptimizedExecutor::single_thread_nodes() const {
   if (!last_) return 0;
@@ -134,10 +193,12 @@ OptimizedExecutor::Plan& OptimizedExecutor::plan_for(const std::map<std::string,
   }
   // Runs the graph once; hinted rewrites are dropped when planning finds a
   // node that cannot take its hints.
+  restore_released();
   std::unique_ptr<Plan> plan;
   try {
     plan = build_plan(feeds, keep_values, !keep_values);
   } catch (const LayoutFallback&) {
+    restore_released();  // the first attempt may have freed some
     plan = build_plan(feeds, keep_values, false);
   }
   ++plans_built_;

@@ -59,6 +59,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -89,7 +90,8 @@ class OptimizedExecutor final : public GraphExecutor {
   std::size_t peak_activation_bytes() const;
   // Bytes of constants the last plan freed because every kernel reading them
   // keeps its own packed copy (folded Conv weights packed by oneDNN; see
-  // Operator::holds_constant_copy). Constants borrowed from the model stay.
+  // Operator::holds_constant_copy). The model's initializers count only when
+  // the executor frees them (ExecutorOptions::release_model_constants).
   std::size_t freed_constant_bytes() const;
   // Plans built so far (one per distinct feed-shape set and mode): a test hook
   // showing that repeated runs reuse their plan.
@@ -125,10 +127,18 @@ class OptimizedExecutor final : public GraphExecutor {
   void run_plan(Plan& plan, const std::map<std::string, Tensor>& feeds);
   std::map<std::string, Tensor> collect_outputs(const Plan& plan) const;
   void check_feeds(const std::map<std::string, Tensor>& feeds) const;
+  // ExecutorOptions::release_model_constants: frees initializer `name`'s
+  // bytes in the model (its tensor here becomes data-less); false when they
+  // cannot be read again (external data). restore_released() reads the freed
+  // ones again from the model's file before a new plan is built.
+  bool release_initializer(const std::string& name);
+  void restore_released();
 
   const Model& model_;
   const ExecutorOptions options_;               // resolved
   std::map<std::string, Tensor> initializers_;  // converted once
+  std::set<std::string> released_;              // freed in the model (release_initializer)
+  std::string model_file_stamp_;                // size and time of model_.path when made
   std::map<std::string, std::unique_ptr<Plan>> plans_;
   Plan* last_ = nullptr;
   int plans_built_ = 0;

@@ -70,10 +70,11 @@ class PlanBuilder {
   PlanBuilder(const Model& model, const ExecutorOptions& options,
               const std::map<std::string, Tensor>& initializers,
               const std::map<std::string, Tensor>& feeds, bool keep_values, bool hinted_rewrites,
-              ExecutorEvents* events)
+              ExecutorEvents* events, InitializerRelease release)
       : model_(model),
         options_(options),
         initializers_(initializers),
+        release_(std::move(release)),
         feeds_(feeds),
         keep_values_(keep_values),
         hinted_(hinted_rewrites && !keep_values),
@@ -91,6 +92,9 @@ class PlanBuilder {
     for (const auto& item : items_) plan_item(item);
     bind_graph_outputs();
     assign_slots(p_, root_, fresh_, output_names_, options_.buffer_reuse && !keep_values_);
+    for (const auto& [name, t] : initializers_)
+      if (!feeds_.count(name) && (keep_values_ || needed_after_planning_.count(name)))
+        p_.reads_initializers.insert(name);
     return std::move(plan_);
   }
 
@@ -494,16 +498,24 @@ class PlanBuilder {
   }
 
   // Intermediates go after their last reader. So do constants the executor
-  // made (folded weights; not borrowed from the model) once every reader's
-  // kernel holds its own copy (Operator::holds_constant_copy): they become
-  // data-less tensors of their shape, freed while planning so that the
-  // folded and the packed copies are never all resident at once.
+  // made (folded weights) once every reader's kernel holds its own copy
+  // (Operator::holds_constant_copy): they become data-less tensors of their
+  // shape, freed while planning so that the folded and the packed copies are
+  // never all resident at once. The model's initializers likewise when
+  // `release_` frees them in the model (ExecutorOptions::release_model_constants).
   void drop_if_dead(const std::string& name) {
     if (name.empty() || readers_[name] > 0 || graph_outputs_.count(name)) return;
     const auto v = static_cast<size_t>(p_.id(name));
     Tensor& t = p_.values[v];
     if (!p_.constant[v]) {
       t = Tensor();
+    } else if (initializers_.count(name) && !feeds_.count(name)) {
+      // The model's: freed in the model when the executor owns its storage.
+      if (release_ && t.defined() && t.raw() && !needed_after_planning_.count(name) &&
+          release_(name)) {
+        p_.freed_constant_bytes += t.nbytes();
+        t = Tensor::borrow(t.dtype(), t.shape(), nullptr);
+      }
     } else if (t.defined() && !t.borrowed() && t.dtype() != DataType::String &&
                !needed_after_planning_.count(name)) {
       p_.freed_constant_bytes += t.nbytes();
@@ -539,6 +551,7 @@ class PlanBuilder {
   const Model& model_;
   const ExecutorOptions& options_;
   const std::map<std::string, Tensor>& initializers_;
+  InitializerRelease release_;  // null: the model keeps its initializers
   const std::map<std::string, Tensor>& feeds_;
   const bool keep_values_;
   const bool hinted_;
@@ -561,8 +574,11 @@ class PlanBuilder {
 
 std::unique_ptr<OptimizedExecutor::Plan> OptimizedExecutor::build_plan(
     const std::map<std::string, Tensor>& feeds, bool keep_values, bool hinted_rewrites) {
+  InitializerRelease release;
+  if (options_.release_model_constants && !model_.path.empty())
+    release = [this](const std::string& name) { return release_initializer(name); };
   PlanBuilder builder(model_, options_, initializers_, feeds, keep_values, hinted_rewrites,
-                      has_events() ? forwarder_.get() : nullptr);
+                      has_events() ? forwarder_.get() : nullptr, std::move(release));
   return builder.build();
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -17,6 +18,10 @@
 namespace deep500::network {
 
 struct BackwardPlan;  // network/backward_plan.h
+
+// Frees an initializer's bytes in the model once every kernel reading it
+// holds its own copy; false when it keeps them.
+using InitializerRelease = std::function<bool(const std::string& name)>;
 
 // Thrown while planning when a node cannot take the NHWC layouts chosen for
 // it; plan_for() then plans again without them.
@@ -77,6 +82,9 @@ struct OptimizedExecutor::Plan {
   std::vector<bool> clone_output;
   std::size_t slot_bytes = 0;
   std::size_t freed_constant_bytes = 0;  // constants freed once packed (drop_if_dead)
+  // Initializers whose bytes replays of this plan read (every one for a
+  // backprop plan): the executor never frees those in the model.
+  std::set<std::string> reads_initializers;
   int nhwc_values = 0;
   bool keep_values = false;
   // Keep-values plans: the cached backward pass per loss name.

@@ -152,6 +152,9 @@ int run(const Args& a) {
   // The flags first, then --setting in order (which may override them).
   deep500::network::ExecutorOptions options;
   options.threads = a.threads;
+  // This program owns the model and uses it for nothing else: weights a
+  // kernel packs are not held twice (as ONNX Runtime frees prepacked ones).
+  options.release_model_constants = true;
   try {
     deep500::network::apply_settings(a.settings, &options);
   } catch (const Error& e) {

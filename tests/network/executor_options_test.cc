@@ -22,7 +22,7 @@ std::string value_of(const std::vector<std::pair<std::string, std::string>>& set
 
 TEST(ExecutorOptions, EverySettingRoundTripsByName) {
   const auto defaults = network::settings_of({});
-  ASSERT_EQ(defaults.size(), 19u);  // one per field of ExecutorOptions and NodeThreadModel
+  ASSERT_EQ(defaults.size(), 20u);  // one per field of ExecutorOptions and NodeThreadModel
   for (const auto& [name, value] : defaults) {
     network::ExecutorOptions o;
     std::string changed = value == "true"                   ? "false"

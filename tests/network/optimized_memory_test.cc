@@ -4,6 +4,9 @@
 // elementwise result, the reference executor.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "frameworks/register_all.h"
 #include "network/model.h"
 #include "network/optimized_executor.h"
@@ -100,6 +103,74 @@ TEST_F(OptimizedMemoryTest, FreesFoldedWeightsOncePacked) {
       m, {.backends = {"onednn", "reference"}, .fold_batchnorm = false});
   unfolded.inference({{"x", random_tensor({2, 32, 5, 5}, 7)}});
   EXPECT_EQ(unfolded.freed_constant_bytes(), 0u);
+}
+
+// Bytes of initializer data the model holds.
+std::size_t model_bytes(const network::Model& m) {
+  std::size_t n = 0;
+  for (const auto& init : m.graph().initializer()) n += init.raw_data().size();
+  return n;
+}
+
+// With release_model_constants the executor frees the model's copy of the
+// weights oneDNN packed, reads them again from the file when a new plan needs
+// them, refuses to when the file changed, and leaves other models alone.
+TEST_F(OptimizedMemoryTest, ReleasesTheModelsPackedWeightsAndReadsThemAgainForANewPlan) {
+  const auto path = std::filesystem::temp_directory_path() / "deep500_release_constants.onnx";
+  {
+    std::ofstream f(path, std::ios::binary);
+    ASSERT_TRUE(conv_bn_relu(32, 32).proto.SerializeToOstream(&f));
+  }
+  network::Model m = network::load_model(path.string());
+  const network::Model original = network::load_model(path.string());
+  network::ReferenceExecutor ref(original,
+                                 {.backends = {"reference"}, .strict_feed_shapes = false});
+  network::ExecutorOptions o{
+      .backends = {"onednn", "reference"}, .strict_feed_shapes = false, .fold_batchnorm = false};
+  o.release_model_constants = true;
+  network::OptimizedExecutor opt(m, o);
+  const std::size_t w_bytes = 32u * 32 * 3 * 3 * sizeof(float), before = model_bytes(m);
+  auto check = [&](int64_t batch, uint64_t seed) {
+    Tensor x = random_tensor({batch, 32, 5, 5}, seed);
+    Tensor want = ref.run({{"x", x}}).at("y");
+    auto c =
+        validation::compare(opt.inference({{"x", x}}).at("y"), want, {1e-4, 1e-5 * max_abs(want)});
+    EXPECT_TRUE(c.ok) << "batch " << batch << ": " << c.message;
+  };
+  check(2, 7);
+  EXPECT_EQ(opt.freed_constant_bytes(), w_bytes);
+  EXPECT_EQ(model_bytes(m), before - w_bytes);  // W is gone from the model
+  check(2, 8);                                  // replays read the packed copy
+  check(3, 9);                                  // a new plan: W read again from the file
+  EXPECT_EQ(opt.plans_built(), 2);
+  EXPECT_EQ(opt.freed_constant_bytes(), w_bytes);
+  EXPECT_EQ(model_bytes(m), before - w_bytes);
+
+  // Without the option (or without a file) the model keeps its bytes.
+  network::Model kept = network::load_model(path.string());
+  network::OptimizedExecutor plain(
+      kept,
+      {.backends = {"onednn", "reference"}, .strict_feed_shapes = false, .fold_batchnorm = false});
+  plain.inference({{"x", random_tensor({2, 32, 5, 5}, 7)}});
+  EXPECT_EQ(model_bytes(kept), before);
+  network::Model in_memory = conv_bn_relu(32, 32);
+  network::OptimizedExecutor no_file(in_memory, o);
+  no_file.inference({{"x", random_tensor({2, 32, 5, 5}, 7)}});
+  EXPECT_EQ(model_bytes(in_memory), before);
+
+  // A changed file is not read as the model's weights.
+  {
+    std::ofstream f(path, std::ios::binary | std::ios::app);
+    f << "appended";
+  }
+  try {
+    opt.inference({{"x", random_tensor({4, 32, 5, 5}, 10)}});
+    ADD_FAILURE() << "a changed model file was read again";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("changed since it was loaded"), std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(path);
 }
 
 }  // namespace
