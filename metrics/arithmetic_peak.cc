@@ -110,4 +110,9 @@ ArithmeticPeak measure_arithmetic_peak(int threads) {
   return peak;
 }
 
+std::string describe(const ArithmeticPeak& peak) {
+  return peak.isa + " FMA loop, " + std::to_string(peak.threads) + " thread" +
+         (peak.threads == 1 ? "" : "s");
+}
+
 }  // namespace deep500::metrics

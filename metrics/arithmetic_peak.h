@@ -19,5 +19,7 @@ struct ArithmeticPeak {
 // The best of three runs of ~25 ms (AVX-512; longer on narrower ISAs); threads
 // <= 0: std::thread::hardware_concurrency().
 ArithmeticPeak measure_arithmetic_peak(int threads);
+// How results name it: "avx512f FMA loop, 1 thread".
+std::string describe(const ArithmeticPeak& peak);
 
 }  // namespace deep500::metrics

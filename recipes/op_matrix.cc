@@ -191,8 +191,7 @@ OpMatrix run_op_matrix(const MatrixOptions& o, std::ostream& info) {
   if (o.speed && o.measure_peak) {
     const metrics::ArithmeticPeak peak = metrics::measure_arithmetic_peak(o.threads);
     m.peak_flops_per_second = peak.flops_per_second;
-    m.peak_implementation =
-        cat(peak.isa, " FMA loop, ", peak.threads, " thread", peak.threads == 1 ? "" : "s");
+    m.peak_implementation = metrics::describe(peak);
   }
   auto stop = [&] { return o.interrupt && o.interrupt->load(); };
   for (const auto& c : cases) {

@@ -238,22 +238,4 @@ BenchmarkOutcome run_operator_benchmark(const OperatorBenchmark& b, std::ostream
   return out;
 }
 
-MeasuredPeak measure_peak(const std::vector<std::string>& backends,
-                          const metrics::RunnerSettings& runner, int threads, std::ostream& info) {
-  OperatorBenchmark gemm;
-  gemm.op.op_type = "MatMul";
-  gemm.problems =
-      make_problems("MatMul", {"a:float32:1024x1024", "b:float32:1024x1024"}, "", "float32", {});
-  gemm.backends = backends;
-  gemm.runner = runner;
-  gemm.threads = threads;
-  MeasuredPeak peak;
-  for (auto& r : run_operator_benchmark(gemm, info).results)
-    if (r.rates.flops_per_second > peak.flops_per_second) {
-      peak.flops_per_second = r.rates.flops_per_second;
-      peak.result = std::move(r);
-    }
-  return peak;
-}
-
 }  // namespace deep500::recipes

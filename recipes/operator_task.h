@@ -96,21 +96,12 @@ KernelMeasurement measure_kernel(const KernelRun& k, metrics::Runner& runner);
 BenchmarkOutcome run_operator_benchmark(const OperatorBenchmark& b, std::ostream& info);
 
 // A recipe's operator benchmark: several operators, each on its problems,
-// and whether to measure the machine's peak (the best backend's float32
-// MatMul of 1024 x 1024 by 1024 x 1024) to report each result as a percent
-// of it.
+// and whether to measure the machine's arithmetic peak
+// (metrics/arithmetic_peak.h, as `op matrix` does) to report each result as
+// a percent of it.
 struct OperatorBenchmarkSuite {
   std::vector<OperatorBenchmark> operators;
   bool measure_peak = true;
 };
-
-// The peak GEMM: FLOP/s and its result (0 and no result when no backend
-// could run it).
-struct MeasuredPeak {
-  double flops_per_second = 0;
-  std::optional<metrics::Result> result;
-};
-MeasuredPeak measure_peak(const std::vector<std::string>& backends,
-                          const metrics::RunnerSettings& runner, int threads, std::ostream& info);
 
 }  // namespace deep500::recipes

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "deep/text.h"
+#include "metrics/arithmetic_peak.h"
 #include "metrics/json_reporter.h"
 #include "metrics/reporter.h"
 #include "network/settings.h"
@@ -278,7 +279,7 @@ Measurements benchmark_measurements(const std::vector<metrics::Result>& results,
 }
 
 nlohmann::json benchmark_json(const std::vector<metrics::Result>& results,
-                              const MeasuredPeak& peak) {
+                              const metrics::ArithmeticPeak& peak) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : results) {
     nlohmann::json row = metrics::to_json(r);
@@ -290,19 +291,18 @@ nlohmann::json benchmark_json(const std::vector<metrics::Result>& results,
   nlohmann::json j = {{"format_version", metrics::kResultFormatVersion},
                       {"context", metrics::to_json(network::result_context(nullptr))},
                       {"results", rows}};
-  if (peak.result)
+  if (peak.flops_per_second > 0)
     j["peak"] = {{"gflops", peak.flops_per_second / 1e9},
-                 {"problem", "MatMul 1024x1024 x 1024x1024 float32"},
-                 {"result", metrics::to_json(*peak.result)}};
+                 {"implementation", metrics::describe(peak)}};
   return j;
 }
 
 TaskRun benchmark_run(const Recipe& r, const RunOptions& o, std::ostream& out) {
   const auto start = std::chrono::steady_clock::now();
   const OperatorBenchmarkSuite& suite = r.operator_benchmark;
-  MeasuredPeak peak;
+  metrics::ArithmeticPeak peak;
   if (suite.measure_peak && !suite.operators.empty())
-    peak = measure_peak(suite_backends(suite), suite.operators[0].runner, r.software.threads, out);
+    peak = metrics::measure_arithmetic_peak(r.software.threads);
   std::vector<metrics::Result> results;
   int errors = 0;
   TaskRun t;
@@ -325,7 +325,9 @@ TaskRun benchmark_run(const Recipe& r, const RunOptions& o, std::ostream& out) {
   t.measurements.final_values["seconds"] = t.seconds;
   t.summary =
       cat("deep500 operator benchmark: ", results.size(), " measured, ", errors, " errors",
-          peak.result ? cat("; peak ", short_number(peak.flops_per_second / 1e9), " GFLOP/s") : "");
+          peak.flops_per_second > 0 ? cat("; peak ", short_number(peak.flops_per_second / 1e9),
+                                          " GFLOP/s (", metrics::describe(peak), ")")
+                                    : "");
   for (const auto& b : suite_backends(suite)) {
     auto g = t.measurements.final_values.find(b + ".gflops");
     if (g != t.measurements.final_values.end())
