@@ -53,23 +53,32 @@ void follow_caller_threads() {
   if (openblas_threads && blas_threads.exchange(wanted) != wanted) openblas_threads(wanted);
 }
 
+// Runs `check`; an Error it throws becomes a refusal (ops::Unsupported).
+template <class Check>
+void as_refusal(const Check& check) {
+  try {
+    check();
+  } catch (const Error& e) {
+    throw ops::Unsupported(e.what());
+  }
+}
+
+// grad_inputs[i] as zeros of `like`'s dtype and shape (an existing slot of
+// that shape is overwritten).
+void write_zeros(std::span<Tensor> grad_inputs, size_t i, const Tensor& like) {
+  Tensor& g = ops::ensure_output(grad_inputs, i, like.dtype(), like.shape());
+  if (g.nbytes() > 0) std::memset(g.raw(), 0, g.nbytes());
+}
+
 class AtenOperator final : public ops::Operator {
  public:
   AtenOperator(const ops::OpContext& ctx, const OpEntry& entry, const ops::Registry& registry)
       : node_(ctx.node), entry_(entry) {
-    for (size_t i = 0; i < ctx.num_inputs(); ++i)
-      if (ctx.has_input(i)) try {
-          to_aten(ctx.inputs[i].dtype, cat("input ", i));
-        } catch (const Error& e) {
-          throw ops::Unsupported(e.what());
-        }
-    if (entry.check) {
-      try {
-        entry.check(node_);
-      } catch (const Error& e) {
-        throw ops::Unsupported(e.what());
-      }
-    }
+    as_refusal([&] {  // element types and attributes the mapping cannot take
+      for (size_t i = 0; i < ctx.num_inputs(); ++i)
+        if (ctx.has_input(i)) to_aten(ctx.inputs[i].dtype, cat("input ", i));
+      if (entry.check) entry.check(node_);
+    });
     // Differentiability as the reference kernel of this node defines it.
     auto ref = registry.create(ctx, {ops::kReferenceBackend});
     if (ref.ok() && ref->op->has_backward())
@@ -126,17 +135,20 @@ class AtenOperator final : public ops::Operator {
         leaves.push_back(g.leaves[k]);
         leaf_of.push_back(g.leaf_of[k]);
       }
-    if (ys.empty() || leaves.empty()) return;  // no path from an input to a graded output
+    if (ys.empty()) {  // no graded output depends on the inputs: zero gradients
+      for (size_t i : leaf_of) write_zeros(grad_inputs, i, inputs[i]);
+      return;
+    }
+    if (leaves.empty()) return;
     at::AutoGradMode grad_on(true);
     const auto grads = torch::autograd::grad(ys, leaves, dys, /*retain_graph=*/reuse,
                                              /*create_graph=*/false, /*allow_unused=*/true);
     for (size_t k = 0; k < grads.size(); ++k) {
       const size_t i = leaf_of[k];
-      if (grads[k].defined()) {
+      if (grads[k].defined())
         write(grads[k], grad_inputs, i, node_.describe());
-      } else {  // unused by the computation: its gradient is zero
-        ops::ensure_output(grad_inputs, i, inputs[i].dtype(), inputs[i].shape());
-      }
+      else  // unused by the computation: its gradient is zero
+        write_zeros(grad_inputs, i, inputs[i]);
     }
   }
 

@@ -152,3 +152,17 @@ TEST(AtenBackend, BackwardAfterAPromisedForwardReusesItsGraphAndSkipsUnwantedGra
   EXPECT_FALSE(some[0].defined());
   EXPECT_TRUE(some[1].defined() && some[2].defined());
 }
+
+TEST(AtenBackend, AnAbsentOutputGradientGivesZeroGradientsEvenInReusedSlots) {
+  REQUIRE_LIBTORCH();
+  const auto s = spec("Tanh", "", {{DataType::Float, {2, 3}}});
+  auto made = create(s.node(), s.descs());
+  const std::vector<Tensor> x = s.make_inputs(3);
+  std::vector<Tensor> y(1), gx(1);
+  made.op->forward(x, y);
+  gx[0] = Tensor(DataType::Float, {2, 3});
+  for (int64_t i = 0; i < 6; ++i) gx[0].data<float>()[i] = 7.f;  // stale contents
+  made.op->backward(std::vector<Tensor>{Tensor()}, x, y, gx);
+  ASSERT_TRUE(gx[0].defined());
+  for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(gx[0].data<float>()[i], 0.f) << i;
+}
