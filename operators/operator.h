@@ -114,6 +114,9 @@ class Operator {
 // Returns outputs[i], replaced by a new zeroed tensor unless it already has
 // exactly `dtype` and `shape`.
 Tensor& ensure_output(std::span<Tensor> outputs, size_t i, DataType dtype, const Shape& shape);
+// ensure_output, then all zero also when the slot was reused (e.g. the
+// gradient of an input when no output gradient was given).
+Tensor& zeroed_output(std::span<Tensor> outputs, size_t i, DataType dtype, const Shape& shape);
 
 // Undefined inputs count as absent: returns inputs[i] if present, else null.
 inline const Tensor* optional_input(std::span<const Tensor> inputs, size_t i) {

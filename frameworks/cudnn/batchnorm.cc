@@ -91,10 +91,13 @@ class BatchNormOp final : public Operator {
       DEEP500_CHECK(!gy[k].defined(), node_,
                     ": cudnn backend: gradients of the running statistics outputs are not "
                     "implemented");
+    if (gy.empty() || !gy[0].defined()) {
+      for (size_t i = 0; i < 3; ++i) ops::zeroed_output(gx, i, DataType::Float, in[i].shape());
+      return;
+    }
     Tensor& dx_host = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
     Tensor& dscale_host = ops::ensure_output(gx, 1, DataType::Float, in[1].shape());
     Tensor& dbias_host = ops::ensure_output(gx, 2, DataType::Float, in[2].shape());
-    if (gy.empty() || !gy[0].defined()) return;  // zeros
     DEEP500_CHECK(gy[0].desc() == in[0].desc(), node_, ": output gradient must be ",
                   to_string(in[0].desc()), ", got ", to_string(gy[0].desc()));
     DeviceBuffer x = to_device(in[0]), dy = to_device(gy[0]), scale = to_device(in[1]);

@@ -119,11 +119,15 @@ class GemmOp final : public Operator {
   void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
                 std::span<Tensor> gx) override {
     const Dims d = dims(in);
+    const Tensor* c = ops::optional_input(in, 2);
+    if (gy.empty() || !gy[0].defined()) {
+      for (size_t i = 0; i < in.size(); ++i)
+        if (in[i].defined()) ops::zeroed_output(gx, i, DataType::Float, in[i].shape());
+      return;
+    }
     Tensor& da_host = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
     Tensor& db_host = ops::ensure_output(gx, 1, DataType::Float, in[1].shape());
-    const Tensor* c = ops::optional_input(in, 2);
     Tensor* dc_host = c ? &ops::ensure_output(gx, 2, DataType::Float, c->shape()) : nullptr;
-    if (gy.empty() || !gy[0].defined()) return;  // zeros
     DEEP500_CHECK(gy[0].dtype() == DataType::Float && gy[0].shape() == Shape({d.m, d.n}), node_,
                   ": output gradient must be float32[", d.m, ",", d.n, "], got ",
                   to_string(gy[0].desc()));
@@ -238,9 +242,12 @@ class MatMulOp final : public Operator {
   void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
                 std::span<Tensor> gx) override {
     const Dims d = dims(in);
+    if (gy.empty() || !gy[0].defined()) {
+      for (size_t i = 0; i < 2; ++i) ops::zeroed_output(gx, i, DataType::Float, in[i].shape());
+      return;
+    }
     Tensor& da_host = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
     Tensor& db_host = ops::ensure_output(gx, 1, DataType::Float, in[1].shape());
-    if (gy.empty() || !gy[0].defined()) return;  // zeros
     DEEP500_CHECK(gy[0].dtype() == DataType::Float && gy[0].shape() == d.y_shape, node_,
                   ": output gradient must be float32", to_string(d.y_shape), ", got ",
                   to_string(gy[0].desc()));

@@ -63,13 +63,6 @@ void as_refusal(const Check& check) {
   }
 }
 
-// grad_inputs[i] as zeros of `like`'s dtype and shape (an existing slot of
-// that shape is overwritten).
-void write_zeros(std::span<Tensor> grad_inputs, size_t i, const Tensor& like) {
-  Tensor& g = ops::ensure_output(grad_inputs, i, like.dtype(), like.shape());
-  if (g.nbytes() > 0) std::memset(g.raw(), 0, g.nbytes());
-}
-
 class AtenOperator final : public ops::Operator {
  public:
   AtenOperator(const ops::OpContext& ctx, const OpEntry& entry, const ops::Registry& registry)
@@ -136,7 +129,8 @@ class AtenOperator final : public ops::Operator {
         leaf_of.push_back(g.leaf_of[k]);
       }
     if (ys.empty()) {  // no graded output depends on the inputs: zero gradients
-      for (size_t i : leaf_of) write_zeros(grad_inputs, i, inputs[i]);
+      for (size_t i : leaf_of)
+        ops::zeroed_output(grad_inputs, i, inputs[i].dtype(), inputs[i].shape());
       return;
     }
     if (leaves.empty()) return;
@@ -148,7 +142,7 @@ class AtenOperator final : public ops::Operator {
       if (grads[k].defined())
         write(grads[k], grad_inputs, i, node_.describe());
       else  // unused by the computation: its gradient is zero
-        write_zeros(grad_inputs, i, inputs[i]);
+        ops::zeroed_output(grad_inputs, i, inputs[i].dtype(), inputs[i].shape());
     }
   }
 
