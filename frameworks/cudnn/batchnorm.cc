@@ -91,10 +91,7 @@ class BatchNormOp final : public Operator {
       DEEP500_CHECK(!gy[k].defined(), node_,
                     ": cudnn backend: gradients of the running statistics outputs are not "
                     "implemented");
-    if (gy.empty() || !gy[0].defined()) {
-      for (size_t i = 0; i < 3; ++i) ops::zeroed_output(gx, i, DataType::Float, in[i].shape());
-      return;
-    }
+    if (zero_gradients_without_output_gradient(gy, in, gx, 3)) return;  // X, scale, B
     Tensor& dx_host = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
     Tensor& dscale_host = ops::ensure_output(gx, 1, DataType::Float, in[1].shape());
     Tensor& dbias_host = ops::ensure_output(gx, 2, DataType::Float, in[2].shape());

@@ -6,6 +6,7 @@
 #include <climits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,12 @@ struct Window2d {
 // the output size) set `refusal`; inconsistent attributes throw Error.
 Window2d make_window(const ops::NodeSpec& node, const Shape& in, const Shape& kernel,
                      bool allow_dilation, std::string* refusal);
+
+// backward() when no output gradient is given: the gradients of the first
+// `count` present inputs become zeros (reused slots too) and it returns true;
+// otherwise false, and nothing is written.
+bool zero_gradients_without_output_gradient(std::span<const Tensor> gy, std::span<const Tensor> in,
+                                            std::span<Tensor> gx, size_t count);
 
 // Factory: refuses when there is no device (or no usable cuDNN), then
 // follows the registry's refusal contract (ops::make_operator: Op::refusal,

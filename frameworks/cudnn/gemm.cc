@@ -120,11 +120,7 @@ class GemmOp final : public Operator {
                 std::span<Tensor> gx) override {
     const Dims d = dims(in);
     const Tensor* c = ops::optional_input(in, 2);
-    if (gy.empty() || !gy[0].defined()) {
-      for (size_t i = 0; i < in.size(); ++i)
-        if (in[i].defined()) ops::zeroed_output(gx, i, DataType::Float, in[i].shape());
-      return;
-    }
+    if (zero_gradients_without_output_gradient(gy, in, gx, in.size())) return;
     Tensor& da_host = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
     Tensor& db_host = ops::ensure_output(gx, 1, DataType::Float, in[1].shape());
     Tensor* dc_host = c ? &ops::ensure_output(gx, 2, DataType::Float, c->shape()) : nullptr;
@@ -242,10 +238,7 @@ class MatMulOp final : public Operator {
   void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
                 std::span<Tensor> gx) override {
     const Dims d = dims(in);
-    if (gy.empty() || !gy[0].defined()) {
-      for (size_t i = 0; i < 2; ++i) ops::zeroed_output(gx, i, DataType::Float, in[i].shape());
-      return;
-    }
+    if (zero_gradients_without_output_gradient(gy, in, gx, 2)) return;
     Tensor& da_host = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
     Tensor& db_host = ops::ensure_output(gx, 1, DataType::Float, in[1].shape());
     DEEP500_CHECK(gy[0].dtype() == DataType::Float && gy[0].shape() == d.y_shape, node_,

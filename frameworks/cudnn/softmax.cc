@@ -41,10 +41,7 @@ class SoftmaxOp final : public Operator {
   void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor> out,
                 std::span<Tensor> gx) override {
     prepare(in[0]);
-    if (gy.empty() || !gy[0].defined()) {
-      ops::zeroed_output(gx, 0, DataType::Float, in[0].shape());
-      return;
-    }
+    if (zero_gradients_without_output_gradient(gy, in, gx, 1)) return;
     Tensor& dx_host = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
     DEEP500_CHECK(gy[0].desc() == in[0].desc(), node_, ": output gradient must be ",
                   to_string(in[0].desc()), ", got ", to_string(gy[0].desc()));

@@ -62,9 +62,7 @@ struct Node {
 inline Expected<ops::CreatedOp> create(const NodeSpec& spec, const std::vector<Tensor>& in,
                                        const std::string& backend) {
   frameworks::register_all();
-  std::vector<TensorDesc> d;
-  for (const auto& t : in) d.push_back(t.defined() ? t.desc() : TensorDesc{});
-  ops::OpContext ctx{spec, d};
+  ops::OpContext ctx{spec, descs_of(in)};
   return ops::Registry::global().create(ctx, {backend});
 }
 
