@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace deep500 {
 
@@ -24,6 +25,26 @@ struct ChildResult {
 
 // timeout_seconds <= 0: no limit. The child exits with _exit (no static
 // destructors, no atexit handlers of the parent run twice).
+//
+// Never after a device runtime started in this process (CUDA does not
+// survive fork(): deep/device.h device_runtime_started()): then it throws
+// Error; use run_in_worker.
 ChildResult run_in_child(const std::function<std::string()>& work, double timeout_seconds);
+
+// The same isolation in a fresh process: `argv` (argv[0] an executable's
+// path) is started with posix_spawn, so it inherits nothing of this
+// process but the environment and the terminal (safe after CUDA was
+// initialised). `request` goes to its stdin; its stdout goes to this
+// process's stderr (a worker's stray output never mixes with a data format
+// on stdout); its reply comes back on file descriptor 3, written by
+// serve_worker. A worker that cannot be started is an Error.
+ChildResult run_in_worker(const std::vector<std::string>& argv, const std::string& request,
+                          double timeout_seconds);
+
+// The worker's side: reads the request from stdin, runs `work` on it and
+// writes the reply to file descriptor 3 in run_in_worker's framing (what
+// work returns, or the deep500::Error / other exception it threw). Returns
+// the worker's exit status (0; 2 when descriptor 3 is not open).
+int serve_worker(const std::function<std::string(const std::string& request)>& work);
 
 }  // namespace deep500

@@ -3,11 +3,13 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
+#include "deep/device_runtime.h"
 #include "deep/sizes.h"
 
 namespace deep500 {
@@ -99,11 +101,29 @@ Tensor::Storage::Storage(DataType t, int64_t n, const Shape& shape) : dtype(t), 
   }
 }
 
+Tensor::Storage::Storage(DataType t, int64_t n, const Shape& shape, Device d, bool zero)
+    : dtype(t), count(n), device(d) {
+  const std::string what = cat("tensor ", name_of(t), to_string(shape));
+  DEEP500_CHECK(t != DataType::String, what, ": string tensors live on the host only");
+  const auto size =
+      static_cast<std::size_t>(checked_mul(n, static_cast<int64_t>(size_of(t)), what));
+  DeviceRuntime& rt = device_runtime(d);
+  bytes = static_cast<unsigned char*>(rt.allocate(d.index, size, what));
+  if (zero && size) rt.zero(d.index, bytes, size);
+}
+
 Tensor::Storage::Storage(DataType t, int64_t n, unsigned char* external)
     : bytes(external), dtype(t), count(n), owned(false) {}
 
 Tensor::Storage::~Storage() {
   if (!owned) return;
+  if (!device.is_host()) {
+    try {
+      device_runtime(device).deallocate(device.index, bytes);
+    } catch (...) {  // a destructor does not throw; the block stays with its allocator
+    }
+    return;
+  }
   release_memory(reserved);
   if (dtype == DataType::String) {
     auto* s = reinterpret_cast<std::string*>(bytes);
@@ -115,12 +135,44 @@ Tensor::Storage::~Storage() {
     std::free(bytes);
 }
 
-Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+namespace {
+// The element count of a new tensor; throws Error for an undefined type or
+// a negative dimension.
+int64_t new_tensor_numel(DataType dtype, const Shape& shape) {
   DEEP500_CHECK(dtype != DataType::Undefined, "cannot create a tensor of undefined element type");
-  for (auto d : shape_)
-    DEEP500_CHECK(d >= 0, "negative dimension in tensor shape ", deep500::to_string(shape_));
-  numel_ = deep500::numel(shape_);
+  for (auto d : shape)
+    DEEP500_CHECK(d >= 0, "negative dimension in tensor shape ", to_string(shape));
+  return numel(shape);
+}
+}  // namespace
+
+Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  numel_ = new_tensor_numel(dtype_, shape_);
   storage_ = std::make_shared<Storage>(dtype_, numel_, shape_);
+}
+
+Tensor::Tensor(DataType dtype, Shape shape, Device device)
+    : dtype_(dtype), shape_(std::move(shape)) {
+  numel_ = new_tensor_numel(dtype_, shape_);
+  if (device.is_host())
+    storage_ = std::make_shared<Storage>(dtype_, numel_, shape_);
+  else
+    storage_ = std::make_shared<Storage>(dtype_, numel_, shape_, device, true);
+}
+
+Tensor Tensor::uninitialized(DataType dtype, Shape shape, Device device) {
+  if (device.is_host()) return Tensor(dtype, std::move(shape));
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.numel_ = new_tensor_numel(dtype, t.shape_);
+  t.storage_ = std::make_shared<Storage>(dtype, t.numel_, t.shape_, device, false);
+  return t;
+}
+
+void Tensor::throw_not_on_host() const {
+  throw Error(cat("tensor ", to_string(desc()), " is on ", deep500::to_string(device()),
+                  ": copy it to the host first (Tensor::to)"));
 }
 
 Tensor Tensor::borrow(DataType dtype, Shape shape, const void* data) {
@@ -195,7 +247,14 @@ Tensor Tensor::slice(int64_t begin, int64_t end) const {
 
 Tensor Tensor::clone() const {
   if (!defined()) return {};
-  Tensor t(dtype_, shape_);
+  Tensor t(dtype_, shape_, device());
+  t.copy_from(*this);
+  return t;
+}
+
+Tensor Tensor::to(Device d) const {
+  if (!defined() || device() == d) return *this;
+  Tensor t(dtype_, shape_, d);
   t.copy_from(*this);
   return t;
 }
@@ -203,6 +262,15 @@ Tensor Tensor::clone() const {
 void Tensor::copy_from(const Tensor& src) {
   DEEP500_CHECK(src.dtype_ == dtype_ && src.numel_ == numel_, "copy_from: source ",
                 to_string(src.desc()), " does not match destination ", to_string(desc()));
+  if (!on_host() || !src.on_host()) {
+    if (address() == src.address() && device() == src.device()) return;
+    const Device on = on_host() ? src.device() : device();
+    const auto t0 = std::chrono::steady_clock::now();
+    device_runtime(on).copy(address(), device(), src.address(), src.device(), nbytes());
+    record_transfer(device(), src.device(), nbytes(),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    return;
+  }
   if (dtype_ == DataType::String) {
     auto* d = static_cast<std::string*>(raw());
     const auto* s = static_cast<const std::string*>(src.raw());

@@ -2,6 +2,14 @@
 // element type and a shape. Copies share storage (like a handle); clone()
 // copies the data. view()/slice() are zero-copy views of the same storage.
 //
+// Storage lives on a device (deep/device.h): the host by default, or a CUDA
+// device, allocated through that device's runtime (deep/device_runtime.h:
+// its caching allocator, in the order of the thread's current stream).
+// Host access (raw(), data<T>(), at_as_double, ...) to a device tensor
+// throws Error; address() is the bytes' address on their device, for
+// device kernels. Copies between devices are explicit (to(), copy_from())
+// and counted (transfer_stats()).
+//
 // Threading: a Tensor may be read from many threads; writes need external
 // synchronisation. Strings are stored as constructed std::string objects.
 #pragma once
@@ -12,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "deep/device.h"
 #include "deep/dtype.h"
 #include "deep/shape.h"
 
@@ -27,7 +36,14 @@ std::string to_string(const TensorDesc& d);  // "float32[2,3]"
 class Tensor {
  public:
   Tensor() = default;                   // undefined (an absent optional input)
-  Tensor(DataType dtype, Shape shape);  // zero-initialised
+  Tensor(DataType dtype, Shape shape);  // zero-initialised, on the host
+  // Zero-initialised on `device` (not String); throws Error when the device
+  // cannot be used or its memory does not fit the request.
+  Tensor(DataType dtype, Shape shape, Device device);
+  // On `device` with undefined contents, for a kernel that writes every
+  // element (a device allocation then costs no memset); on the host the
+  // same as the constructor.
+  static Tensor uninitialized(DataType dtype, Shape shape, Device device);
   // A tensor over memory it does not own (e.g. a loaded model's raw data):
   // the owner keeps `data` alive longer than every copy and view of the
   // result, and nobody writes through it. Not for String tensors.
@@ -50,8 +66,23 @@ class Tensor {
   int64_t numel() const { return numel_; }
   std::size_t nbytes() const { return static_cast<std::size_t>(numel_) * size_of(dtype_); }
 
-  void* raw() { return storage_ ? storage_->bytes + offset_ : nullptr; }
-  const void* raw() const { return storage_ ? storage_->bytes + offset_ : nullptr; }
+  // Where the storage lives (the host for an undefined tensor).
+  Device device() const { return storage_ ? storage_->device : Device::host(); }
+  bool on_host() const { return device().is_host(); }
+
+  // Host bytes; throws Error for a tensor on a device.
+  void* raw() {
+    check_on_host();
+    return address();
+  }
+  const void* raw() const {
+    check_on_host();
+    return address();
+  }
+  // The bytes' address on their device (a device pointer for a device
+  // tensor): for kernels of that device only.
+  void* address() { return storage_ ? storage_->bytes + offset_ : nullptr; }
+  const void* address() const { return storage_ ? storage_->bytes + offset_ : nullptr; }
   // Typed access; throws Error when T does not match dtype().
   template <class T>
   T* data() {
@@ -71,9 +102,13 @@ class Tensor {
 
   Tensor view(Shape new_shape) const;              // zero-copy reshape; numel must match
   Tensor slice(int64_t begin, int64_t end) const;  // zero-copy rows [begin,end) of dim 0
-  Tensor clone() const;                            // deep copy
-  Tensor cast(DataType to) const;                  // converted copy (numeric, bool, string)
-  void copy_from(const Tensor& src);               // same dtype and numel required
+  Tensor clone() const;                            // deep copy, on the same device
+  Tensor cast(DataType to) const;                  // converted copy (host; numeric, bool, string)
+  // Same dtype and numel required; between any two devices (counted).
+  void copy_from(const Tensor& src);
+  // This tensor on `d`: itself when it is there already, else a copy
+  // (counted in transfer_stats()).
+  Tensor to(Device d) const;
   bool shares_storage(const Tensor& o) const { return storage_ == o.storage_; }
   bool borrowed() const { return storage_ && !storage_->owned; }  // see borrow()
 
@@ -82,7 +117,8 @@ class Tensor {
     // Counts its bytes against the memory budget (deep/sizes.h); the error
     // when they do not fit names the tensor's type and shape.
     Storage(DataType t, int64_t n, const Shape& shape);
-    Storage(DataType t, int64_t n, unsigned char* external);  // not owned
+    Storage(DataType t, int64_t n, const Shape& shape, Device d, bool zero);  // on a device
+    Storage(DataType t, int64_t n, unsigned char* external);                  // not owned
     ~Storage();
     Storage(const Storage&) = delete;
     Storage& operator=(const Storage&) = delete;
@@ -92,8 +128,13 @@ class Tensor {
     bool owned = true;
     std::size_t reserved = 0;  // bytes counted against the memory budget
     std::size_t mapped = 0;    // > 0: an mmap of this many bytes (large buffers)
+    Device device;             // where `bytes` are
   };
   void check_type(DataType want) const;
+  void check_on_host() const {
+    if (storage_ && !storage_->device.is_host()) throw_not_on_host();
+  }
+  [[noreturn]] void throw_not_on_host() const;
 
   DataType dtype_ = DataType::Undefined;
   Shape shape_;

@@ -26,6 +26,11 @@ class ConsoleReporter final : public Reporter {
     out_ << "# " << c.cpu_model << " (" << c.isa << "), " << c.affinity_cpus << "/"
          << c.logical_cpus << " CPUs, git " << c.git_revision << ", " << c.compiler << " "
          << c.build_type << ", " << c.timestamp_utc << "\n";
+    for (const auto& d : c.devices) {
+      out_ << "#";
+      for (const auto& [k, v] : d) out_ << " " << k << "=" << v;
+      out_ << "\n";
+    }
     for (const auto& [path, build_type] : c.plugins)
       out_ << "# plugin " << path << " (" << build_type << ")\n";
     // One column per label key (in order of first appearance), then the numbers.
@@ -43,7 +48,7 @@ class ConsoleReporter final : public Reporter {
       out_ << std::left << std::setw(static_cast<int>(width[c])) << keys[c];
     out_ << std::right << std::setw(6) << "reps" << std::setw(11) << "median" << std::setw(26)
          << "95% CI" << std::setw(8) << "CV" << std::setw(7) << "rCV" << std::setw(10) << "GFLOP/s"
-         << std::setw(9) << "GB/s"
+         << std::setw(9) << "GB/s" << std::setw(8) << "%peak" << std::setw(7) << "%BW"
          << "\n";
     std::string warnings;
     for (const auto& r : results) {
@@ -61,6 +66,10 @@ class ConsoleReporter final : public Reporter {
            << (r.counters.flops > 0 ? fixed(r.rates.flops_per_second / 1e9, 2) : "-")
            << std::setw(9)
            << (r.counters.bytes > 0 ? fixed(r.rates.bytes_per_second / 1e9, 2) : "-")
+           << std::setw(8)
+           << (r.percent_of_peak_flops > 0 ? fixed(r.percent_of_peak_flops, 1) : "-")
+           << std::setw(7)
+           << (r.percent_of_peak_bandwidth > 0 ? fixed(r.percent_of_peak_bandwidth, 1) : "-")
            << (s.wide_spread ? "  !" : "") << "\n";
       if (s.wide_spread) warnings += "  ! " + who + ": spread too wide: " + s.warning + "\n";
       if (!r.note.empty()) warnings += "  note " + who + ": " + r.note + "\n";

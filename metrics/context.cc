@@ -14,6 +14,7 @@
 #include <onnx/common/version.h>
 #include <nlohmann/json.hpp>
 
+#include "deep/device_runtime.h"
 #include "deep/error.h"
 
 // Set by metrics/CMakeLists.txt; the fallbacks keep other build systems working.
@@ -113,7 +114,24 @@ Context collect_context() {
   char host[256] = {0};
   c.hostname = gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
   c.timestamp_utc = utc_now();
+  c.devices = describe_devices(false);
   return c;
+}
+
+std::vector<std::vector<std::pair<std::string, std::string>>> describe_devices(bool start) {
+  std::vector<std::vector<std::pair<std::string, std::string>>> out;
+  DeviceRuntime* cuda = find_device_runtime(Device::Kind::Cuda);
+  if (!cuda || (!start && !device_runtime_started())) return out;
+  for (int i = 0; i < cuda->device_count(); ++i) {
+    std::vector<std::pair<std::string, std::string>> d{{"device", to_string(Device::cuda(i))}};
+    try {
+      for (auto& kv : cuda->describe(i)) d.push_back(std::move(kv));
+    } catch (const Error& e) {
+      d.push_back({"error", e.what()});
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 }  // namespace deep500::metrics

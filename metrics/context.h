@@ -29,10 +29,21 @@ struct Context {
   // Every setting that changed what ran (executor and backend settings, by
   // name), filled by the layer that knows them; written beside the machine.
   std::vector<std::pair<std::string, std::string>> settings;
+  // The GPUs of the machine as their runtime describes them (device, name,
+  // SM count, memory, clocks, driver, CUDA runtime, cuDNN, cuBLAS and NCCL
+  // versions: DeviceRuntime::describe), when this process has started a
+  // device runtime; empty otherwise.
+  std::vector<std::vector<std::pair<std::string, std::string>>> devices;
 };
 
 // Collects the context now (reads /proc/cpuinfo and the environment).
 Context collect_context();
+
+// Every device of the build's device runtimes, described, each beginning
+// with ("device", "cuda:N"). Unless `start` is true, nothing when no
+// device runtime was started in this process (starting CUDA costs time
+// and rules out fork()).
+std::vector<std::vector<std::pair<std::string, std::string>>> describe_devices(bool start);
 
 // Parses /proc/cpuinfo-formatted text into cpu_model and isa (for tests and
 // for hosts where the file lives elsewhere).

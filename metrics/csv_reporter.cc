@@ -34,7 +34,8 @@ class CsvReporter final : public Reporter {
     out_ << ",repetitions,warmup,median_s,mean_s,stddev_s,min_s,max_s,cv,robust_cv,mad_s,iqr_s,"
             "ci_low_s,ci_high_s,ci_confidence,p90_s,p99_s,flops,bytes,items,flops_per_s,"
             "bytes_per_s,items_per_s,wide_spread,warning,note,git_revision,build_type,hostname,"
-            "cpu_model,timestamp_utc\n";
+            "cpu_model,timestamp_utc,device,timer,cache,throttled_samples,transfer_bytes,"
+            "device_peak_in_use_bytes,percent_of_peak_flops,percent_of_peak_bandwidth\n";
     for (const auto& r : results) {
       const Summary& s = r.summary;
       out_ << csv_field(r.name);
@@ -65,7 +66,13 @@ class CsvReporter final : public Reporter {
       out_ << ',' << (s.wide_spread ? "true" : "false") << ',' << csv_field(s.warning) << ','
            << csv_field(r.note) << ',' << csv_field(c.git_revision) << ','
            << csv_field(c.build_type) << ',' << csv_field(c.hostname) << ','
-           << csv_field(c.cpu_model) << ',' << csv_field(c.timestamp_utc) << "\n";
+           << csv_field(c.cpu_model) << ',' << csv_field(c.timestamp_utc) << ','
+           << csv_field(r.device) << ',' << csv_field(r.timer) << ',' << r.settings.cache << ','
+           << r.throttled_samples.size() << ','
+           << r.transfers.host_to_device_bytes + r.transfers.device_to_host_bytes +
+                  r.transfers.device_to_device_bytes
+           << ',' << r.device_memory.peak_in_use << ',' << num(r.percent_of_peak_flops) << ','
+           << num(r.percent_of_peak_bandwidth) << "\n";
     }
   }
 

@@ -30,13 +30,24 @@ class JsonReporter final : public Reporter {
 }  // namespace
 
 nlohmann::json to_json(const Context& c) {
-  return {{"cpu_model", c.cpu_model},       {"isa", c.isa},
-          {"logical_cpus", c.logical_cpus}, {"affinity_cpus", c.affinity_cpus},
-          {"threads", pairs(c.threads)},    {"compiler", c.compiler},
-          {"build_type", c.build_type},     {"libraries", pairs(c.libraries)},
-          {"plugins", pairs(c.plugins)},    {"git_revision", c.git_revision},
-          {"hostname", c.hostname},         {"timestamp_utc", c.timestamp_utc},
-          {"settings", pairs(c.settings)}};
+  return {{"cpu_model", c.cpu_model},
+          {"isa", c.isa},
+          {"logical_cpus", c.logical_cpus},
+          {"affinity_cpus", c.affinity_cpus},
+          {"threads", pairs(c.threads)},
+          {"compiler", c.compiler},
+          {"build_type", c.build_type},
+          {"libraries", pairs(c.libraries)},
+          {"plugins", pairs(c.plugins)},
+          {"git_revision", c.git_revision},
+          {"hostname", c.hostname},
+          {"timestamp_utc", c.timestamp_utc},
+          {"settings", pairs(c.settings)},
+          {"devices", [&] {
+             nlohmann::json d = nlohmann::json::array();
+             for (const auto& kv : c.devices) d.push_back(pairs(kv));
+             return d;
+           }()}};
 }
 
 nlohmann::json to_json(const RunnerSettings& s) {
@@ -46,6 +57,8 @@ nlohmann::json to_json(const RunnerSettings& s) {
           {"min_time_seconds", s.min_time_seconds},
           {"max_time_seconds", s.max_time_seconds},
           {"batch", s.batch},
+          {"cache", s.cache},
+          {"throttle_threshold", s.throttle_threshold},
           {"confidence", s.statistics.confidence},
           {"max_ci_half_width", s.statistics.max_ci_half_width},
           {"max_robust_cv", s.statistics.max_robust_cv}};
@@ -78,6 +91,7 @@ nlohmann::json to_json(const Summary& s) {
 nlohmann::json to_json(const Result& r) {
   return {{"name", r.name},
           {"labels", pairs(r.labels)},
+          {"problem", pairs(r.problem)},
           {"settings", to_json(r.settings)},
           {"counters",
            {{"flops", r.counters.flops}, {"bytes", r.counters.bytes}, {"items", r.counters.items}}},
@@ -90,7 +104,37 @@ nlohmann::json to_json(const Result& r) {
           {"seconds", r.seconds},
           {"warmup_repetitions", r.warmup_repetitions},
           {"total_seconds", r.total_seconds},
-          {"note", r.note}};
+          {"note", r.note},
+          {"device", r.device},
+          {"timer", r.timer},
+          {"clock",
+           {{"sm_mhz", r.sm_clock_mhz},
+            {"max_sm_mhz", r.max_sm_clock_mhz},
+            {"throttled_samples", r.throttled_samples}}},
+          {"percent_of_peak",
+           {{"flops", r.percent_of_peak_flops}, {"bandwidth", r.percent_of_peak_bandwidth}}},
+          {"device_memory", to_json(r.device_memory)},
+          {"transfers", to_json(r.transfers)}};
+}
+
+nlohmann::json to_json(const DeviceMemoryStats& m) {
+  return {{"in_use_bytes", m.in_use},
+          {"peak_in_use_bytes", m.peak_in_use},
+          {"cached_bytes", m.cached},
+          {"held_bytes", m.held},
+          {"peak_held_bytes", m.peak_held},
+          {"device_allocations", m.device_allocations},
+          {"reuses", m.reuses}};
+}
+
+nlohmann::json to_json(const TransferStats& t) {
+  return {{"host_to_device_bytes", t.host_to_device_bytes},
+          {"device_to_host_bytes", t.device_to_host_bytes},
+          {"device_to_device_bytes", t.device_to_device_bytes},
+          {"host_to_device_seconds", t.host_to_device_seconds},
+          {"device_to_host_seconds", t.device_to_host_seconds},
+          {"device_to_device_seconds", t.device_to_device_seconds},
+          {"copies", t.copies}};
 }
 
 std::unique_ptr<Reporter> make_json_reporter(std::ostream& out) {

@@ -18,5 +18,7 @@ nlohmann::json to_json(const Context& c);
 nlohmann::json to_json(const RunnerSettings& s);
 nlohmann::json to_json(const Summary& s);
 nlohmann::json to_json(const Result& r);  // includes settings and every sample
+nlohmann::json to_json(const DeviceMemoryStats& m);
+nlohmann::json to_json(const TransferStats& t);
 
 }  // namespace deep500::metrics

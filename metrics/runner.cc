@@ -1,8 +1,11 @@
 #include "metrics/runner.h"
 
 #include <chrono>
+#include <memory>
+#include <optional>
 
 #include "deep/error.h"
+#include "metrics/cache_flush.h"
 
 namespace deep500::metrics {
 
@@ -18,6 +21,10 @@ void RunnerSettings::validate() const {
   DEEP500_CHECK(max_time_seconds > 0, "runner settings: max_time_seconds must be > 0, got ",
                 max_time_seconds);
   DEEP500_CHECK(batch >= 1, "runner settings: batch must be >= 1, got ", batch);
+  DEEP500_CHECK(cache == "hot" || cache == "cold",
+                "runner settings: cache must be hot or cold, got '", cache, "'");
+  DEEP500_CHECK(throttle_threshold >= 0 && throttle_threshold <= 1,
+                "runner settings: throttle_threshold must be in [0, 1], got ", throttle_threshold);
   DEEP500_CHECK(statistics.confidence > 0 && statistics.confidence < 1,
                 "runner settings: statistics.confidence must be in (0, 1), got ",
                 statistics.confidence);
@@ -33,13 +40,99 @@ Runner::Runner(RunnerSettings settings) : settings_(std::move(settings)) {
   settings_.validate();
 }
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// How one run takes its samples: on the host's clock, or with events on a
+// stream of the device's own for the run.
+class Sampler {
+ public:
+  Sampler(Device device, const RunnerSettings& s) : device_(device), settings_(s) {
+    if (device.is_host()) return;
+    runtime_ = &device_runtime(device);
+    stream_ = runtime_->create_stream(device.index);
+    timer_ = runtime_->make_timer(device.index, stream_);
+    runtime_->reset_peak_memory(device.index);
+  }
+  ~Sampler() {
+    if (!runtime_) return;
+    try {
+      timer_.reset();
+      runtime_->synchronize(device_.index, stream_);
+    } catch (...) {  // a failed run's error is already on its way
+    }
+    runtime_->destroy_stream(device_.index, stream_);
+  }
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  Stream stream() const { return stream_; }
+  std::string timer_name() const { return runtime_ ? "cuda_events" : "steady_clock"; }
+
+  // Seconds per call of `batch` calls of `run`, after a flush in cold mode.
+  template <class Run>
+  double sample(Run&& run, Result& r) {
+    if (settings_.cache == "cold") flush();
+    if (!runtime_) {
+      const auto t0 = Clock::now();
+      for (int b = 0; b < settings_.batch; ++b) run();
+      return seconds_since(t0) / settings_.batch;
+    }
+    timer_->start();
+    for (int b = 0; b < settings_.batch; ++b) run();
+    timer_->stop();
+    const double seconds = timer_->seconds() / settings_.batch;
+    read_clock(r);
+    return seconds;
+  }
+
+  void finish_warmup() {
+    if (runtime_) runtime_->synchronize(device_.index, stream_);
+  }
+  void record_memory(Result& r) {
+    if (runtime_) r.device_memory = runtime_->memory_stats(device_.index);
+  }
+
+ private:
+  void flush() {
+    if (runtime_)
+      runtime_->flush_cache(device_.index, stream_);
+    else
+      flush_host_caches();
+  }
+  void read_clock(Result& r) {
+    const ClockSample c = runtime_->sample_clock(device_.index);
+    r.sm_clock_mhz.push_back(c.sm_mhz);
+    if (c.max_sm_mhz > r.max_sm_clock_mhz) r.max_sm_clock_mhz = c.max_sm_mhz;
+    if (c.max_sm_mhz > 0 && c.sm_mhz < settings_.throttle_threshold * c.max_sm_mhz)
+      r.throttled_samples.push_back(static_cast<int>(r.sm_clock_mhz.size()) - 1);
+  }
+
+  Device device_;
+  const RunnerSettings& settings_;
+  DeviceRuntime* runtime_ = nullptr;
+  Stream stream_ = nullptr;
+  std::unique_ptr<DeviceTimer> timer_;
+};
+
+}  // namespace
+
 Result Runner::run(Workload& w) const {
-  using Clock = std::chrono::steady_clock;
   const RunnerSettings& s = settings_;
   s.validate();
   Result r;
   r.name = w.name();
   r.settings = s;
+  const Device device = w.device();
+  r.device = to_string(device);
+  Sampler sampler(device, s);
+  r.timer = sampler.timer_name();
+  StreamScope stream(device, sampler.stream());
 
   // teardown() must run even when setup()/run() throw.
   struct Teardown {
@@ -55,17 +148,16 @@ Result Runner::run(Workload& w) const {
 
   for (int i = 0; i < s.warmup; ++i)
     for (int b = 0; b < s.batch; ++b) w.run();
+  sampler.finish_warmup();
   r.warmup_repetitions = s.warmup;
 
   r.seconds.reserve(static_cast<size_t>(s.min_repetitions));
+  const TransferStats transfers_before = transfer_stats();
   const auto loop_start = Clock::now();
   double elapsed = 0;
   while (true) {
-    const auto t0 = Clock::now();
-    for (int b = 0; b < s.batch; ++b) w.run();
-    const auto t1 = Clock::now();
-    r.seconds.push_back(std::chrono::duration<double>(t1 - t0).count() / s.batch);
-    elapsed = std::chrono::duration<double>(t1 - loop_start).count();
+    r.seconds.push_back(sampler.sample([&] { w.run(); }, r));
+    elapsed = seconds_since(loop_start);
     const auto reps = static_cast<int>(r.seconds.size());
     if (reps >= s.max_repetitions) break;
     if (reps >= s.min_repetitions && elapsed >= s.min_time_seconds) break;
@@ -77,11 +169,17 @@ Result Runner::run(Workload& w) const {
     }
   }
   r.total_seconds = elapsed;
+  r.transfers = transfer_stats() - transfers_before;
+  sampler.record_memory(r);
   guard.armed = false;
   w.teardown();
 
   r.summary = summarize(r.seconds, s.statistics);
   r.rates = rates_from(r.counters, r.summary.median);
+  if (!r.throttled_samples.empty())
+    r.note += cat(r.note.empty() ? "" : "; ", r.throttled_samples.size(), " of ", r.seconds.size(),
+                  " samples throttled (SM clock below ", s.throttle_threshold, " x ",
+                  r.max_sm_clock_mhz, " MHz)");
   return r;
 }
 

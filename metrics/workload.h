@@ -10,11 +10,15 @@
 //  * counters() describes one repetition; it is read after setup().
 //  * A Workload is driven by one thread at a time; run() may use many
 //    threads internally.
+//  * device() says where run() does its work: the host (default), or a
+//    device whose work run() enqueues on the thread's current stream
+//    without waiting for it (the Runner times it there with events).
 //  * Errors are deep500::Error exceptions; the Runner propagates them.
 #pragma once
 
 #include <string>
 
+#include "deep/device.h"
 #include "metrics/counters.h"
 
 namespace deep500::metrics {
@@ -27,6 +31,7 @@ class Workload {
   virtual void teardown() {}
   virtual Counters counters() const { return {}; }
   virtual std::string name() const { return "workload"; }
+  virtual Device device() const { return Device::host(); }
 };
 
 }  // namespace deep500::metrics

@@ -62,4 +62,28 @@ onnx::AttributeProto parse_attribute(const std::string& spec, const onnx::OpSche
   return a;
 }
 
+std::string attribute_value_text(const Attribute& a) {
+  auto join = [](const auto& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ",") + cat(x);
+    return s;
+  };
+  switch (a.kind) {
+    case Attribute::Kind::Int: return std::to_string(a.i);
+    case Attribute::Kind::Float: return cat(a.f);
+    case Attribute::Kind::String: return a.s;
+    case Attribute::Kind::Ints: return join(a.ints);
+    case Attribute::Kind::Floats: return join(a.floats);
+    case Attribute::Kind::Strings: return join(a.strings);
+    default: return "";
+  }
+}
+
+std::string attributes_text(const NodeSpec& node) {
+  std::string out;
+  for (const auto& [name, a] : node.attributes.all())
+    out += cat(out.empty() ? "" : " ", name, "=", attribute_value_text(a));
+  return out;
+}
+
 }  // namespace deep500::ops

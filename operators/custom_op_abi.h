@@ -1,4 +1,5 @@
-/* deep500 custom-operator C ABI, version 1.
+/* deep500 custom-operator C ABI, version 2 (version 1 lacked the tensors'
+ * device fields; deep500 still loads libraries built for it).
  *
  * A custom operator is compiled separately into a shared library that
  * includes only this header and exports one C function:
@@ -28,14 +29,21 @@
 extern "C" {
 #endif
 
-#define DEEP500_CUSTOM_OP_ABI_VERSION 1
+#define DEEP500_CUSTOM_OP_ABI_VERSION 2
 #define DEEP500_MAX_RANK 8
+
+/* Where a tensor's data lives (deep500_tensor.device_type). Custom operators
+ * are host kernels: deep500 gives them host tensors only. */
+#define DEEP500_DEVICE_HOST 0
+#define DEEP500_DEVICE_CUDA 1
 
 typedef struct {
   int32_t dtype; /* ONNX TensorProto data type code */
   int32_t rank;  /* <= DEEP500_MAX_RANK */
   int64_t shape[DEEP500_MAX_RANK];
-  void* data; /* NULL in descriptors and absent inputs */
+  void* data;           /* NULL in descriptors and absent inputs */
+  int32_t device_type;  /* DEEP500_DEVICE_HOST or DEEP500_DEVICE_CUDA (since version 2) */
+  int32_t device_index; /* the CUDA device's number; 0 on the host (since version 2) */
 } deep500_tensor;
 
 typedef struct {

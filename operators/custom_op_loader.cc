@@ -2,46 +2,70 @@
 
 #include <dlfcn.h>
 
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <map>
 
+#include "operators/attribute_text.h"
 #include "operators/custom_op_abi.h"
 
 namespace deep500::ops {
 namespace {
 
-deep500_tensor describe(const Tensor& t, DataType dtype, const Shape& shape, const void* data) {
+deep500_tensor describe(DataType dtype, const Shape& shape, const void* data, Device device) {
   deep500_tensor d{};
   d.dtype = static_cast<int32_t>(dtype);
   d.rank = static_cast<int32_t>(shape.size());
   for (size_t i = 0; i < shape.size() && i < DEEP500_MAX_RANK; ++i) d.shape[i] = shape[i];
   d.data = const_cast<void*>(data);
-  (void)t;
+  d.device_type = device.is_host() ? DEEP500_DEVICE_HOST : DEEP500_DEVICE_CUDA;
+  d.device_index = device.index;
   return d;
 }
 
+// A host tensor (raw() refuses device bytes: custom operators are host
+// kernels).
 deep500_tensor describe(const Tensor& t) {
   if (!t.defined()) return deep500_tensor{};
-  return describe(t, t.dtype(), t.shape(), t.raw());
+  return describe(t.dtype(), t.shape(), t.raw(), t.device());
 }
 
-std::string attribute_text(const Attribute& a) {
-  auto join = [](const auto& v) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ",") + cat(x);
-    return s;
-  };
-  switch (a.kind) {
-    case Attribute::Kind::Int: return std::to_string(a.i);
-    case Attribute::Kind::Float: return cat(a.f);
-    case Attribute::Kind::String: return a.s;
-    case Attribute::Kind::Ints: return join(a.ints);
-    case Attribute::Kind::Floats: return join(a.floats);
-    case Attribute::Kind::Strings: return join(a.strings);
-    default: return "";
+// A version-1 library's tensor: version 2 without the device fields.
+struct TensorV1 {
+  int32_t dtype;
+  int32_t rank;
+  int64_t shape[DEEP500_MAX_RANK];
+  void* data;
+};
+static_assert(sizeof(TensorV1) == offsetof(deep500_tensor, device_type));
+
+// The tensors of one ABI call, laid out for the library's ABI version.
+class TensorList {
+ public:
+  explicit TensorList(uint32_t abi_version, std::vector<deep500_tensor> items = {})
+      : v1_(abi_version == 1), items_(std::move(items)) {}
+  std::vector<deep500_tensor>& items() { return items_; }
+  // The array to pass to the library.
+  deep500_tensor* abi() {
+    if (!v1_) return items_.data();
+    legacy_.resize(items_.size());
+    for (size_t i = 0; i < items_.size(); ++i)
+      std::memcpy(&legacy_[i], &items_[i], sizeof(TensorV1));
+    return reinterpret_cast<deep500_tensor*>(legacy_.data());
   }
-}
+  // After a call that wrote the array (infer): what it wrote.
+  void read_back() {
+    if (v1_)
+      for (size_t i = 0; i < items_.size(); ++i)
+        std::memcpy(&items_[i], &legacy_[i], sizeof(TensorV1));
+  }
+
+ private:
+  bool v1_;
+  std::vector<deep500_tensor> items_;
+  std::vector<TensorV1> legacy_;
+};
 
 // Calls the library's create() with the node's attributes as text and the
 // input descriptors; a failure is bad input (Error naming the node).
@@ -52,15 +76,16 @@ void* create_instance(const deep500_custom_op_def* def, const OpContext& ctx,
   std::vector<std::string> names, values;
   for (const auto& [name, a] : ctx.node.attributes.all()) {
     names.push_back(name);
-    values.push_back(attribute_text(a));
+    values.push_back(attribute_value_text(a));
   }
   std::vector<deep500_attribute> attrs;
   for (size_t i = 0; i < names.size(); ++i) attrs.push_back({names[i].c_str(), values[i].c_str()});
-  std::vector<deep500_tensor> descs;
-  for (const auto& d : ctx.inputs) descs.push_back(describe(Tensor(), d.dtype, d.shape, nullptr));
+  TensorList descs(def->abi_version);
+  for (const auto& d : ctx.inputs)
+    descs.items().push_back(describe(d.dtype, d.shape, nullptr, Device::host()));
   char err[512] = "";
   void* self =
-      def->create(attrs.data(), static_cast<int32_t>(attrs.size()), descs.data(), err, sizeof err);
+      def->create(attrs.data(), static_cast<int32_t>(attrs.size()), descs.abi(), err, sizeof err);
   if (!self) throw Error(cat(node, ": ", err[0] ? err : "custom create() failed"));
   return self;
 }
@@ -85,19 +110,22 @@ class CustomOperator final : public Operator {
   }
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
-    auto inputs = describe_all(in);
-    std::vector<deep500_tensor> outs(static_cast<size_t>(def_->num_outputs));
+    TensorList inputs = describe_all(in);
+    TensorList outputs(def_->abi_version,
+                       std::vector<deep500_tensor>(static_cast<size_t>(def_->num_outputs)));
     char err[512] = "";
-    DEEP500_CHECK(def_->infer(self_, inputs.data(), outs.data(), err, sizeof err) == 0, node_,
+    DEEP500_CHECK(def_->infer(self_, inputs.abi(), outputs.abi(), err, sizeof err) == 0, node_,
                   ": custom infer failed: ", err);
+    outputs.read_back();
+    auto& outs = outputs.items();
     for (size_t i = 0; i < outs.size(); ++i) {
       DEEP500_CHECK(outs[i].rank >= 0 && outs[i].rank <= DEEP500_MAX_RANK, node_,
                     ": custom infer reported rank ", outs[i].rank, " for output ", i);
       Shape shape(outs[i].shape, outs[i].shape + outs[i].rank);
       Tensor& t = ensure_output(out, i, static_cast<DataType>(outs[i].dtype), shape);
-      outs[i].data = t.raw();
+      outs[i] = describe(t);
     }
-    DEEP500_CHECK(def_->forward(self_, inputs.data(), outs.data(), err, sizeof err) == 0, node_,
+    DEEP500_CHECK(def_->forward(self_, inputs.abi(), outputs.abi(), err, sizeof err) == 0, node_,
                   ": custom forward failed: ", err);
   }
 
@@ -109,23 +137,20 @@ class CustomOperator final : public Operator {
                 std::span<Tensor> gx) override {
     DEEP500_CHECK(def_->backward, node_, ": custom operator has no backward");
     std::vector<Tensor> zero_grads;  // undefined output gradients become zeros
-    std::vector<deep500_tensor> g;
+    TensorList g(def_->abi_version);
     for (size_t i = 0; i < gy.size(); ++i) {
       if (gy[i].defined()) {
-        g.push_back(describe(gy[i]));
+        g.items().push_back(describe(gy[i]));
       } else {
         zero_grads.emplace_back(y[i].dtype(), y[i].shape());
-        g.push_back(describe(zero_grads.back()));
+        g.items().push_back(describe(zero_grads.back()));
       }
     }
     for (size_t i = 0; i < in.size(); ++i)
       if (in[i].defined()) gx[i] = Tensor(in[i].dtype(), in[i].shape());
-    auto inputs = describe_all(in);
-    auto outputs = describe_all(y);
-    std::vector<deep500_tensor> grads;
-    for (size_t i = 0; i < in.size(); ++i) grads.push_back(describe(gx[i]));
+    TensorList inputs = describe_all(in), outputs = describe_all(y), grads = describe_all(gx);
     char err[512] = "";
-    DEEP500_CHECK(def_->backward(self_, g.data(), inputs.data(), outputs.data(), grads.data(), err,
+    DEEP500_CHECK(def_->backward(self_, g.abi(), inputs.abi(), outputs.abi(), grads.abi(), err,
                                  sizeof err) == 0,
                   node_, ": custom backward failed: ", err);
   }
@@ -134,15 +159,16 @@ class CustomOperator final : public Operator {
   // knows its operator's FLOPs.
   std::optional<double> declared_flops(std::span<const TensorDesc> in) const override {
     if (!def_->flops) return std::nullopt;
-    std::vector<deep500_tensor> d;
-    for (const auto& t : in) d.push_back(describe(Tensor(), t.dtype, t.shape, nullptr));
-    return def_->flops(self_, d.data());
+    TensorList d(def_->abi_version);
+    for (const auto& t : in)
+      d.items().push_back(describe(t.dtype, t.shape, nullptr, Device::host()));
+    return def_->flops(self_, d.abi());
   }
 
  private:
-  static std::vector<deep500_tensor> describe_all(std::span<const Tensor> ts) {
-    std::vector<deep500_tensor> d;
-    for (const auto& t : ts) d.push_back(describe(t));
+  TensorList describe_all(std::span<const Tensor> ts) const {
+    TensorList d(def_->abi_version);
+    for (const auto& t : ts) d.items().push_back(describe(t));
     return d;
   }
   const deep500_custom_op_def* def_;
@@ -199,9 +225,9 @@ std::vector<std::string> load_custom_operators(const std::string& path, Registry
   std::vector<std::string> names;
   for (int32_t i = 0; i < n; ++i) {
     const auto* d = &defs[i];
-    DEEP500_CHECK(d->abi_version == DEEP500_CUSTOM_OP_ABI_VERSION, path, ": operator #", i,
-                  " was built for custom-op ABI version ", d->abi_version, ", expected ",
-                  DEEP500_CUSTOM_OP_ABI_VERSION);
+    DEEP500_CHECK(d->abi_version == 1 || d->abi_version == DEEP500_CUSTOM_OP_ABI_VERSION, path,
+                  ": operator #", i, " was built for custom-op ABI version ", d->abi_version,
+                  ", expected 1 to ", DEEP500_CUSTOM_OP_ABI_VERSION);
     DEEP500_CHECK(d->op_type && d->create && d->infer && d->forward, path, ": operator #", i,
                   " lacks op_type, create, infer or forward");
     std::string domain = d->domain ? d->domain : "";

@@ -154,6 +154,73 @@ NodeSpec node_from_onnx(const onnx::NodeProto& node, int opset) {
   return s;
 }
 
+namespace {
+onnx::AttributeProto to_proto(const std::string& name, const Attribute& a,
+                              const std::string& where) {
+  using P = onnx::AttributeProto;
+  onnx::AttributeProto r;
+  r.set_name(name);
+  switch (a.kind) {
+    case Attribute::Kind::Float:
+      r.set_type(P::FLOAT);
+      r.set_f(a.f);
+      break;
+    case Attribute::Kind::Int:
+      r.set_type(P::INT);
+      r.set_i(a.i);
+      break;
+    case Attribute::Kind::String:
+      r.set_type(P::STRING);
+      r.set_s(a.s);
+      break;
+    case Attribute::Kind::Tensor:
+      r.set_type(P::TENSOR);
+      *r.mutable_t() = to_onnx(a.t, "");
+      break;
+    case Attribute::Kind::Graph:
+      r.set_type(P::GRAPH);
+      *r.mutable_g() = *a.g;
+      break;
+    case Attribute::Kind::Floats:
+      r.set_type(P::FLOATS);
+      for (float v : a.floats) r.add_floats(v);
+      break;
+    case Attribute::Kind::Ints:
+      r.set_type(P::INTS);
+      for (int64_t v : a.ints) r.add_ints(v);
+      break;
+    case Attribute::Kind::Strings:
+      r.set_type(P::STRINGS);
+      for (const auto& v : a.strings) r.add_strings(v);
+      break;
+    case Attribute::Kind::Tensors:
+      r.set_type(P::TENSORS);
+      for (const auto& t : a.tensors) *r.add_tensors() = to_onnx(t, "");
+      break;
+    case Attribute::Kind::Graphs:
+      r.set_type(P::GRAPHS);
+      for (const auto& g : a.graphs) *r.add_graphs() = *g;
+      break;
+    case Attribute::Kind::Other:
+      throw Error(cat(where, ": attribute '", name,
+                      "' is of a kind deep500 does not keep (sparse tensor or type)"));
+  }
+  return r;
+}
+}  // namespace
+
+onnx::NodeProto node_to_onnx(const NodeSpec& node) {
+  onnx::NodeProto n;
+  n.set_name(node.name);
+  n.set_domain(node.domain);
+  n.set_op_type(node.op_type);
+  for (const auto& i : node.inputs) n.add_input(i);
+  for (const auto& o : node.outputs) n.add_output(o);
+  for (const auto& [name, a] : node.attributes.all())
+    *n.add_attribute() = to_proto(name, a, node.describe());
+  return n;
+}
+
 void check_against_schema(const onnx::NodeProto& node, int opset) {
   std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
   const auto* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), opset, domain);

@@ -93,6 +93,11 @@ struct NodeSpec {
 
 // Converts an ONNX node. `opset` is the opset imported for the node's domain.
 NodeSpec node_from_onnx(const onnx::NodeProto& node, int opset);
+// The inverse of node_from_onnx: the node as ONNX writes it (to hand it to
+// another process). Throws Error naming the node and the attribute for an
+// attribute of kind Other (sparse tensors, type protos), which NodeSpec
+// does not keep.
+onnx::NodeProto node_to_onnx(const NodeSpec& node);
 // Validates a node against its ONNX schema (known op, input/output counts,
 // attribute names and types). Throws Error naming the node and the field.
 void check_against_schema(const onnx::NodeProto& node, int opset);

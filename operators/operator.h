@@ -16,6 +16,11 @@
 //  * FLOPs and bytes of a call come from ops::cost() (cost_model.h), one
 //    model per op type, not from the kernel.
 //  * Bad input throws deep500::Error naming the node and the expectation.
+//  * Devices: a host kernel reads and writes host tensors. A device
+//    kernel (the cudnn backend) writes its outputs on the device its first
+//    input lives on (inputs on the host: outputs on the host, the copies in
+//    and out counted in transfer_stats()), its work ordered on the thread's
+//    current stream (deep/device_runtime.h).
 //  * An Operator instance is used by one thread at a time.
 #pragma once
 
@@ -112,11 +117,14 @@ class Operator {
 };
 
 // Returns outputs[i], replaced by a new zeroed tensor unless it already has
-// exactly `dtype` and `shape`.
-Tensor& ensure_output(std::span<Tensor> outputs, size_t i, DataType dtype, const Shape& shape);
+// exactly `dtype` and `shape` and lives on `device` (a host kernel's
+// outputs: the host; a device kernel's: its device).
+Tensor& ensure_output(std::span<Tensor> outputs, size_t i, DataType dtype, const Shape& shape,
+                      Device device = Device::host());
 // ensure_output, then all zero also when the slot was reused (e.g. the
 // gradient of an input when no output gradient was given).
-Tensor& zeroed_output(std::span<Tensor> outputs, size_t i, DataType dtype, const Shape& shape);
+Tensor& zeroed_output(std::span<Tensor> outputs, size_t i, DataType dtype, const Shape& shape,
+                      Device device = Device::host());
 
 // Undefined inputs count as absent: returns inputs[i] if present, else null.
 inline const Tensor* optional_input(std::span<const Tensor> inputs, size_t i) {

@@ -89,6 +89,11 @@ struct BackendCapabilities {
   // aliasing an input, an output or an output gradient: an executor may keep
   // gradient buffers across runs instead of dropping them before each call.
   bool gradients_in_place = false;
+  // Where the backend's kernels run (deep/device.h): the host, or a device
+  // (the cudnn backend: cuda:0). A kernel of a device backend takes inputs
+  // on that device and writes its outputs there (operator.h), so a
+  // benchmark places its inputs there before timing.
+  Device device = Device::host();
 };
 
 }  // namespace deep500::ops

@@ -66,7 +66,15 @@ struct BackendSetting {
 struct CreatedOp {
   std::unique_ptr<Operator> op;
   std::string backend;
-  std::string implementation;
+  std::string implementation;  // the registry's name for the kernel
+
+  // What the last forward()/backward() call ran: the kernel's own name when
+  // it knows one (Operator::implementation(), e.g. the cuDNN algorithm),
+  // else the registry's.
+  std::string ran_implementation() const {
+    std::string own = op ? op->implementation() : std::string();
+    return own.empty() ? implementation : own;
+  }
 };
 
 class Registry {

@@ -42,7 +42,7 @@ std::string unmet(const std::string& what, const std::string& constraint,
 
 }  // namespace
 
-DetectedMachine detect_machine() {
+DetectedMachine detect_machine(bool describe_gpus) {
   DetectedMachine m;
   struct utsname u {};
   m.architecture = uname(&u) == 0 ? u.machine : "unknown";
@@ -54,6 +54,7 @@ DetectedMachine detect_machine() {
   m.memory_gib =
       static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE) / (1024.0 * 1024 * 1024);
   m.gpus = nvidia_gpus();
+  if (describe_gpus) m.gpu_details = metrics::describe_devices(true);
   m.hostname = c.hostname;
   m.software["deep500"] = DEEP500_VERSION;
   for (const auto& [name, version] : c.libraries) m.software[name] = version;
@@ -125,7 +126,17 @@ std::string machine_manifests_yaml(const DetectedMachine& m) {
   out << YAML::Key << "requires" << YAML::Value << YAML::BeginMap;
   for (const auto& [name, version] : m.software)
     out << YAML::Key << name << YAML::Value << cat(">=", version);
-  out << YAML::EndMap << YAML::EndMap << YAML::EndMap;
+  out << YAML::EndMap << YAML::EndMap;
+  if (!m.gpu_details.empty()) {  // for the record: no manifest field states these
+    out << YAML::Key << "devices" << YAML::Value << YAML::BeginSeq;
+    for (const auto& d : m.gpu_details) {
+      out << YAML::BeginMap;
+      for (const auto& [k, v] : d) out << YAML::Key << k << YAML::Value << v;
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+  out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
 

@@ -112,7 +112,8 @@ void time_cell(MatrixCell& cell, const Case& c, const std::vector<Tensor>& input
                const MatrixOptions& o, metrics::Runner& runner) {
   if (cell.status != "passed" && cell.status != "oracle") return;
   KernelRun k{c.node,  inputs, cell.backend, cell.pass == "backward",
-              c.label, o.seed, o.isolate,    o.registry};
+              c.label, o.seed, o.isolate,    o.threads};
+  k.registry = o.registry;
   KernelMeasurement m = measure_kernel(k, runner);
   if (!m.error.empty()) {  // passed its check, then crashed or threw while timed
     cell.status = "FAILED";
@@ -134,8 +135,9 @@ void relate(OpMatrix& m) {
     if (!c.timing) continue;
     const double f = fastest[{c.case_label, c.pass}];
     if (f > 0) c.ratio_to_fastest = c.timing->summary.median / f;
-    if (m.peak_flops_per_second > 0)
-      c.percent_of_peak = 100 * c.timing->rates.flops_per_second / m.peak_flops_per_second;
+    metrics::attach_peak(*c.timing, m.peaks);
+    c.percent_of_peak = c.timing->percent_of_peak_flops;
+    c.percent_of_peak_bandwidth = c.timing->percent_of_peak_bandwidth;
   }
 }
 
@@ -189,9 +191,14 @@ OpMatrix run_op_matrix(const MatrixOptions& o, std::ostream& info) {
   m.backends = matrix_backends(o);
   network::ThreadScope threads(o.threads);
   if (o.speed && o.measure_peak) {
-    const metrics::ArithmeticPeak peak = metrics::measure_arithmetic_peak(o.threads);
-    m.peak_flops_per_second = peak.flops_per_second;
-    m.peak_implementation = metrics::describe(peak);
+    bool host = false;
+    std::vector<Device> devices;
+    for (const auto& b : m.backends) {
+      const Device d = registry.capabilities(b).device;
+      host = host || d.is_host();
+      if (!d.is_host()) devices.push_back(d);
+    }
+    m.peaks = metrics::measure_peaks(host, o.threads, devices);
   }
   auto stop = [&] { return o.interrupt && o.interrupt->load(); };
   for (const auto& c : cases) {
@@ -225,8 +232,12 @@ nlohmann::json matrix_json(const OpMatrix& m, const metrics::Context& context) {
   j["format_version"] = metrics::kResultFormatVersion;
   j["context"] = metrics::to_json(context);
   j["backends"] = m.backends;
-  j["peak"] = {{"flops_per_second", m.peak_flops_per_second},
-               {"implementation", m.peak_implementation}};
+  j["peak"] = {{"flops_per_second", m.peaks.cpu.flops_per_second},
+               {"implementation", metrics::describe(m.peaks.cpu)}};
+  for (const auto& [device, p] : m.peaks.devices)
+    j["device_peaks"][device] = {{"flops_per_second", p.flops_per_second},
+                                 {"bytes_per_second", p.bytes_per_second},
+                                 {"implementation", p.implementation}};
   j["interrupted"] = m.interrupted;
   j["cells"] = nlohmann::json::array();
   for (const auto& c : m.cells) {
@@ -240,6 +251,7 @@ nlohmann::json matrix_json(const OpMatrix& m, const metrics::Context& context) {
                            {"max_abs_error", c.max_abs_error},
                            {"max_rel_error", c.max_rel_error},
                            {"percent_of_peak", c.percent_of_peak},
+                           {"percent_of_peak_bandwidth", c.percent_of_peak_bandwidth},
                            {"ratio_to_fastest", c.ratio_to_fastest}};
     cell["timing"] = c.timing ? metrics::to_json(*c.timing) : nlohmann::json();
     j["cells"].push_back(cell);
@@ -289,9 +301,8 @@ void write_matrix_table(const OpMatrix& m, std::ostream& out) {
     }
     out << "\n";
   }
-  if (m.peak_flops_per_second > 0)
-    out << "peak: " << fixed(m.peak_flops_per_second * 1e-9, 1) << " GFLOP/s ("
-        << m.peak_implementation << ")\n";
+  if (m.peaks.cpu.flops_per_second > 0 || !m.peaks.devices.empty())
+    out << "peaks: " << metrics::describe(m.peaks) << "\n";
   out << "cells: " << m.cells.size() << ", FAILED: " << m.failed()
       << (m.interrupted ? " (interrupted)" : "") << "\n";
 }

@@ -10,9 +10,11 @@
 // backend that refuses a case is a "refused" cell with the refusal's reason.
 // Speed: only kernels that passed are timed (a wrong kernel's time means
 // nothing), with the metrics Runner: median, 95% CI, GFLOP/s from the shared
-// cost model, percent of the machine's measured arithmetic peak (an FMA loop
-// on the kernels' thread count, metrics/arithmetic_peak.h) and the ratio to
-// the fastest backend of the same case and pass.
+// cost model, percent of the measured peak of the device the kernel ran on
+// (the CPU: an FMA loop on the kernels' thread count, metrics/
+// arithmetic_peak.h; a GPU: FMA and copy kernels, metrics/peaks.h; a GPU
+// backend's kernels are timed on device-resident inputs with CUDA events)
+// and the ratio to the fastest backend of the same case and pass.
 //
 // Cases: the built-in operator table (validation/op_specs.h), all of it or
 // the entries whose op type or label --ops names; or one op type's problems
@@ -28,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "metrics/context.h"
+#include "metrics/peaks.h"
 #include "metrics/runner.h"
 #include "operators/registry.h"
 
@@ -42,7 +45,7 @@ struct MatrixOptions {
   bool backward = true;               // check (and time) backward too
   bool speed = true;                  // false: conformance only
   bool measure_peak = true;           // the arithmetic peak percents divide by
-  bool isolate = true;                // each timed kernel's first run in a child process
+  bool isolate = true;                // each timed kernel's first run in a worker process
   int threads = 0;                    // OpenMP threads of the kernels (0 = library default)
   uint64_t seed = 42;                 // of the inputs
   metrics::RunnerSettings runner;
@@ -60,15 +63,17 @@ struct MatrixCell {
   std::string implementation;
   double max_abs_error = 0, max_rel_error = 0;
   std::optional<metrics::Result> timing;
-  double percent_of_peak = 0;   // 0 without a timing or a peak
-  double ratio_to_fastest = 0;  // median / fastest median of this case and pass; 0 untimed
+  double percent_of_peak = 0;  // of its device's FLOP/s peak; 0 without a timing or a peak
+  double percent_of_peak_bandwidth = 0;  // of a device's copy bandwidth (device backends)
+  double ratio_to_fastest = 0;           // median / fastest median of this case and pass; 0 untimed
 };
 
 struct OpMatrix {
   std::vector<std::string> backends;
-  std::vector<MatrixCell> cells;     // case by case, backend by backend, forward then backward
-  double peak_flops_per_second = 0;  // metrics::measure_arithmetic_peak
-  std::string peak_implementation;   // e.g. "avx512f FMA loop, 1 thread"
+  std::vector<MatrixCell> cells;  // case by case, backend by backend, forward then backward
+  // What percents divide by: the CPU's arithmetic peak for host backends,
+  // a device's FMA and copy peaks for the backends that run there.
+  metrics::Peaks peaks;
   bool interrupted = false;
   int failed() const;  // cells with status FAILED
 };

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <set>
 
-#include "deep/child_process.h"
 #include "deep/error.h"
 #include "deep/sizes.h"
 #include "deep/text.h"
@@ -11,6 +10,8 @@
 #include "operators/attribute_text.h"
 #include "operators/cost_model.h"
 #include "operators/registry.h"
+#include "recipes/kernel_worker.h"
+#include "recipes/op_workload.h"
 #include "validation/forward_check.h"
 
 namespace deep500::recipes {
@@ -34,54 +35,6 @@ AttributeProto parse_attr(const std::string& spec, const OpDefinition& def) {
   a.set_s(spec.substr(eq + 1));
   return a;
 }
-
-// An operator as a metrics::Workload: inputs, outputs and (for the backward
-// pass) seeded output gradients are made in setup(), so that run() times
-// forward() or backward() alone (backward under the promise that it follows
-// setup()'s forward, Operator::set_backward_follows_forward). Counters come from the cost model,
-// the same for every backend.
-class OpWorkload final : public metrics::Workload {
- public:
-  OpWorkload(const ops::NodeSpec& node, ops::CreatedOp op, std::vector<Tensor> inputs,
-             std::string name, bool backward, uint64_t seed)
-      : node_(node),
-        op_(std::move(op)),
-        inputs_(std::move(inputs)),
-        outputs_(node.outputs.size()),
-        name_(std::move(name)),
-        backward_(backward),
-        seed_(seed) {
-    // Timed backward calls follow the forward of setup() on the same tensors,
-    // as in a training step: a kernel may reuse what that forward kept.
-    if (backward_) op_.op->set_backward_follows_forward(true);
-  }
-  void setup() override {
-    op_.op->forward(inputs_, outputs_);
-    if (!backward_ || !grad_outputs_.empty()) return;
-    grad_outputs_ = validation::random_inputs(descs_of(outputs_), seed_ + 1);
-    grad_inputs_.resize(inputs_.size());
-  }
-  void run() override {
-    if (backward_)
-      op_.op->backward(grad_outputs_, inputs_, outputs_, grad_inputs_);
-    else
-      op_.op->forward(inputs_, outputs_);
-  }
-  metrics::Counters counters() const override {
-    ops::Cost c = ops::cost(node_, descs_of(inputs_), *op_.op);
-    if (backward_) c = ops::backward_cost(c);
-    return {c.flops, c.bytes, 0};
-  }
-  std::string name() const override { return name_; }
-
- private:
-  const ops::NodeSpec& node_;  // outlives the workload
-  ops::CreatedOp op_;
-  std::vector<Tensor> inputs_, outputs_, grad_outputs_, grad_inputs_;
-  std::string name_;
-  bool backward_;
-  uint64_t seed_;
-};
 
 }  // namespace
 
@@ -166,23 +119,22 @@ KernelMeasurement measure_kernel(const KernelRun& k, metrics::Runner& runner) {
     m.skipped = made->implementation + " has no backward";
     return m;
   }
-  OpWorkload w(k.node, std::move(made.value()), k.inputs, k.name, k.backward, k.seed);
+  const Device device = registry.capabilities(k.backend).device;
+  OpWorkload w(k.node, std::move(made.value()), k.inputs, k.name, k.backward, k.seed, device,
+               k.transfers);
   if (k.isolate) {  // a kernel that crashes on its first run is an error
-    ChildResult first = run_in_child(
-        [&] {
-          // One thread: libgomp's pool, started by an earlier measurement in
-          // this process, does not survive fork() (a parallel region in the
-          // child would wait for it forever). The child creates its own
-          // kernel under that setting: one made in the parent may have fixed
-          // its thread count (oneDNN's brgconv does, at creation).
-          network::ThreadScope single(1);
-          OpWorkload first_run(k.node, std::move(registry.create(ctx, {k.backend}).value()),
-                               k.inputs, k.name, k.backward, k.seed);
-          first_run.setup();
-          first_run.run();
-          return std::string();
-        },
-        0);
+    DEEP500_CHECK(&registry == &ops::Registry::global(),
+                  "a kernel of a registry of the caller's own cannot run isolated in a worker "
+                  "process (it has the global registry only): run it without isolation");
+    KernelJob job;
+    job.node = k.node;
+    job.inputs = k.inputs;
+    job.backend = k.backend;
+    job.backward = k.backward;
+    job.seed = k.seed;
+    job.threads = k.threads;
+    job.device = device;
+    ChildResult first = run_kernel_job(job);
     if (!first.completed) {
       m.error = cat(first.threw_error ? "" : "the kernel ", first.failure);
       return m;
@@ -190,10 +142,36 @@ KernelMeasurement measure_kernel(const KernelRun& k, metrics::Runner& runner) {
   }
   try {
     m.result = runner.run(w);
+    m.implementation = w.implementation();
   } catch (const std::exception& e) {
     m.error = e.what();
   }
   return m;
+}
+
+std::string inputs_text(const Problem& p) {
+  std::string out;
+  for (const auto& in : p.inputs) {
+    std::string shape;
+    for (int64_t d : in.desc.shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+    out += cat(out.empty() ? "" : " ", in.name, ":", name_of(in.desc.dtype), ":",
+               shape.empty() ? "scalar" : shape);
+  }
+  return out;
+}
+
+metrics::Peaks measure_backend_peaks(const std::vector<std::string>& backends, int threads) {
+  check_thread_count(threads, "--threads");  // before the CPU peak starts that many
+  bool host = false;
+  std::vector<Device> devices;
+  for (const auto& b : backends) {
+    const Device d = ops::Registry::global().capabilities(b).device;
+    if (d.is_host())
+      host = true;
+    else
+      devices.push_back(d);
+  }
+  return metrics::measure_peaks(host, threads, devices);
 }
 
 BenchmarkOutcome run_operator_benchmark(const OperatorBenchmark& b, std::ostream& info) {
@@ -214,23 +192,33 @@ BenchmarkOutcome run_operator_benchmark(const OperatorBenchmark& b, std::ostream
     const Problem& problem = b.problems[i];
     auto inputs = validation::random_inputs(descs(problem), b.seed, b.low, b.high);
     for (const auto& backend : backends) {
+      const bool on_device = !ops::Registry::global().capabilities(backend).device.is_host();
       for (const char* pass : passes) {
-        if (stop()) break;
-        KernelRun k{nodes[i],     inputs, backend,  std::string(pass) == "backward",
-                    b.op.op_type, b.seed, b.isolate};
-        const std::string what = cat(backend, " ", pass, " ", problem.label);
-        KernelMeasurement m = measure_kernel(k, runner);
-        if (!m.skipped.empty()) info << "skipped " << what << ": " << m.skipped << "\n";
-        if (!m.error.empty()) {
-          info << "error " << what << ": " << m.error << "\n";
-          ++out.errors;
+        for (bool transfers : {false, true}) {
+          if (stop() || (transfers && !(on_device && b.include_transfers))) break;
+          KernelRun k{nodes[i],     inputs, backend,   std::string(pass) == "backward",
+                      b.op.op_type, b.seed, b.isolate, b.threads};
+          k.transfers = transfers;
+          const std::string what =
+              cat(backend, " ", pass, transfers ? " with transfers " : " ", problem.label);
+          KernelMeasurement m = measure_kernel(k, runner);
+          if (!m.skipped.empty()) info << "skipped " << what << ": " << m.skipped << "\n";
+          if (!m.error.empty()) {
+            info << "error " << what << ": " << m.error << "\n";
+            ++out.errors;
+          }
+          if (!m.result) break;
+          if (b.peaks) metrics::attach_peak(*m.result, *b.peaks);
+          out.results.push_back(std::move(*m.result));
+          out.results.back().labels = {{"problem", problem.label},
+                                       {"backend", backend},
+                                       {"pass", pass},
+                                       {"implementation", m.implementation}};
+          out.results.back().problem = {{"inputs", inputs_text(problem)},
+                                        {"attributes", ops::attributes_text(nodes[i])}};
+          if (on_device)
+            out.results.back().labels.push_back({"transfers", transfers ? "included" : "excluded"});
         }
-        if (!m.result) continue;
-        out.results.push_back(std::move(*m.result));
-        out.results.back().labels = {{"problem", problem.label},
-                                     {"backend", backend},
-                                     {"pass", pass},
-                                     {"implementation", m.implementation}};
       }
     }
   }

@@ -13,6 +13,7 @@
 
 #include <onnx/defs/schema.h>
 
+#include "metrics/peaks.h"
 #include "metrics/runner.h"
 #include "operators/custom_op_loader.h"
 #include "operators/node.h"
@@ -50,6 +51,11 @@ std::vector<std::string> backend_list(const std::vector<std::string>& asked,
                                       const OpDefinition& def);
 
 std::vector<TensorDesc> descs(const Problem& p);
+// The problem's inputs as --input specs, space-separated
+// ("x:float32:1x3x224x224 w:float32:64x3x7x7"): each result's `problem`
+// holds them and its node's attributes (ops::attributes_text), so that a
+// peer can rebuild the problem from the results alone.
+std::string inputs_text(const Problem& p);
 
 struct OperatorBenchmark {
   OperatorSpec op;
@@ -58,11 +64,23 @@ struct OperatorBenchmark {
   bool backward = false;              // also time backward() (pass "backward")
   uint64_t seed = 42;                 // of the random inputs
   double low = -1, high = 1;          // uniform input range
-  bool isolate = true;  // each kernel's first run in a child process: a crash is an error row
-  int threads = 0;      // OpenMP threads of the kernels (0 = library default)
+  bool isolate = true;  // each kernel's first run in a worker process: a crash is an error row
+  // A device backend's kernels (BackendCapabilities::device) are timed on
+  // inputs already on the device; with this, also with the copies in and out
+  // (a second result per kernel, labelled transfers=included).
+  bool include_transfers = false;
+  int threads = 0;  // OpenMP threads of the kernels (0 = library default)
   metrics::RunnerSettings runner;
   const std::atomic<bool>* interrupt = nullptr;  // checked between measurements
+  // What results' percents of peak divide by (nullptr: no percents).
+  const metrics::Peaks* peaks = nullptr;
 };
+
+// The peaks of the devices `backends` run on (backend_list's names): the
+// CPU's arithmetic peak on `threads` threads when one of them runs on the
+// host, each usable device's when one runs there. Throws Error naming
+// --threads for a thread count beyond thread_limit().
+metrics::Peaks measure_backend_peaks(const std::vector<std::string>& backends, int threads);
 
 struct BenchmarkOutcome {
   // Labelled problem, backend, pass, implementation.
@@ -80,12 +98,16 @@ struct KernelRun {
   bool backward = false;
   std::string name;  // the workload's name in results
   uint64_t seed = 42;
-  bool isolate = true;                      // first run in a child process: a crash is an error
-  const ops::Registry* registry = nullptr;  // nullptr: the global one
+  bool isolate = true;  // first run in a worker process (kernel_worker.h): a crash is an error
+  int threads = 0;      // the worker's OpenMP threads (this process's are the caller's)
+  // Each run() copies the inputs in from the host and the outputs back (a
+  // device backend's kernels; without it their inputs live on the device).
+  bool transfers = false;
+  const ops::Registry* registry = nullptr;  // nullptr: the global one (a worker has no other)
 };
 struct KernelMeasurement {
   std::optional<metrics::Result> result;
-  std::string implementation;  // the registry's name for the kernel
+  std::string implementation;  // what the kernel ran (ops::CreatedOp::ran_implementation)
   std::string skipped;         // why nothing was measured: refused, no backward
   std::string error;           // it threw or crashed
 };

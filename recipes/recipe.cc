@@ -120,6 +120,11 @@ metrics::RunnerSettings read_runner(Fields& f) {
       static_cast<int>(f.integer("max_repetitions", r.max_repetitions, 1, 100000000));
   r.min_time_seconds = f.number("min_time", r.min_time_seconds, 0, 86400);
   r.max_time_seconds = f.number("max_time", r.max_time_seconds, 0.001, 86400);
+  r.cache = f.text("cache", r.cache);
+  f.check("cache", [&] {
+    DEEP500_CHECK(r.cache == "hot" || r.cache == "cold", "expected hot or cold, got '", r.cache,
+                  "'");
+  });
   f.check("max_repetitions", [&] { r.validate(); });
   return r;
 }
@@ -165,6 +170,7 @@ OperatorBenchmarkSuite read_operator_benchmark(Fields f) {
   common.seed = static_cast<uint64_t>(
       f.integer("seed", static_cast<int64_t>(common.seed), 0, std::numeric_limits<int64_t>::max()));
   common.isolate = f.flag("isolate", common.isolate);
+  common.include_transfers = f.flag("include_transfers", common.include_transfers);
   common.runner = read_runner(f);
   suite.measure_peak = f.flag("peak", suite.measure_peak);
   f.for_each_map("operators", "{op, shapes or inputs, attrs, dtype, batch}", [&](Fields& g) {

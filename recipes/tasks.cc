@@ -257,77 +257,89 @@ double gflops_of(const metrics::Result& r) {
   return r.rates.flops_per_second / 1e9;
 }
 
+// Per backend and per operator and backend: the geometric mean of GFLOP/s
+// and of the percent of the peak of the device each row ran on.
 Measurements benchmark_measurements(const std::vector<metrics::Result>& results, int errors,
-                                    double peak_gflops) {
+                                    const metrics::Peaks& peaks) {
   Measurements m;
   m.final_values["measured"] = static_cast<double>(results.size());
   m.final_values["errors"] = errors;
-  if (peak_gflops > 0) m.final_values["peak_gflops"] = peak_gflops;
-  std::map<std::string, std::vector<double>> groups;  // B and OP.B -> GFLOP/s of each row
+  if (peaks.cpu.flops_per_second > 0)
+    m.final_values["peak_gflops"] = peaks.cpu.flops_per_second / 1e9;
+  for (const auto& [device, p] : peaks.devices) {
+    m.final_values[device + ".peak_gflops"] = p.flops_per_second / 1e9;
+    m.final_values[device + ".peak_gbytes_per_second"] = p.bytes_per_second / 1e9;
+  }
+  std::map<std::string, std::vector<double>> groups, percents;  // B and OP.B -> each row's
   for (const auto& r : results) {
     if (gflops_of(r) <= 0) continue;  // no cost model for this operator
-    groups[r.label("backend")].push_back(gflops_of(r));
-    groups[r.name + "." + r.label("backend")].push_back(gflops_of(r));
+    for (const std::string& g : {r.label("backend"), r.name + "." + r.label("backend")}) {
+      groups[g].push_back(gflops_of(r));
+      if (r.percent_of_peak_flops > 0) percents[g].push_back(r.percent_of_peak_flops);
+    }
   }
   for (const auto& [group, values] : groups) {
-    const double g = geomean(values);
-    m.final_values[group + ".gflops"] = g;
+    m.final_values[group + ".gflops"] = geomean(values);
     m.samples[group + ".gflops"] = values;
-    if (peak_gflops > 0) m.final_values[group + ".percent_of_peak"] = 100 * g / peak_gflops;
   }
+  for (const auto& [group, values] : percents)
+    m.final_values[group + ".percent_of_peak"] = geomean(values);
   return m;
 }
 
 nlohmann::json benchmark_json(const std::vector<metrics::Result>& results,
-                              const metrics::ArithmeticPeak& peak) {
+                              const metrics::Peaks& peaks) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : results) {
     nlohmann::json row = metrics::to_json(r);
     row["gflops"] = gflops_of(r);
-    if (peak.flops_per_second > 0)
-      row["percent_of_peak"] = 100 * r.rates.flops_per_second / peak.flops_per_second;
+    if (r.percent_of_peak_flops > 0) row["percent_of_peak"] = r.percent_of_peak_flops;
     rows.push_back(row);
   }
   nlohmann::json j = {{"format_version", metrics::kResultFormatVersion},
                       {"context", metrics::to_json(network::result_context(nullptr))},
                       {"results", rows}};
-  if (peak.flops_per_second > 0)
-    j["peak"] = {{"gflops", peak.flops_per_second / 1e9},
-                 {"implementation", metrics::describe(peak)}};
+  if (peaks.cpu.flops_per_second > 0)
+    j["peak"] = {{"gflops", peaks.cpu.flops_per_second / 1e9},
+                 {"implementation", metrics::describe(peaks.cpu)}};
+  for (const auto& [device, p] : peaks.devices)
+    j["device_peaks"][device] = {{"gflops", p.flops_per_second / 1e9},
+                                 {"gbytes_per_second", p.bytes_per_second / 1e9},
+                                 {"implementation", p.implementation}};
   return j;
 }
 
 TaskRun benchmark_run(const Recipe& r, const RunOptions& o, std::ostream& out) {
   const auto start = std::chrono::steady_clock::now();
   const OperatorBenchmarkSuite& suite = r.operator_benchmark;
-  metrics::ArithmeticPeak peak;
+  metrics::Peaks peaks;
   if (suite.measure_peak && !suite.operators.empty())
-    peak = metrics::measure_arithmetic_peak(r.software.threads);
+    peaks = measure_backend_peaks(suite_backends(suite), r.software.threads);
   std::vector<metrics::Result> results;
   int errors = 0;
   TaskRun t;
   for (OperatorBenchmark b : suite.operators) {
     b.threads = r.software.threads;
     b.interrupt = o.interrupt;
+    b.peaks = &peaks;
     BenchmarkOutcome outcome = run_operator_benchmark(b, out);
     errors += outcome.errors;
     std::move(outcome.results.begin(), outcome.results.end(), std::back_inserter(results));
     if (outcome.interrupted) t.interrupted = true;
     if (t.interrupted) break;
   }
-  t.measurements = benchmark_measurements(results, errors, peak.flops_per_second / 1e9);
-  t.details = benchmark_json(results, peak);
+  t.measurements = benchmark_measurements(results, errors, peaks);
+  t.details = benchmark_json(results, peaks);
   t.context = t.details["context"];
   std::ostringstream csv;
   metrics::make_csv_reporter(csv)->report(network::result_context(nullptr), results);
   t.csv = csv.str();
   t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   t.measurements.final_values["seconds"] = t.seconds;
-  t.summary =
-      cat("deep500 operator benchmark: ", results.size(), " measured, ", errors, " errors",
-          peak.flops_per_second > 0 ? cat("; peak ", short_number(peak.flops_per_second / 1e9),
-                                          " GFLOP/s (", metrics::describe(peak), ")")
-                                    : "");
+  t.summary = cat("deep500 operator benchmark: ", results.size(), " measured, ", errors, " errors",
+                  peaks.cpu.flops_per_second > 0 || !peaks.devices.empty()
+                      ? cat("; peaks ", metrics::describe(peaks))
+                      : "");
   for (const auto& b : suite_backends(suite)) {
     auto g = t.measurements.final_values.find(b + ".gflops");
     if (g != t.measurements.final_values.end())
@@ -342,7 +354,7 @@ Measurements matrix_measurements(const OpMatrix& m) {
   auto& v = out.final_values;
   v["cells"] = static_cast<double>(m.cells.size());
   for (const char* s : {"passed", "failed", "refused", "oracle"}) v[s] = 0;
-  if (m.peak_flops_per_second > 0) v["peak_gflops"] = m.peak_flops_per_second / 1e9;
+  if (m.peaks.cpu.flops_per_second > 0) v["peak_gflops"] = m.peaks.cpu.flops_per_second / 1e9;
   std::map<std::string, std::vector<double>> ratios, percents;
   for (const auto& c : m.cells) {
     const std::string status = c.status == "FAILED" ? "failed" : c.status;

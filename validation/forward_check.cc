@@ -65,6 +65,7 @@ std::vector<Tensor> run_node(const ops::NodeSpec& node, const std::vector<Tensor
   if (implementation) *implementation = created->implementation;
   std::vector<Tensor> outputs(node.outputs.size());
   created->op->forward(inputs, outputs);
+  if (implementation) *implementation = created->ran_implementation();
   return outputs;
 }
 
@@ -85,6 +86,7 @@ bool run_under_test(const ops::NodeSpec& node, const std::vector<Tensor>& inputs
   actual.assign(node.outputs.size(), Tensor());
   try {
     made->op->forward(inputs, actual);
+    r.implementation = made->ran_implementation();
   } catch (const std::exception& e) {
     r.status = CheckStatus::Failed;
     r.message = cat(backend, " threw: ", e.what());
@@ -183,6 +185,7 @@ ForwardCheckResult check_forward(const ops::NodeSpec& node, const std::vector<Te
   r.reference_implementation = ref->implementation;
   std::vector<Tensor> expected(node.outputs.size());
   ref->op->forward(inputs, expected);  // errors here are input errors: propagate
+  r.reference_implementation = ref->ran_implementation();
   std::vector<Tensor> actual;
   if (run_under_test(node, inputs, backend, registry, r, actual))
     compare_outputs(node, actual, expected, o, forward_terms(node, inputs, expected), r);

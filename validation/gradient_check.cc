@@ -213,7 +213,7 @@ GradientCheckResult check_gradient(const ops::NodeSpec& node, const std::vector<
       if (made.ok()) {
         auto r = check_gradient(*made->op, wide, node.outputs.size(), o, node.inputs);
         r.backend = backend;
-        r.implementation = made->implementation;
+        r.implementation = made->ran_implementation();
         return r;
       }
       refused = made.refusal().reason;
@@ -232,7 +232,7 @@ GradientCheckResult check_gradient(const ops::NodeSpec& node, const std::vector<
   }
   r = check_gradient(*made->op, inputs, node.outputs.size(), o, node.inputs);
   r.backend = backend;
-  r.implementation = made->implementation;
+  r.implementation = made->ran_implementation();
   if (!note.empty())
     r.message += (r.message.empty() ? "computed in " : "; computed in ") +
                  std::string(name_of(r.computed_in)) + note;
@@ -268,6 +268,7 @@ std::optional<std::vector<Tensor>> backward_with_seeded_grads(
   }
   std::vector<Tensor> grads(inputs.size());
   made->op->backward(grad_outputs, inputs, outputs, grads);
+  implementation = made->ran_implementation();
   return grads;
 }
 

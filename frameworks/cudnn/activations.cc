@@ -21,9 +21,10 @@ class ActivationOp final : public Operator {
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     prepare(in[0]);
-    DeviceBuffer x = to_device(in[0]), y(in[0].nbytes());
-    run_forward(x, y);
-    y.download(ops::ensure_output(out, 0, DataType::Float, in[0].shape()));
+    DeviceCall call(in);
+    const float* x = call.in(in[0]);
+    run_forward(x, call.out(out, 0, in[0].shape()));
+    call.finish();
   }
 
   bool has_backward() const override { return true; }
@@ -33,24 +34,26 @@ class ActivationOp final : public Operator {
 
   void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor> out,
                 std::span<Tensor> gx) override {
-    gx[0] = Tensor(in[0].dtype(), in[0].shape());
-    if (!gy[0].defined()) return;
+    prepare(in[0]);
+    if (zero_gradients_without_output_gradient(gy, in, gx, 1)) return;
     DEEP500_CHECK(gy[0].desc() == in[0].desc(), node_, ": output gradient must be ",
                   to_string(in[0].desc()), ", got ", to_string(gy[0].desc()));
-    prepare(in[0]);
-    DeviceBuffer x = to_device(in[0]), dy = to_device(gy[0]), dx(in[0].nbytes());
-    DeviceBuffer y;
+    DeviceCall call(in);
+    const float* x = call.in(in[0]);
+    const float* dy = call.in(gy[0]);
+    const float* y = nullptr;
     if (!out.empty() && out[0].defined() && out[0].desc() == in[0].desc()) {
-      y = to_device(out[0]);
+      y = call.in(out[0]);
     } else {  // forward outputs not given: recompute them on the device
-      y = DeviceBuffer(in[0].nbytes());
-      run_forward(x, y);
+      float* t = call.temp(in[0].numel());
+      run_forward(x, t);
+      y = t;
     }
     const float one = 1.f, zero = 0.f;
-    check(cudnnActivationBackward(handle(), act_, &one, td_, y.get(), td_, dy.get(), td_, x.get(),
-                                  &zero, td_, dx.get()),
+    check(cudnnActivationBackward(handle(), act_, &one, td_, y, td_, dy, td_, x, &zero, td_,
+                                  call.out(gx, 0, in[0].shape())),
           "cudnnActivationBackward");
-    dx.download(gx[0]);
+    call.finish();
   }
 
  private:
@@ -64,9 +67,9 @@ class ActivationOp final : public Operator {
       dims_ = d;
     }
   }
-  void run_forward(const DeviceBuffer& x, DeviceBuffer& y) {
+  void run_forward(const float* x, float* y) {
     const float one = 1.f, zero = 0.f;
-    check(cudnnActivationForward(handle(), act_, &one, td_, x.get(), &zero, td_, y.get()),
+    check(cudnnActivationForward(handle(), act_, &one, td_, x, &zero, td_, y),
           "cudnnActivationForward");
   }
 

@@ -7,13 +7,14 @@
 //    per-channel sum of dY * x_hat (x_hat = BN_inference(X; 1, 0, mean, var),
 //    the product by cudnnOpTensor).
 //  * training (opset >= 14, training_mode=1): cudnnBatchNormalizationForwardTraining
-//    for Y and the batch mean / inverse standard deviation; the running
-//    statistics outputs follow ONNX (population variance, momentum weighting
-//    the old value), computed on the host from those C values, since cuDNN's
-//    own running variance is the unbiased one. Backward:
+//    for Y and the batch mean and (unbiased) variance; the running statistics
+//    outputs follow ONNX (population variance, momentum weighting the old
+//    value) by cudnnOpTensor on the device: the population variance is the
+//    unbiased one times (M - 1) / M over M = N x spatial values. Backward:
 //    cudnnBatchNormalizationBackward (batch statistics recomputed); gradients
 //    reaching the running-statistics outputs are not implemented (an Error).
 #include <cmath>
+#include <vector>
 
 #include "frameworks/cudnn/common.h"
 
@@ -42,7 +43,9 @@ class BatchNormOp final : public Operator {
     return "";
   }
 
-  explicit BatchNormOp(const OpContext& ctx) : node_(ctx.node.describe()) {
+  explicit BatchNormOp(const OpContext& ctx)
+      : node_(ctx.node.describe()), node_outputs_(ctx.node.outputs) {
+    node_outputs_.resize(3);
     DEEP500_CHECK(ctx.num_inputs() == 5, node_,
                   ": expected 5 inputs (X, scale, B, mean, var), got ", ctx.num_inputs());
     const auto& a = ctx.node.attributes;
@@ -54,27 +57,40 @@ class BatchNormOp final : public Operator {
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     prepare(in);
-    DeviceBuffer x = to_device(in[0]), y(in[0].nbytes());
-    DeviceBuffer scale = to_device(in[1]), bias = to_device(in[2]);
-    DeviceBuffer mean = to_device(in[3]), var = to_device(in[4]);
+    DeviceCall call(in);
+    const float* x = call.in(in[0]);
+    const float* scale = call.in(in[1]);
+    const float* bias = call.in(in[2]);
+    float* y = call.out(out, 0, in[0].shape());
     const float one = 1.f, zero = 0.f;
     if (!training_) {
       check(cudnnBatchNormalizationForwardInference(handle(), CUDNN_BATCHNORM_SPATIAL, &one, &zero,
-                                                    xd_, x.get(), xd_, y.get(), bnd_, scale.get(),
-                                                    bias.get(), mean.get(), var.get(), eps_),
+                                                    xd_, x, xd_, y, bnd_, scale, bias,
+                                                    call.in(in[3]), call.in(in[4]), eps_),
             "cudnnBatchNormalizationForwardInference");
-      y.download(ops::ensure_output(out, 0, DataType::Float, in[0].shape()));
+      call.finish();
       return;
     }
-    const size_t cbytes = in[1].nbytes();
-    DeviceBuffer batch_mean(cbytes), batch_inv_std(cbytes);
+    const int64_t c = in[1].numel();
+    float* batch_mean = call.temp(c);
+    float* batch_var = call.temp(c);
+    // Factor 1: cuDNN's "running" outputs become this batch's mean and unbiased
+    // variance (it still reads them: zeros, never NaN garbage, times 0).
+    check(cudnnSetTensor(handle(), bnd_, batch_mean, &zero), "cudnnSetTensor");
+    check(cudnnSetTensor(handle(), bnd_, batch_var, &zero), "cudnnSetTensor");
     check(cudnnBatchNormalizationForwardTraining(handle(), CUDNN_BATCHNORM_SPATIAL, &one, &zero,
-                                                 xd_, x.get(), xd_, y.get(), bnd_, scale.get(),
-                                                 bias.get(), 0.0, nullptr, nullptr, eps_,
-                                                 batch_mean.get(), batch_inv_std.get()),
+                                                 xd_, x, xd_, y, bnd_, scale, bias, 1.0, batch_mean,
+                                                 batch_var, eps_, nullptr, nullptr),
           "cudnnBatchNormalizationForwardTraining");
-    y.download(ops::ensure_output(out, 0, DataType::Float, in[0].shape()));
-    if (out.size() > 1) write_running_statistics(in, batch_mean, batch_inv_std, out);
+    if (out.size() > 1 && !node_outputs_[1].empty())
+      blend(call.in(in[3]), momentum_, batch_mean, 1 - momentum_, call.out(out, 1, in[3].shape()));
+    if (out.size() > 2 && !node_outputs_[2].empty()) {
+      const double m = static_cast<double>(in[0].numel()) / static_cast<double>(c);
+      const double population = m > 1 ? (m - 1) / m : 0;
+      blend(call.in(in[4]), momentum_, batch_var, static_cast<float>((1 - momentum_) * population),
+            call.out(out, 2, in[4].shape()));
+    }
+    call.finish();
   }
 
   bool has_backward() const override { return true; }
@@ -92,20 +108,20 @@ class BatchNormOp final : public Operator {
                     ": cudnn backend: gradients of the running statistics outputs are not "
                     "implemented");
     if (zero_gradients_without_output_gradient(gy, in, gx, 3)) return;  // X, scale, B
-    Tensor& dx_host = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
-    Tensor& dscale_host = ops::ensure_output(gx, 1, DataType::Float, in[1].shape());
-    Tensor& dbias_host = ops::ensure_output(gx, 2, DataType::Float, in[2].shape());
     DEEP500_CHECK(gy[0].desc() == in[0].desc(), node_, ": output gradient must be ",
                   to_string(in[0].desc()), ", got ", to_string(gy[0].desc()));
-    DeviceBuffer x = to_device(in[0]), dy = to_device(gy[0]), scale = to_device(in[1]);
-    DeviceBuffer dx(in[0].nbytes()), dscale(in[1].nbytes()), dbias(in[2].nbytes());
+    DeviceCall call(in);
+    Args a{call.in(in[0]),
+           call.in(gy[0]),
+           call.in(in[1]),
+           call.out(gx, 0, in[0].shape()),
+           call.out(gx, 1, in[1].shape()),
+           call.out(gx, 2, in[2].shape())};
     if (training_)
-      training_backward(x, dy, scale, dx, dscale, dbias);
+      training_backward(a);
     else
-      inference_backward(in, x, dy, scale, dx, dscale, dbias);
-    dx.download(dx_host);
-    dscale.download(dscale_host);
-    dbias.download(dbias_host);
+      inference_backward(call, in, a);
+    call.finish();
   }
 
   std::string implementation() const override {
@@ -141,76 +157,71 @@ class BatchNormOp final : public Operator {
     shape_ = s;
   }
 
-  // ONNX's running statistics from the batch mean and inverse standard deviation.
-  void write_running_statistics(std::span<const Tensor> in, const DeviceBuffer& batch_mean,
-                                const DeviceBuffer& batch_inv_std, std::span<Tensor> out) const {
-    Tensor mean(DataType::Float, in[3].shape()), inv_std(DataType::Float, in[3].shape());
-    batch_mean.download(mean);
-    batch_inv_std.download(inv_std);
-    const int64_t c = in[3].numel();
-    const float* old_mean = in[3].data<float>();
-    const float* old_var = in[4].data<float>();
-    Tensor& rm = ops::ensure_output(out, 1, DataType::Float, in[3].shape());
-    for (int64_t i = 0; i < c; ++i)
-      rm.data<float>()[i] = old_mean[i] * momentum_ + mean.data<float>()[i] * (1 - momentum_);
-    if (out.size() < 3) return;
-    Tensor& rv = ops::ensure_output(out, 2, DataType::Float, in[4].shape());
-    for (int64_t i = 0; i < c; ++i) {
-      const double inv = inv_std.data<float>()[i];
-      const double batch_var = 1.0 / (inv * inv) - eps_;
-      rv.data<float>()[i] =
-          static_cast<float>(old_var[i] * momentum_ + batch_var * (1 - momentum_));
+  // out = a * old + b * batch, per channel (cudnnOpTensor; b = 0 never reads batch).
+  void blend(const float* old, float a, const float* batch, float b, float* out) const {
+    const float zero = 0.f;
+    if (b == 0.f) {
+      check(cudnnAddTensor(handle(), &a, bnd_, old, &zero, bnd_, out), "cudnnAddTensor");
+      return;
     }
+    OpTensorDescriptor add;
+    check(
+        cudnnSetOpTensorDescriptor(add, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN),
+        "cudnnSetOpTensorDescriptor");
+    check(cudnnOpTensor(handle(), add, &a, bnd_, old, &b, bnd_, batch, &zero, bnd_, out),
+          "cudnnOpTensor (running statistics)");
   }
 
-  void training_backward(const DeviceBuffer& x, const DeviceBuffer& dy, const DeviceBuffer& scale,
-                         DeviceBuffer& dx, DeviceBuffer& dscale, DeviceBuffer& dbias) const {
+  // The device addresses of one backward call.
+  struct Args {
+    const float *x, *dy, *scale;
+    float *dx, *dscale, *dbias;
+  };
+
+  void training_backward(const Args& a) const {
     const float one = 1.f, zero = 0.f;
     check(cudnnBatchNormalizationBackward(handle(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one,
-                                          &zero, xd_, x.get(), xd_, dy.get(), xd_, dx.get(), bnd_,
-                                          scale.get(), dscale.get(), dbias.get(), eps_, nullptr,
-                                          nullptr),
+                                          &zero, xd_, a.x, xd_, a.dy, xd_, a.dx, bnd_, a.scale,
+                                          a.dscale, a.dbias, eps_, nullptr, nullptr),
           "cudnnBatchNormalizationBackward");
   }
 
-  void inference_backward(std::span<const Tensor> in, const DeviceBuffer& x, const DeviceBuffer& dy,
-                          const DeviceBuffer& scale, DeviceBuffer& dx, DeviceBuffer& dscale,
-                          DeviceBuffer& dbias) const {
+  void inference_backward(DeviceCall& call, std::span<const Tensor> in, const Args& a) const {
     const float one = 1.f, zero = 0.f;
     cudnnHandle_t h = handle();
-    DeviceBuffer mean = to_device(in[3]), var = to_device(in[4]);
-    DeviceBuffer zeros(in[1].nbytes()), ones(in[1].nbytes());
-    zeros.zero();
-    Tensor ones_host(DataType::Float, in[1].shape());
-    for (int64_t i = 0; i < ones_host.numel(); ++i) ones_host.data<float>()[i] = 1.f;
-    ones.upload(ones_host);
+    const float* mean = call.in(in[3]);
+    const float* var = call.in(in[4]);
+    const int64_t c = in[1].numel();
+    float* zeros = call.temp(c);
+    float* ones = call.temp(c);
+    check(cudnnSetTensor(h, bnd_, zeros, &zero), "cudnnSetTensor");
+    check(cudnnSetTensor(h, bnd_, ones, &one), "cudnnSetTensor");
     // dX = scale * dY / sqrt(var + eps): the inference formula with mean 0 and bias 0.
-    check(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, xd_,
-                                                  dy.get(), xd_, dx.get(), bnd_, scale.get(),
-                                                  zeros.get(), zeros.get(), var.get(), eps_),
-          "cudnnBatchNormalizationForwardInference (dX)");
+    check(
+        cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, xd_, a.dy,
+                                                xd_, a.dx, bnd_, a.scale, zeros, zeros, var, eps_),
+        "cudnnBatchNormalizationForwardInference (dX)");
     // dB: per-channel sums of dY.
-    check(cudnnConvolutionBackwardBias(h, &one, xd_, dy.get(), &zero, bnd_, dbias.get()),
+    check(cudnnConvolutionBackwardBias(h, &one, xd_, a.dy, &zero, bnd_, a.dbias),
           "cudnnConvolutionBackwardBias (dB)");
     // dScale: per-channel sums of dY * x_hat.
-    DeviceBuffer x_hat(in[0].nbytes());
-    check(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, xd_,
-                                                  x.get(), xd_, x_hat.get(), bnd_, ones.get(),
-                                                  zeros.get(), mean.get(), var.get(), eps_),
+    float* x_hat = call.temp(in[0].numel());
+    check(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, xd_, a.x,
+                                                  xd_, x_hat, bnd_, ones, zeros, mean, var, eps_),
           "cudnnBatchNormalizationForwardInference (x_hat)");
     OpTensorDescriptor mul;
     check(cudnnSetOpTensorDescriptor(mul, CUDNN_OP_TENSOR_MUL, CUDNN_DATA_FLOAT,
                                      CUDNN_NOT_PROPAGATE_NAN),
           "cudnnSetOpTensorDescriptor");
-    DeviceBuffer product(in[0].nbytes());
-    check(cudnnOpTensor(h, mul, &one, xd_, dy.get(), &one, xd_, x_hat.get(), &zero, xd_,
-                        product.get()),
+    float* product = call.temp(in[0].numel());
+    check(cudnnOpTensor(h, mul, &one, xd_, a.dy, &one, xd_, x_hat, &zero, xd_, product),
           "cudnnOpTensor (dY * x_hat)");
-    check(cudnnConvolutionBackwardBias(h, &one, xd_, product.get(), &zero, bnd_, dscale.get()),
+    check(cudnnConvolutionBackwardBias(h, &one, xd_, product, &zero, bnd_, a.dscale),
           "cudnnConvolutionBackwardBias (dScale)");
   }
 
   std::string node_;
+  std::vector<std::string> node_outputs_;  // "" marks an unused output
   float eps_ = 1e-5f, momentum_ = 0.9f;
   bool training_ = false;
   Shape shape_;

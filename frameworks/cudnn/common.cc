@@ -131,8 +131,9 @@ Window2d make_window(const ops::NodeSpec& node, const Shape& in, const Shape& ke
 bool zero_gradients_without_output_gradient(std::span<const Tensor> gy, std::span<const Tensor> in,
                                             std::span<Tensor> gx, size_t count) {
   if (!gy.empty() && gy[0].defined()) return false;
+  const Device d = DeviceCall(in).output_device();
   for (size_t i = 0; i < count && i < in.size(); ++i)
-    if (in[i].defined()) ops::zeroed_output(gx, i, DataType::Float, in[i].shape());
+    if (in[i].defined()) ops::zeroed_output(gx, i, DataType::Float, in[i].shape(), d);
   return true;
 }
 

@@ -84,8 +84,9 @@ Window2d make_window(const ops::NodeSpec& node, const Shape& in, const Shape& ke
                      bool allow_dilation, std::string* refusal);
 
 // backward() when no output gradient is given: the gradients of the first
-// `count` present inputs become zeros (reused slots too) and it returns true;
-// otherwise false, and nothing is written.
+// `count` present inputs become zeros (reused slots too; on the device the
+// call's outputs go to) and it returns true; otherwise false, and nothing is
+// written.
 bool zero_gradients_without_output_gradient(std::span<const Tensor> gy, std::span<const Tensor> in,
                                             std::span<Tensor> gx, size_t count);
 

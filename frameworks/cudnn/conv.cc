@@ -1,10 +1,15 @@
 // Conv (1-D / 2-D, groups, strides, dilations, symmetric pads, optional bias)
 // via cudnnConvolutionForward + cudnnAddTensor, with backward w.r.t. X, W and
-// B (cudnnConvolutionBackwardData / Filter / Bias). FMA math (no TF32) so
-// results match the float32 reference; FFT and Winograd-nonfused algorithms
-// are avoided when the heuristics offer another one, for the same reason.
+// B (cudnnConvolutionBackwardData / Filter / Bias). FMA math unless the
+// setting cuda.math is tf32, so results match the float32 reference; FFT and
+// Winograd-nonfused algorithms are avoided when another one runs, for the
+// same reason. The algorithm of each pass is chosen once per configuration,
+// device and thread (cudnn.conv_algorithm: timed by cudnnFind*, or cuDNN's
+// heuristic ranking) and cached; the workspace comes from the caching
+// allocator.
 #include <algorithm>
 #include <functional>
+#include <map>
 
 #include "frameworks/cudnn/common.h"
 
@@ -64,6 +69,38 @@ const char* algo_name(cudnnConvolutionBwdFilterAlgo_t a) {
   }
 }
 
+// The largest workspace a timed search may use.
+constexpr size_t kMaxSearchWorkspace = size_t{1} << 30;
+
+// An algorithm chosen for one configuration (descriptors, pass, math,
+// selection mode), cached per thread: cuDNN handles are per thread, and the
+// backend runs on one device.
+struct Choice {
+  int algo = 0;
+  size_t workspace = 0;
+};
+std::map<std::string, Choice>& choice_cache() {
+  thread_local std::map<std::string, Choice> cache;
+  return cache;
+}
+
+// The largest workspace among `count` algorithms (those cuDNN can size),
+// capped at kMaxSearchWorkspace.
+size_t search_workspace(int count, const std::function<cudnnStatus_t(int, size_t*)>& size_of) {
+  size_t most = 0;
+  for (int a = 0; a < count; ++a) {
+    size_t bytes = 0;
+    if (size_of(a, &bytes) == CUDNN_STATUS_SUCCESS && bytes <= kMaxSearchWorkspace)
+      most = std::max(most, bytes);
+  }
+  return most;
+}
+
+// Whether a timed candidate used the math the setting cuda.math allows.
+bool allowed_math(cudnnMathType_t m) {
+  return tf32_math() || (m != CUDNN_TENSOR_OP_MATH && m != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+}
+
 class ConvOp final : public Operator {
  public:
   static std::string refusal(const OpContext& ctx) {
@@ -90,26 +127,26 @@ class ConvOp final : public Operator {
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     const Tensor* b = ops::optional_input(in, 2);
     Plan& p = plan(in[0].shape(), in[1].shape(), b ? &b->shape() : nullptr);
-    if (!p.fwd_ready) p.prepare_forward();
-    DeviceBuffer x = to_device(in[0]), w = to_device(in[1]);
-    DeviceBuffer y(p.y_bytes());
-    workspace_.reserve(p.fwd_ws);
-    const float one = 1.f, zero = 0.f;
+    DeviceCall call(in);
+    const float* x = call.in(in[0]);
+    const float* w = call.in(in[1]);
+    float* y = call.out(out, 0, p.y_shape);
     cudnnHandle_t h = handle();
-    check(cudnnConvolutionForward(h, &one, p.xd, x.get(), p.wd, w.get(), p.cd, p.fwd_algo,
-                                  workspace_.get(), p.fwd_ws, &zero, p.yd, y.get()),
+    if (!p.fwd) p.fwd = p.choose_forward(h, x, w, y);
+    const float one = 1.f, zero = 0.f;
+    check(cudnnConvolutionForward(
+              h, &one, p.xd, x, p.wd, w, p.cd, static_cast<cudnnConvolutionFwdAlgo_t>(p.fwd->algo),
+              workspace_.get(p.fwd->workspace), p.fwd->workspace, &zero, p.yd, y),
           "cudnnConvolutionForward");
-    if (b) {
-      DeviceBuffer bias = to_device(*b);
-      check(cudnnAddTensor(h, &one, p.bd, bias.get(), &one, p.yd, y.get()), "cudnnAddTensor");
-    }
-    y.download(ops::ensure_output(out, 0, DataType::Float, p.y_shape));
-    implementation_ = cat("cudnn:conv:", algo_name(p.fwd_algo));
+    if (b) check(cudnnAddTensor(h, &one, p.bd, call.in(*b), &one, p.yd, y), "cudnnAddTensor");
+    call.finish();
+    implementation_ =
+        cat("cudnn:conv:", algo_name(static_cast<cudnnConvolutionFwdAlgo_t>(p.fwd->algo)));
   }
 
-  // The algorithms the last call ran, as chosen from cuDNN's heuristic
-  // ranking (see choose()): "cudnn:conv:implicit_precomp_gemm" after a
-  // forward, "cudnn:conv:data=algo_1,filter=algo_0" after a backward.
+  // The algorithms the last call ran (see Plan::choose_*):
+  // "cudnn:conv:implicit_precomp_gemm" after a forward,
+  // "cudnn:conv:data=algo_1,filter=algo_0" after a backward.
   std::string implementation() const override { return implementation_; }
 
   bool has_backward() const override { return true; }
@@ -120,37 +157,38 @@ class ConvOp final : public Operator {
   void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
                 std::span<Tensor> gx) override {
     const Tensor* b = ops::optional_input(in, 2);
-    for (size_t i = 0; i < in.size() && i < gx.size(); ++i)
-      if (in[i].defined()) gx[i] = Tensor(in[i].dtype(), in[i].shape());
-    if (!gy[0].defined()) return;
+    if (zero_gradients_without_output_gradient(gy, in, gx, in.size())) return;
     Plan& p = plan(in[0].shape(), in[1].shape(), b ? &b->shape() : nullptr);
     DEEP500_CHECK(gy[0].dtype() == DataType::Float && gy[0].shape() == p.y_shape, node_.describe(),
                   ": output gradient must be float32", to_string(p.y_shape), ", got ",
                   to_string(gy[0].desc()));
-    if (!p.bwd_ready) p.prepare_backward();
-    DeviceBuffer x = to_device(in[0]), w = to_device(in[1]), dy = to_device(gy[0]);
-    DeviceBuffer dx(in[0].nbytes()), dw(in[1].nbytes());
-    workspace_.reserve(std::max(p.bwd_data_ws, p.bwd_filter_ws));
-    const float one = 1.f, zero = 0.f;
+    DeviceCall call(in);
+    const float* x = call.in(in[0]);
+    const float* w = call.in(in[1]);
+    const float* dy = call.in(gy[0]);
+    float* dx = call.out(gx, 0, in[0].shape());
+    float* dw = gx.size() > 1 ? call.out(gx, 1, in[1].shape()) : call.temp(in[1].numel());
     cudnnHandle_t h = handle();
-    check(
-        cudnnConvolutionBackwardData(h, &one, p.wd, w.get(), p.yd, dy.get(), p.cd, p.bwd_data_algo,
-                                     workspace_.get(), p.bwd_data_ws, &zero, p.xd, dx.get()),
-        "cudnnConvolutionBackwardData");
-    check(cudnnConvolutionBackwardFilter(h, &one, p.xd, x.get(), p.yd, dy.get(), p.cd,
-                                         p.bwd_filter_algo, workspace_.get(), p.bwd_filter_ws,
-                                         &zero, p.wd, dw.get()),
+    if (!p.bwd_data) p.bwd_data = p.choose_backward_data(h, w, dy, dx);
+    if (!p.bwd_filter) p.bwd_filter = p.choose_backward_filter(h, x, dy, dw);
+    const auto data_algo = static_cast<cudnnConvolutionBwdDataAlgo_t>(p.bwd_data->algo);
+    const auto filter_algo = static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.bwd_filter->algo);
+    const float one = 1.f, zero = 0.f;
+    check(cudnnConvolutionBackwardData(h, &one, p.wd, w, p.yd, dy, p.cd, data_algo,
+                                       workspace_.get(p.bwd_data->workspace), p.bwd_data->workspace,
+                                       &zero, p.xd, dx),
+          "cudnnConvolutionBackwardData");
+    check(cudnnConvolutionBackwardFilter(h, &one, p.xd, x, p.yd, dy, p.cd, filter_algo,
+                                         workspace_.get(p.bwd_filter->workspace),
+                                         p.bwd_filter->workspace, &zero, p.wd, dw),
           "cudnnConvolutionBackwardFilter");
-    dx.download(gx[0]);
-    if (gx.size() > 1) dw.download(gx[1]);
-    implementation_ = cat("cudnn:conv:data=", algo_name(p.bwd_data_algo),
-                          ",filter=", algo_name(p.bwd_filter_algo));
-    if (b && gx.size() > 2) {
-      DeviceBuffer db(b->nbytes());
-      check(cudnnConvolutionBackwardBias(h, &one, p.yd, dy.get(), &zero, p.bd, db.get()),
-            "cudnnConvolutionBackwardBias");
-      db.download(gx[2]);
-    }
+    if (b && gx.size() > 2)
+      check(
+          cudnnConvolutionBackwardBias(h, &one, p.yd, dy, &zero, p.bd, call.out(gx, 2, b->shape())),
+          "cudnnConvolutionBackwardBias");
+    call.finish();
+    implementation_ =
+        cat("cudnn:conv:data=", algo_name(data_algo), ",filter=", algo_name(filter_algo));
   }
 
  private:
@@ -158,70 +196,120 @@ class ConvOp final : public Operator {
   struct Plan {
     Shape x_shape, w_shape, y_shape;
     bool has_bias = false;
+    bool tf32 = false;
+    std::string key;  // the configuration, for the algorithm cache
     TensorDescriptor xd, yd, bd;
     FilterDescriptor wd;
     ConvolutionDescriptor cd;
-    bool fwd_ready = false, bwd_ready = false;
-    cudnnConvolutionFwdAlgo_t fwd_algo{};
-    cudnnConvolutionBwdDataAlgo_t bwd_data_algo{};
-    cudnnConvolutionBwdFilterAlgo_t bwd_filter_algo{};
-    size_t fwd_ws = 0, bwd_data_ws = 0, bwd_filter_ws = 0;
+    std::optional<Choice> fwd, bwd_data, bwd_filter;
 
-    size_t y_bytes() const { return static_cast<size_t>(numel(y_shape)) * sizeof(float); }
+    // Looks the pass up in the cache, else times the candidates on these
+    // buffers (benchmark) or ranks them (heuristic), and caches the choice.
+    template <class Perf, class Algo>
+    Choice cached(const char* pass, int count, std::initializer_list<Algo> avoid,
+                  const std::function<cudnnStatus_t(int, size_t*)>& size_of,
+                  const std::function<std::vector<Perf>(void*, size_t)>& find,
+                  const std::function<std::vector<Perf>()>& rank) {
+      const bool timed = benchmark_conv_algorithms();
+      const std::string k = cat(key, "|", pass, timed ? "|find" : "|heuristic");
+      auto& cache = choice_cache();
+      if (auto it = cache.find(k); it != cache.end()) return it->second;
+      std::vector<Perf> ranked;
+      if (timed) {
+        Workspace search;
+        const size_t bytes = search_workspace(count, size_of);
+        ranked = find(search.get(bytes), bytes);
+        std::erase_if(ranked, [](const Perf& p) { return !allowed_math(p.mathType); });
+      } else {
+        ranked = rank();
+      }
+      auto [algo, ws] = choose<Perf, Algo>(
+          ranked, avoid, [&](Algo a, size_t* s) { return size_of(static_cast<int>(a), s); }, pass);
+      return cache[k] = Choice{static_cast<int>(algo), ws};
+    }
 
-    void prepare_forward() {
-      cudnnHandle_t h = handle();
-      std::vector<cudnnConvolutionFwdAlgoPerf_t> r(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
-      int n = 0;
-      check(cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, static_cast<int>(r.size()),
-                                                   &n, r.data()),
-            "cudnnGetConvolutionForwardAlgorithm_v7");
-      r.resize(static_cast<size_t>(n));
-      std::tie(fwd_algo, fwd_ws) = choose<cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgo_t>(
-          r,
+    Choice choose_forward(cudnnHandle_t h, const float* x, const float* w, float* y) {
+      using Perf = cudnnConvolutionFwdAlgoPerf_t;
+      return cached<Perf, cudnnConvolutionFwdAlgo_t>(
+          "forward", CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
           {CUDNN_CONVOLUTION_FWD_ALGO_FFT, CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING,
            CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED},
-          [&](cudnnConvolutionFwdAlgo_t a, size_t* s) {
-            return cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, a, s);
+          [&](int a, size_t* s) {
+            return cudnnGetConvolutionForwardWorkspaceSize(
+                h, xd, wd, cd, yd, static_cast<cudnnConvolutionFwdAlgo_t>(a), s);
           },
-          "forward");
-      fwd_ready = true;
+          [&](void* ws, size_t bytes) {
+            return ranked_by<Perf>(CUDNN_CONVOLUTION_FWD_ALGO_COUNT, [&](int n, int* got, Perf* r) {
+              return cudnnFindConvolutionForwardAlgorithmEx(h, xd, x, wd, w, cd, yd, y, n, got, r,
+                                                            ws, bytes);
+            });
+          },
+          [&] {
+            return ranked_by<Perf>(CUDNN_CONVOLUTION_FWD_ALGO_COUNT, [&](int n, int* got, Perf* r) {
+              return cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, n, got, r);
+            });
+          });
     }
 
-    void prepare_backward() {
-      cudnnHandle_t h = handle();
-      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> rd(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
-      int n = 0;
-      check(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, wd, yd, cd, xd,
-                                                        static_cast<int>(rd.size()), &n, rd.data()),
-            "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-      rd.resize(static_cast<size_t>(n));
-      std::tie(bwd_data_algo, bwd_data_ws) =
-          choose<cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t>(
-              rd,
-              {CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING,
-               CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED},
-              [&](cudnnConvolutionBwdDataAlgo_t a, size_t* s) {
-                return cudnnGetConvolutionBackwardDataWorkspaceSize(h, wd, yd, cd, xd, a, s);
-              },
-              "backward-data");
-      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> rf(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
-      check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-                h, xd, yd, cd, wd, static_cast<int>(rf.size()), &n, rf.data()),
-            "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-      rf.resize(static_cast<size_t>(n));
-      std::tie(bwd_filter_algo, bwd_filter_ws) =
-          choose<cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t>(
-              rf,
-              {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING,
-               CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED},
-              [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* s) {
-                return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, xd, yd, cd, wd, a, s);
-              },
-              "backward-filter");
-      bwd_ready = true;
+    Choice choose_backward_data(cudnnHandle_t h, const float* w, const float* dy, float* dx) {
+      using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
+      constexpr int kCount = CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
+      return cached<Perf, cudnnConvolutionBwdDataAlgo_t>(
+          "backward-data", kCount,
+          {CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING,
+           CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED},
+          [&](int a, size_t* s) {
+            return cudnnGetConvolutionBackwardDataWorkspaceSize(
+                h, wd, yd, cd, xd, static_cast<cudnnConvolutionBwdDataAlgo_t>(a), s);
+          },
+          [&](void* ws, size_t bytes) {
+            return ranked_by<Perf>(kCount, [&](int n, int* got, Perf* r) {
+              return cudnnFindConvolutionBackwardDataAlgorithmEx(h, wd, w, yd, dy, cd, xd, dx, n,
+                                                                 got, r, ws, bytes);
+            });
+          },
+          [&] {
+            return ranked_by<Perf>(kCount, [&](int n, int* got, Perf* r) {
+              return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, wd, yd, cd, xd, n, got, r);
+            });
+          });
+    }
+
+    Choice choose_backward_filter(cudnnHandle_t h, const float* x, const float* dy, float* dw) {
+      using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
+      constexpr int kCount = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
+      return cached<Perf, cudnnConvolutionBwdFilterAlgo_t>(
+          "backward-filter", kCount,
+          {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING,
+           CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED},
+          [&](int a, size_t* s) {
+            return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                h, xd, yd, cd, wd, static_cast<cudnnConvolutionBwdFilterAlgo_t>(a), s);
+          },
+          [&](void* ws, size_t bytes) {
+            return ranked_by<Perf>(kCount, [&](int n, int* got, Perf* r) {
+              return cudnnFindConvolutionBackwardFilterAlgorithmEx(h, xd, x, yd, dy, cd, wd, dw, n,
+                                                                   got, r, ws, bytes);
+            });
+          },
+          [&] {
+            return ranked_by<Perf>(kCount, [&](int n, int* got, Perf* r) {
+              return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, xd, yd, cd, wd, n, got, r);
+            });
+          });
     }
   };
+
+  // Up to `count` candidates from one cuDNN ranking or search call.
+  template <class Perf>
+  static std::vector<Perf> ranked_by(int count,
+                                     const std::function<cudnnStatus_t(int, int*, Perf*)>& call) {
+    std::vector<Perf> r(static_cast<size_t>(count));
+    int n = 0;
+    check(call(count, &n, r.data()), "ranking convolution algorithms");
+    r.resize(static_cast<size_t>(n));
+    return r;
+  }
 
   // Checks X / W / B shapes; returns the window (refusals become errors here:
   // the shapes changed after the factory accepted the node).
@@ -246,13 +334,15 @@ class ConvOp final : public Operator {
   }
 
   Plan& plan(const Shape& x, const Shape& w, const Shape* b) {
-    if (plan_ && plan_->x_shape == x && plan_->w_shape == w && plan_->has_bias == (b != nullptr))
+    if (plan_ && plan_->x_shape == x && plan_->w_shape == w && plan_->has_bias == (b != nullptr) &&
+        plan_->tf32 == tf32_math())
       return *plan_;
     const Window2d win = validate(x, w, b);
     auto p = std::make_unique<Plan>();
     p->x_shape = x;
     p->w_shape = w;
     p->has_bias = b != nullptr;
+    p->tf32 = tf32_math();
     p->y_shape = Shape{x[0], w[0]};
     if (win.nd == 2) p->y_shape.push_back(win.out_h);
     p->y_shape.push_back(win.out_w);
@@ -271,13 +361,17 @@ class ConvOp final : public Operator {
           "cudnnSetConvolution2dDescriptor");
     check(cudnnSetConvolutionGroupCount(p->cd, static_cast<int>(group_)),
           "cudnnSetConvolutionGroupCount");
-    check(cudnnSetConvolutionMathType(p->cd, CUDNN_FMA_MATH), "cudnnSetConvolutionMathType");
+    check(cudnnSetConvolutionMathType(p->cd, p->tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+          "cudnnSetConvolutionMathType");
     int on, oc, oh, ow;
     check(cudnnGetConvolution2dForwardOutputDim(p->cd, p->xd, p->wd, &on, &oc, &oh, &ow),
           "cudnnGetConvolution2dForwardOutputDim");
     DEEP500_CHECK(on == n && oc == m && oh == win.out_h && ow == win.out_w, node_.describe(),
                   ": cudnn backend: cuDNN computes output [", on, ",", oc, ",", oh, ",", ow,
                   "], ONNX [", n, ",", m, ",", win.out_h, ",", win.out_w, "]");
+    p->key =
+        cat(to_string(x), to_string(w), "g", group_, "k", win.kh, "x", win.kw, "s", win.sh, "x",
+            win.sw, "d", win.dh, "x", win.dw, "p", win.ph, "x", win.pw, p->tf32 ? "tf32" : "fp32");
     plan_ = std::move(p);
     return *plan_;
   }
@@ -285,7 +379,7 @@ class ConvOp final : public Operator {
   ops::NodeSpec node_;
   int64_t group_;
   std::unique_ptr<Plan> plan_;
-  DeviceBuffer workspace_;
+  Workspace workspace_;
   std::string implementation_;
 };
 

@@ -37,6 +37,8 @@ Loaded load() {
   bind(a.get_property, "cublasGetProperty");
   bind(a.sgemm, "cublasSgemm_v2");
   bind(a.sgemm_strided_batched, "cublasSgemmStridedBatched");
+  bind(a.set_stream, "cublasSetStream_v2");
+  bind(a.set_workspace, "cublasSetWorkspace_v2");
   return r;
 }
 

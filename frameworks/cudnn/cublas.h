@@ -18,6 +18,8 @@ struct Cublas {
   decltype(&cublasGetProperty) get_property = nullptr;
   decltype(&cublasSgemm_v2) sgemm = nullptr;
   decltype(&cublasSgemmStridedBatched) sgemm_strided_batched = nullptr;
+  decltype(&cublasSetStream_v2) set_stream = nullptr;
+  decltype(&cublasSetWorkspace_v2) set_workspace = nullptr;
 };
 
 // Loads libcublas.so.<header major> (then the toolkit's copy the build

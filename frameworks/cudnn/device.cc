@@ -1,6 +1,9 @@
 #include "frameworks/cudnn/device.h"
 
+#include <atomic>
 #include <utility>
+
+#include "operators/operator.h"
 
 namespace deep500::cudnn {
 
@@ -16,6 +19,7 @@ const DeviceInfo& device_info() {
       d.reason = "cudaGetDeviceCount reported 0 devices";
     } else {
       d.count = n;
+      note_device_runtime_started();  // a CUDA context may exist from here on
     }
     return d;
   }();
@@ -27,6 +31,9 @@ bool has_device() {
 }
 
 namespace {
+
+std::atomic<bool> g_tf32{false};
+std::atomic<bool> g_benchmark{true};
 
 // One handle per thread; destroyed when the thread ends (errors ignored: at
 // process exit the CUDA context may already be gone).
@@ -44,7 +51,7 @@ ThreadHandle& thread_handle() {
   ThreadHandle& t = tls_handle;
   if (!t.tried) {
     t.tried = true;
-    cudaError_t e = cudaSetDevice(0);
+    cudaError_t e = cudaSetDevice(backend_device().index);
     if (e != cudaSuccess) {
       t.error = cat("cudaSetDevice(0): ", cudaGetErrorString(e));
       return t;
@@ -60,6 +67,34 @@ ThreadHandle& thread_handle() {
 
 }  // namespace
 
+bool tf32_math() {
+  return g_tf32.load();
+}
+
+void set_math(const std::string& value) {
+  DEEP500_CHECK(value == "fp32" || value == "tf32", "cuda.math: expected fp32 or tf32, got '",
+                value, "'");
+  g_tf32.store(value == "tf32");
+}
+
+std::string math_setting() {
+  return tf32_math() ? "tf32" : "fp32";
+}
+
+bool benchmark_conv_algorithms() {
+  return g_benchmark.load();
+}
+
+void set_conv_algorithm(const std::string& value) {
+  DEEP500_CHECK(value == "benchmark" || value == "heuristic",
+                "cudnn.conv_algorithm: expected benchmark or heuristic, got '", value, "'");
+  g_benchmark.store(value == "benchmark");
+}
+
+std::string conv_algorithm_setting() {
+  return benchmark_conv_algorithms() ? "benchmark" : "heuristic";
+}
+
 std::optional<Refusal> device_refusal() {
   const DeviceInfo& d = device_info();
   if (d.count == 0) return refuse("no CUDA device: " + d.reason);
@@ -72,6 +107,8 @@ cudnnHandle_t handle() {
   DEEP500_CHECK(has_device(), "cudnn: no CUDA device: ", device_info().reason);
   ThreadHandle& t = thread_handle();
   DEEP500_CHECK(t.h, "cudnn: ", t.error);
+  check(cudnnSetStream(t.h, static_cast<cudaStream_t>(current_stream(backend_device()))),
+        "cudnnSetStream");
   return t.h;
 }
 
@@ -96,62 +133,48 @@ void check(cudnnStatus_t status, const char* what) {
     throw Error(cat("cudnn backend: ", what, " failed: ", cudnnGetErrorString(status)));
 }
 
-DeviceBuffer::DeviceBuffer(std::size_t bytes) {
-  reserve(bytes);
+DeviceCall::DeviceCall(std::span<const Tensor> inputs)
+    : resident_(!inputs.empty() && inputs[0].defined() && inputs[0].device() == backend_device()) {}
+
+const float* DeviceCall::in(const Tensor& t) {
+  if (t.device() == backend_device()) return static_cast<const float*>(t.address());
+  DEEP500_CHECK(t.on_host(), "cudnn backend: a tensor on ", to_string(t.device()),
+                " given to a kernel on ", to_string(backend_device()));
+  Tensor copy = Tensor::uninitialized(t.dtype(), t.shape(), backend_device());
+  copy.copy_from(t);
+  keep_.push_back(copy);
+  return static_cast<const float*>(copy.address());
 }
 
-DeviceBuffer::~DeviceBuffer() {
-  release();
-}
-
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
-    : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
-  if (this != &o) {
-    release();
-    ptr_ = std::exchange(o.ptr_, nullptr);
-    bytes_ = std::exchange(o.bytes_, 0);
+float* DeviceCall::out(std::span<Tensor> slots, size_t i, const Shape& shape, bool zeroed) {
+  if (resident_) {
+    Tensor& t = zeroed ? ops::zeroed_output(slots, i, DataType::Float, shape, backend_device())
+                       : ops::ensure_output(slots, i, DataType::Float, shape, backend_device());
+    return static_cast<float*>(t.address());
   }
-  return *this;
+  Tensor& slot = ops::ensure_output(slots, i, DataType::Float, shape);
+  Tensor d = zeroed ? Tensor(DataType::Float, shape, backend_device())
+                    : Tensor::uninitialized(DataType::Float, shape, backend_device());
+  staged_.push_back({&slot, d});
+  return static_cast<float*>(d.address());
 }
 
-void DeviceBuffer::release() noexcept {
-  if (ptr_) cudaFree(ptr_);
-  ptr_ = nullptr;
-  bytes_ = 0;
+float* DeviceCall::temp(int64_t count) {
+  keep_.push_back(Tensor::uninitialized(DataType::Float, {count}, backend_device()));
+  return static_cast<float*>(keep_.back().address());
 }
 
-void DeviceBuffer::reserve(std::size_t bytes) {
-  if (bytes <= bytes_) return;
-  release();
-  if (bytes == 0) return;
-  check(cudaMalloc(&ptr_, bytes), "cudaMalloc");
-  bytes_ = bytes;
+void DeviceCall::finish() {
+  for (auto& s : staged_) s.slot->copy_from(s.on_device);
+  staged_.clear();
 }
 
-void DeviceBuffer::upload(const Tensor& t) {
-  DEEP500_CHECK(t.nbytes() <= bytes_, "cudnn backend: upload of ", t.nbytes(),
-                " bytes into a device buffer of ", bytes_);
-  if (t.nbytes())
-    check(cudaMemcpy(ptr_, t.raw(), t.nbytes(), cudaMemcpyHostToDevice), "cudaMemcpy H2D");
-}
-
-void DeviceBuffer::download(Tensor& t) const {
-  DEEP500_CHECK(t.nbytes() <= bytes_, "cudnn backend: download of ", t.nbytes(),
-                " bytes from a device buffer of ", bytes_);
-  if (t.nbytes())
-    check(cudaMemcpy(t.raw(), ptr_, t.nbytes(), cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
-}
-
-void DeviceBuffer::zero() {
-  if (bytes_) check(cudaMemset(ptr_, 0, bytes_), "cudaMemset");
-}
-
-DeviceBuffer to_device(const Tensor& t) {
-  DeviceBuffer b(t.nbytes());
-  b.upload(t);
-  return b;
+void* Workspace::get(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  if (!bytes_.defined() || bytes_.nbytes() < bytes)
+    bytes_ =
+        Tensor::uninitialized(DataType::UInt8, {static_cast<int64_t>(bytes)}, backend_device());
+  return bytes_.address();
 }
 
 }  // namespace deep500::cudnn

@@ -1,8 +1,12 @@
-// CUDA device discovery, per-thread cuDNN handles and RAII device memory for
-// the cuDNN backend.
+// CUDA device discovery, the backend's settings, per-thread cuDNN handles
+// and the device side of one kernel call (DeviceCall) for the cuDNN
+// backend, which runs on cuda:0.
 //
-// Tensors live in host memory in deep500, so every kernel copies its inputs
-// to the device, runs, and copies its outputs back (docs/gpu.md).
+// Tensors on cuda:0 are used where they are: a kernel whose first input
+// lives there writes its outputs there, enqueued on the thread's current
+// stream, and returns without waiting. Host tensors are copied in through
+// the device's caching allocator (counted in transfer_stats()) and the
+// outputs copied back before the call returns (docs/gpu.md).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -10,12 +14,20 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
+#include "deep/device_runtime.h"
 #include "deep/error.h"
 #include "deep/tensor.h"
 
 namespace deep500::cudnn {
+
+// The device every kernel of the backend runs on.
+inline Device backend_device() {
+  return Device::cuda(0);
+}
 
 // Queried once per process (cudaGetDeviceCount). Any CUDA error counts as
 // zero devices; `reason` keeps the CUDA error string for refusals.
@@ -29,8 +41,21 @@ bool has_device();
 // refuses when this thread's cuDNN handle cannot be created.
 std::optional<Refusal> device_refusal();
 
-// This thread's cuDNN handle (created on first use, on device 0). Throws
-// deep500::Error when creation fails.
+// Setting "cuda.math": "fp32" (default: FMA math, results match the float32
+// reference) or "tf32" (tensor cores for float32 convolutions and GEMMs).
+bool tf32_math();
+void set_math(const std::string& value);  // Error naming the setting for another value
+std::string math_setting();
+
+// Setting "cudnn.conv_algorithm": "benchmark" (default: cudnnFind* times
+// the candidates on the first call of each configuration, like PyTorch's
+// cudnn.benchmark) or "heuristic" (the first of cuDNN's heuristic ranking).
+bool benchmark_conv_algorithms();
+void set_conv_algorithm(const std::string& value);
+std::string conv_algorithm_setting();
+
+// This thread's cuDNN handle on cuda:0 (created on first use), bound to the
+// thread's current stream. Throws deep500::Error when creation fails.
 cudnnHandle_t handle();
 
 // "9.19.0" (cudnnGetVersion, the loaded library) and "13.0" (cudart).
@@ -41,33 +66,49 @@ std::string cudart_version();
 void check(cudaError_t status, const char* what);
 void check(cudnnStatus_t status, const char* what);
 
-// Owned device memory. Move-only; freed on destruction.
-class DeviceBuffer {
+// The tensors of one kernel call on cuda:0. Resident when the first input
+// lives on cuda:0: outputs are written there. Otherwise inputs are copied in
+// and finish() copies the outputs back into their host slots.
+class DeviceCall {
  public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes);
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  explicit DeviceCall(std::span<const Tensor> inputs);
+  DeviceCall(const DeviceCall&) = delete;
+  DeviceCall& operator=(const DeviceCall&) = delete;
 
-  void* get() const { return ptr_; }
-  std::size_t size() const { return bytes_; }
-  // Grows (never shrinks) to at least `bytes`; contents are not kept.
-  void reserve(std::size_t bytes);
+  bool resident() const { return resident_; }
+  // Where outputs go: cuda:0, or the host.
+  Device output_device() const { return resident_ ? backend_device() : Device::host(); }
 
-  void upload(const Tensor& t);  // size must match t.nbytes()
-  void download(Tensor& t) const;
-  void zero();
+  // `t` (an input, an output gradient, a forward output) on cuda:0: its
+  // address when it lives there, else a copy kept until the call ends.
+  // Throws Error for a tensor on another device.
+  const float* in(const Tensor& t);
+  // The device address output slot i is written through (float32, `shape`);
+  // `zeroed`: all zero before the kernel writes (for kernels that add).
+  float* out(std::span<Tensor> slots, size_t i, const Shape& shape, bool zeroed = false);
+  // A device buffer of `count` floats, alive until the call ends.
+  float* temp(int64_t count);
+  // Copies staged outputs to their host slots (waits for the device).
+  void finish();
 
  private:
-  void release() noexcept;
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
+  bool resident_ = false;
+  std::vector<Tensor> keep_;  // copies and temporaries of this call
+  struct Staged {
+    Tensor* slot;
+    Tensor on_device;
+  };
+  std::vector<Staged> staged_;
 };
 
-// A device copy of a host tensor.
-DeviceBuffer to_device(const Tensor& t);
+// A device buffer that grows on demand (never shrinks), from the caching
+// allocator: cuDNN workspaces.
+class Workspace {
+ public:
+  void* get(std::size_t bytes);
+
+ private:
+  Tensor bytes_;
+};
 
 }  // namespace deep500::cudnn

@@ -2,14 +2,16 @@
 // (registered under the "cudnn" backend: the GPU backend's dense algebra).
 // cuBLAS is column-major: a row-major product Z = X Y is computed as the
 // column-major Z^T = Y^T X^T, with no copies or transposes of the data.
-//  * Gemm: one cublasSgemm with beta x C inside (C, broadcast to [M, N] on
-//    the host, is the initial value of Y). Backward: dA and dB as one
-//    cublasSgemm each; dC, the sum of beta x dY over C's broadcast dims, on
-//    the host.
+//  * Gemm: one cublasSgemm with beta x C inside (C, broadcast to [M, N] by
+//    cudnnAddTensor, is the initial value of Y). Backward: dA and dB as one
+//    cublasSgemm each; dC, the sum of beta x dY over C's broadcast dims, by
+//    cudnnConvolutionBackwardBias over a view of dY that puts C's elements
+//    on the channel axis.
 //  * MatMul of rank >= 2 operands: B 2-D (shared weights) is one GEMM over the
 //    flattened batch; equal batch dims one cublasSgemmStridedBatched. Other
 //    broadcasts and 1-D operands are refused. Backward the same way.
-// FP32 math (CUBLAS_DEFAULT_MATH: no TF32), so results match the float32 reference.
+// FP32 math (CUBLAS_DEFAULT_MATH: no TF32) unless the setting cuda.math is tf32,
+// so results match the float32 reference.
 #include <algorithm>
 
 #include "frameworks/cudnn/common.h"
@@ -22,12 +24,20 @@ void check(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS)
     throw Error(cat("cudnn backend: ", what, " failed: ", cublas().status_string(status)));
 }
+using cudnn::check;  // the CUDA and cuDNN overloads beside this one
 
-// This thread's cuBLAS handle (created on first use, on device 0).
+// This thread's cuBLAS handle (created on first use, on device 0), bound to
+// the thread's current stream with a 32 MiB workspace from the caching
+// allocator (cuBLAS would otherwise allocate its own for every new stream),
+// in the math mode of cuda.math.
 cublasHandle_t blas_handle() {
   struct Holder {
     cublasHandle_t h = nullptr;
     std::string error;
+    Stream stream = nullptr;
+    bool bound = false;
+    bool tf32 = false;
+    Workspace workspace;
     Holder() {
       const Cublas& api = cublas();
       cublasStatus_t s = api.create(&h);
@@ -45,6 +55,20 @@ cublasHandle_t blas_handle() {
   handle();  // the device check and its error message
   thread_local Holder t;
   DEEP500_CHECK(t.h, "cudnn backend: cuBLAS unavailable: ", t.error);
+  const Stream s = current_stream(backend_device());
+  if (!t.bound || s != t.stream) {  // setting the stream resets the workspace
+    constexpr size_t kWorkspace = size_t{32} << 20;
+    check(cublas().set_stream(t.h, static_cast<cudaStream_t>(s)), "cublasSetStream");
+    check(cublas().set_workspace(t.h, t.workspace.get(kWorkspace), kWorkspace),
+          "cublasSetWorkspace");
+    t.stream = s;
+    t.bound = true;
+  }
+  if (t.tf32 != tf32_math()) {
+    t.tf32 = tf32_math();
+    check(cublas().set_math_mode(t.h, t.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+          "cublasSetMathMode");
+  }
   return t.h;
 }
 
@@ -100,15 +124,22 @@ class GemmOp final : public Operator {
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     const Dims d = dims(in);
-    Tensor y_host(DataType::Float, {d.m, d.n});
     const Tensor* c = ops::optional_input(in, 2);
     const bool with_c = c && beta_ != 0.f;
-    if (with_c) broadcast_c(*c, d, y_host);
-    DeviceBuffer a = to_device(in[0]), b = to_device(in[1]);
-    DeviceBuffer y = with_c ? to_device(y_host) : DeviceBuffer(y_host.nbytes());
-    gemm_rm(to_int(d.m, node_), to_int(d.n, node_), to_int(d.k, node_), alpha_, {a.get(), trans_a_},
-            {b.get(), trans_b_}, with_c ? beta_ : 0.f, y.get(), 0, 1);
-    y.download(ops::ensure_output(out, 0, DataType::Float, {d.m, d.n}));
+    DeviceCall call(in);
+    const float* a = call.in(in[0]);
+    const float* b = call.in(in[1]);
+    float* y = call.out(out, 0, {d.m, d.n});
+    if (with_c) {  // Y = beta C, broadcast; the product adds onto it
+      TensorDescriptor cd, yd;
+      set_tensor(cd, {1, 1, static_cast<int>(d.c_rows), static_cast<int>(d.c_cols)});
+      set_tensor(yd, {1, 1, to_int(d.m, node_), to_int(d.n, node_)});
+      const float zero = 0.f;
+      check(cudnnAddTensor(handle(), &beta_, cd, call.in(*c), &zero, yd, y), "cudnnAddTensor (C)");
+    }
+    gemm_rm(to_int(d.m, node_), to_int(d.n, node_), to_int(d.k, node_), alpha_, {a, trans_a_},
+            {b, trans_b_}, with_c ? 1.f : 0.f, y, 0, 1);
+    call.finish();
   }
 
   bool has_backward() const override { return true; }
@@ -121,28 +152,28 @@ class GemmOp final : public Operator {
     const Dims d = dims(in);
     const Tensor* c = ops::optional_input(in, 2);
     if (zero_gradients_without_output_gradient(gy, in, gx, in.size())) return;
-    Tensor& da_host = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
-    Tensor& db_host = ops::ensure_output(gx, 1, DataType::Float, in[1].shape());
-    Tensor* dc_host = c ? &ops::ensure_output(gx, 2, DataType::Float, c->shape()) : nullptr;
     DEEP500_CHECK(gy[0].dtype() == DataType::Float && gy[0].shape() == Shape({d.m, d.n}), node_,
                   ": output gradient must be float32[", d.m, ",", d.n, "], got ",
                   to_string(gy[0].desc()));
-    DeviceBuffer a = to_device(in[0]), b = to_device(in[1]), dy = to_device(gy[0]);
-    DeviceBuffer da(in[0].nbytes()), db(in[1].nbytes());
+    DeviceCall call(in);
+    const float* a = call.in(in[0]);
+    const float* b = call.in(in[1]);
+    const float* dy = call.in(gy[0]);
+    float* da = call.out(gx, 0, in[0].shape());
+    float* db = call.out(gx, 1, in[1].shape());
     const int m = to_int(d.m, node_), n = to_int(d.n, node_), k = to_int(d.k, node_);
     // op(A) = A^T when transA: dA = alpha op(B) dY^T, else alpha dY op(B)^T.
     if (trans_a_)
-      gemm_rm(k, m, n, alpha_, {b.get(), trans_b_}, {dy.get(), true}, 0.f, da.get(), 0, 1);
+      gemm_rm(k, m, n, alpha_, {b, trans_b_}, {dy, true}, 0.f, da, 0, 1);
     else
-      gemm_rm(m, k, n, alpha_, {dy.get(), false}, {b.get(), !trans_b_}, 0.f, da.get(), 0, 1);
+      gemm_rm(m, k, n, alpha_, {dy, false}, {b, !trans_b_}, 0.f, da, 0, 1);
     // dB = alpha dY^T op(A) when transB, else alpha op(A)^T dY.
     if (trans_b_)
-      gemm_rm(n, k, m, alpha_, {dy.get(), true}, {a.get(), trans_a_}, 0.f, db.get(), 0, 1);
+      gemm_rm(n, k, m, alpha_, {dy, true}, {a, trans_a_}, 0.f, db, 0, 1);
     else
-      gemm_rm(k, n, m, alpha_, {a.get(), !trans_a_}, {dy.get(), false}, 0.f, db.get(), 0, 1);
-    da.download(da_host);
-    db.download(db_host);
-    if (dc_host) reduce_to_c(gy[0], d, *dc_host);
+      gemm_rm(k, n, m, alpha_, {a, !trans_a_}, {dy, false}, 0.f, db, 0, 1);
+    if (c && gx.size() > 2) reduce_to_c(dy, d, call.out(gx, 2, c->shape()));
+    call.finish();
   }
 
   std::string implementation() const override { return "cudnn:cublas:sgemm"; }
@@ -180,25 +211,28 @@ class GemmOp final : public Operator {
     return d;
   }
 
-  static int64_t c_index(const Dims& d, int64_t i, int64_t j) {
-    return (d.c_rows == 1 ? 0 : i) * d.c_cols + (d.c_cols == 1 ? 0 : j);
-  }
-
-  static void broadcast_c(const Tensor& c, const Dims& d, Tensor& y) {
-    const float* cp = c.data<float>();
-    float* yp = y.data<float>();
-    for (int64_t i = 0; i < d.m; ++i)
-      for (int64_t j = 0; j < d.n; ++j) yp[i * d.n + j] = cp[c_index(d, i, j)];
-  }
-
-  void reduce_to_c(const Tensor& dy, const Dims& d, Tensor& dc) const {
-    std::vector<double> sum(static_cast<size_t>(dc.numel()), 0.0);
-    const float* g = dy.data<float>();
-    for (int64_t i = 0; i < d.m; ++i)
-      for (int64_t j = 0; j < d.n; ++j)
-        sum[static_cast<size_t>(c_index(d, i, j))] += g[i * d.n + j];
-    for (size_t i = 0; i < sum.size(); ++i)
-      dc.data<float>()[i] = static_cast<float>(beta_ * sum[i]);
+  // dC = beta x the sum of dY over C's broadcast dims: per-"channel" sums
+  // (cudnnConvolutionBackwardBias) over a view of dY [M, N] whose channel
+  // axis holds C's elements; a C of dY's shape is beta x dY.
+  void reduce_to_c(const float* dy, const Dims& d, float* dc) const {
+    const int m = to_int(d.m, node_), n = to_int(d.n, node_);
+    const float zero = 0.f;
+    TensorDescriptor yd, cd;
+    if (d.c_rows == d.m && d.c_cols == d.n) {
+      set_tensor(yd, {1, 1, m, n});
+      check(cudnnAddTensor(handle(), &beta_, yd, dy, &zero, yd, dc), "cudnnAddTensor (dC)");
+      return;
+    }
+    if (d.c_rows == 1 && d.c_cols == d.n)  // [N]: sum over the M rows
+      set_tensor(yd, {m, n, 1, 1});
+    else if (d.c_rows == d.m)  // [M, 1]: sum over the N columns
+      set_tensor(yd, {1, m, n, 1});
+    else  // one value: sum over everything
+      set_tensor(yd, {1, 1, m, n});
+    const int channels = static_cast<int>(d.c_rows * d.c_cols);
+    set_tensor(cd, {1, channels, 1, 1});
+    check(cudnnConvolutionBackwardBias(handle(), &beta_, yd, dy, &zero, cd, dc),
+          "cudnnConvolutionBackwardBias (dC)");
   }
 
   std::string node_;
@@ -220,14 +254,16 @@ class MatMulOp final : public Operator {
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     const Dims d = dims(in);
-    DeviceBuffer a = to_device(in[0]), b = to_device(in[1]), y(d.y_bytes());
+    DeviceCall call(in);
+    const float* a = call.in(in[0]);
+    const float* b = call.in(in[1]);
+    float* y = call.out(out, 0, d.y_shape);
     if (d.shared_b)
-      gemm_rm(d.i(d.batch * d.m), d.i(d.n), d.i(d.k), 1.f, {a.get()}, {b.get()}, 0.f, y.get(), 0,
-              1);
+      gemm_rm(d.i(d.batch * d.m), d.i(d.n), d.i(d.k), 1.f, {a}, {b}, 0.f, y, 0, 1);
     else
-      gemm_rm(d.i(d.m), d.i(d.n), d.i(d.k), 1.f, {a.get(), false, d.m * d.k},
-              {b.get(), false, d.k * d.n}, 0.f, y.get(), d.m * d.n, d.i(d.batch));
-    y.download(ops::ensure_output(out, 0, DataType::Float, d.y_shape));
+      gemm_rm(d.i(d.m), d.i(d.n), d.i(d.k), 1.f, {a, false, d.m * d.k}, {b, false, d.k * d.n}, 0.f,
+              y, d.m * d.n, d.i(d.batch));
+    call.finish();
   }
 
   bool has_backward() const override { return true; }
@@ -239,27 +275,28 @@ class MatMulOp final : public Operator {
                 std::span<Tensor> gx) override {
     const Dims d = dims(in);
     if (zero_gradients_without_output_gradient(gy, in, gx, 2)) return;
-    Tensor& da_host = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
-    Tensor& db_host = ops::ensure_output(gx, 1, DataType::Float, in[1].shape());
     DEEP500_CHECK(gy[0].dtype() == DataType::Float && gy[0].shape() == d.y_shape, node_,
                   ": output gradient must be float32", to_string(d.y_shape), ", got ",
                   to_string(gy[0].desc()));
-    DeviceBuffer a = to_device(in[0]), b = to_device(in[1]), dy = to_device(gy[0]);
-    DeviceBuffer da(in[0].nbytes()), db(in[1].nbytes());
+    DeviceCall call(in);
+    const float* a = call.in(in[0]);
+    const float* b = call.in(in[1]);
+    const float* dy = call.in(gy[0]);
+    float* da = call.out(gx, 0, in[0].shape());
+    float* db = call.out(gx, 1, in[1].shape());
     if (d.shared_b) {  // dA = dY B^T, dB = A^T dY over the flattened batch
       const int rows = d.i(d.batch * d.m);
-      gemm_rm(rows, d.i(d.k), d.i(d.n), 1.f, {dy.get()}, {b.get(), true}, 0.f, da.get(), 0, 1);
-      gemm_rm(d.i(d.k), d.i(d.n), rows, 1.f, {a.get(), true}, {dy.get()}, 0.f, db.get(), 0, 1);
+      gemm_rm(rows, d.i(d.k), d.i(d.n), 1.f, {dy}, {b, true}, 0.f, da, 0, 1);
+      gemm_rm(d.i(d.k), d.i(d.n), rows, 1.f, {a, true}, {dy}, 0.f, db, 0, 1);
     } else {
       const long long sa = d.m * d.k, sb = d.k * d.n, sy = d.m * d.n;
       const int batch = d.i(d.batch);
-      gemm_rm(d.i(d.m), d.i(d.k), d.i(d.n), 1.f, {dy.get(), false, sy}, {b.get(), true, sb}, 0.f,
-              da.get(), sa, batch);
-      gemm_rm(d.i(d.k), d.i(d.n), d.i(d.m), 1.f, {a.get(), true, sa}, {dy.get(), false, sy}, 0.f,
-              db.get(), sb, batch);
+      gemm_rm(d.i(d.m), d.i(d.k), d.i(d.n), 1.f, {dy, false, sy}, {b, true, sb}, 0.f, da, sa,
+              batch);
+      gemm_rm(d.i(d.k), d.i(d.n), d.i(d.m), 1.f, {a, true, sa}, {dy, false, sy}, 0.f, db, sb,
+              batch);
     }
-    da.download(da_host);
-    db.download(db_host);
+    call.finish();
   }
 
   std::string implementation() const override { return "cudnn:cublas:matmul"; }
@@ -271,7 +308,6 @@ class MatMulOp final : public Operator {
     Shape y_shape;
     std::string node;
     int i(int64_t v) const { return to_int(v, node); }
-    size_t y_bytes() const { return static_cast<size_t>(numel(y_shape)) * sizeof(float); }
   };
 
   static std::string layout_refusal(const Shape& a, const Shape& b) {

@@ -31,9 +31,10 @@ class PoolOp final : public Operator {
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     prepare(in[0]);
-    DeviceBuffer x = to_device(in[0]), y(static_cast<size_t>(numel(y_shape_)) * sizeof(float));
-    run_forward(x, y);
-    y.download(ops::ensure_output(out, 0, DataType::Float, y_shape_));
+    DeviceCall call(in);
+    const float* x = call.in(in[0]);
+    run_forward(x, call.out(out, 0, y_shape_));
+    call.finish();
   }
 
   bool has_backward() const override { return true; }
@@ -43,25 +44,27 @@ class PoolOp final : public Operator {
 
   void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor> out,
                 std::span<Tensor> gx) override {
-    gx[0] = Tensor(in[0].dtype(), in[0].shape());
-    if (!gy[0].defined()) return;
     prepare(in[0]);
+    if (zero_gradients_without_output_gradient(gy, in, gx, 1)) return;
     const TensorDesc ydesc{DataType::Float, y_shape_};
     DEEP500_CHECK(gy[0].desc() == ydesc, node_.describe(), ": output gradient must be ",
                   to_string(ydesc), ", got ", to_string(gy[0].desc()));
-    DeviceBuffer x = to_device(in[0]), dy = to_device(gy[0]), dx(in[0].nbytes());
-    DeviceBuffer y;
+    DeviceCall call(in);
+    const float* x = call.in(in[0]);
+    const float* dy = call.in(gy[0]);
+    const float* y = nullptr;
     if (!out.empty() && out[0].defined() && out[0].desc() == ydesc) {
-      y = to_device(out[0]);
+      y = call.in(out[0]);
     } else {  // forward outputs not given: recompute them on the device
-      y = DeviceBuffer(gy[0].nbytes());
-      run_forward(x, y);
+      float* t = call.temp(gy[0].numel());
+      run_forward(x, t);
+      y = t;
     }
     const float one = 1.f, zero = 0.f;
-    check(cudnnPoolingBackward(handle(), pd_, &one, yd_, y.get(), yd_, dy.get(), xd_, x.get(),
-                               &zero, xd_, dx.get()),
+    check(cudnnPoolingBackward(handle(), pd_, &one, yd_, y, yd_, dy, xd_, x, &zero, xd_,
+                               call.out(gx, 0, in[0].shape())),
           "cudnnPoolingBackward");
-    dx.download(gx[0]);
+    call.finish();
   }
 
  private:
@@ -107,10 +110,9 @@ class PoolOp final : public Operator {
     y_shape_ = y;
   }
 
-  void run_forward(const DeviceBuffer& x, DeviceBuffer& y) {
+  void run_forward(const float* x, float* y) {
     const float one = 1.f, zero = 0.f;
-    check(cudnnPoolingForward(handle(), pd_, &one, xd_, x.get(), &zero, yd_, y.get()),
-          "cudnnPoolingForward");
+    check(cudnnPoolingForward(handle(), pd_, &one, xd_, x, &zero, yd_, y), "cudnnPoolingForward");
   }
 
   ops::NodeSpec node_;

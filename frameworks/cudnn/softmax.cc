@@ -25,12 +25,10 @@ class SoftmaxOp final : public Operator {
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     prepare(in[0]);
-    DeviceBuffer x = to_device(in[0]), y(in[0].nbytes());
-    const float one = 1.f, zero = 0.f;
-    check(cudnnSoftmaxForward(handle(), Algo, CUDNN_SOFTMAX_MODE_CHANNEL, &one, td_, x.get(), &zero,
-                              td_, y.get()),
-          "cudnnSoftmaxForward");
-    y.download(ops::ensure_output(out, 0, DataType::Float, in[0].shape()));
+    DeviceCall call(in);
+    const float* x = call.in(in[0]);
+    run_forward(x, call.out(out, 0, in[0].shape()));
+    call.finish();
   }
 
   bool has_backward() const override { return true; }
@@ -42,23 +40,33 @@ class SoftmaxOp final : public Operator {
                 std::span<Tensor> gx) override {
     prepare(in[0]);
     if (zero_gradients_without_output_gradient(gy, in, gx, 1)) return;
-    Tensor& dx_host = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
     DEEP500_CHECK(gy[0].desc() == in[0].desc(), node_, ": output gradient must be ",
                   to_string(in[0].desc()), ", got ", to_string(gy[0].desc()));
-    std::vector<Tensor> y(1);
-    if (!out.empty() && out[0].defined() && out[0].desc() == in[0].desc())
-      y[0] = out[0];
-    else
-      forward(in, y);
-    DeviceBuffer yd = to_device(y[0]), dy = to_device(gy[0]), dx(in[0].nbytes());
+    DeviceCall call(in);
+    const float* y = nullptr;
+    if (!out.empty() && out[0].defined() && out[0].desc() == in[0].desc()) {
+      y = call.in(out[0]);
+    } else {  // forward outputs not given: recompute them on the device
+      float* t = call.temp(in[0].numel());
+      run_forward(call.in(in[0]), t);
+      y = t;
+    }
+    const float* dy = call.in(gy[0]);
     const float one = 1.f, zero = 0.f;
-    check(cudnnSoftmaxBackward(handle(), Algo, CUDNN_SOFTMAX_MODE_CHANNEL, &one, td_, yd.get(), td_,
-                               dy.get(), &zero, td_, dx.get()),
+    check(cudnnSoftmaxBackward(handle(), Algo, CUDNN_SOFTMAX_MODE_CHANNEL, &one, td_, y, td_, dy,
+                               &zero, td_, call.out(gx, 0, in[0].shape())),
           "cudnnSoftmaxBackward");
-    dx.download(dx_host);
+    call.finish();
   }
 
  private:
+  void run_forward(const float* x, float* y) {
+    const float one = 1.f, zero = 0.f;
+    check(cudnnSoftmaxForward(handle(), Algo, CUDNN_SOFTMAX_MODE_CHANNEL, &one, td_, x, &zero, td_,
+                              y),
+          "cudnnSoftmaxForward");
+  }
+
   void prepare(const Tensor& x) {
     DEEP500_CHECK(x.dtype() == DataType::Float, node_, ": cudnn backend: expected float32, got ",
                   name_of(x.dtype()));

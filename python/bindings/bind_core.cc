@@ -3,6 +3,7 @@
 
 #include "deep/error.h"
 #include "frameworks/register_all.h"
+#include "metrics/context.h"
 #include "metrics/statistics.h"
 #include "operators/registry.h"
 #include "python/bindings/bindings.h"
@@ -30,6 +31,20 @@ void bind_core(py::module_& m) {
       "backends", [] { return ops::Registry::global().backends(); },
       "Names of the registered operator backends (reference, onednn, eigen, ...).");
   m.def("built_backends", &frameworks::built_backends, "The backends this build compiled in.");
+  m.def(
+      "devices",
+      [] {
+        py::list out;
+        for (const auto& d : metrics::describe_devices(true)) {
+          py::dict entry;
+          for (const auto& [k, v] : d) entry[py::str(k)] = v;
+          out.append(entry);
+        }
+        return out;
+      },
+      "The GPUs kernels can run on, as results record them (device 'cuda:N', name, SM count, "
+      "memory, clocks, driver and library versions); empty without one. A result's 'device' "
+      "says where its work ran.");
   m.def(
       "summarize",
       [](const std::vector<double>& samples) {

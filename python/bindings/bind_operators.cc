@@ -193,21 +193,27 @@ void bind_operators(py::module_& m) {
       "benchmark_operator",
       [](const recipes::OperatorSpec& spec, const std::vector<std::string>& inputs,
          const std::vector<std::string>& backends, bool backward, int threads, int min_reps,
-         double min_time) {
+         double min_time, const std::string& cache, bool include_transfers) {
         recipes::OperatorBenchmark b;
         b.op = spec;
         b.problems = recipes::make_problems(spec.op_type, inputs, "", "float32", {});
         b.backends = backends;
         b.backward = backward;
         b.threads = threads;
+        b.include_transfers = include_transfers;
         if (min_reps > 0) b.runner.min_repetitions = min_reps;
         if (min_time > 0) b.runner.min_time_seconds = min_time;
+        b.runner.cache = cache;
+        b.runner.validate();
         std::ostringstream info;
         recipes::BenchmarkOutcome out;
         {
           recipes::InterruptScope interrupt;
           b.interrupt = &recipes::InterruptScope::requested();
           py::gil_scoped_release release;
+          const metrics::Peaks peaks = recipes::measure_backend_peaks(
+              recipes::backend_list(b.backends, recipes::find_definition(b.op)), threads);
+          b.peaks = &peaks;
           out = recipes::run_operator_benchmark(b, info);
         }
         py::list results;
@@ -221,11 +227,14 @@ void bind_operators(py::module_& m) {
       },
       py::arg("spec"), py::arg("inputs"), py::arg("backends") = std::vector<std::string>{},
       py::arg("backward") = false, py::arg("threads") = 0, py::arg("min_reps") = 0,
-      py::arg("min_time") = 0.0,
+      py::arg("min_time") = 0.0, py::arg("cache") = "hot", py::arg("include_transfers") = false,
       "Times the operator as `deep500 op bench` does: inputs as NAME:dtype:shape (its "
       "--input), backends as its --backend (empty: reference; \"all\"); returns every "
-      "result (median, confidence interval, samples, FLOP/s, implementation) as the JSON "
-      "reporter writes it. min_reps / min_time: 0 = the runner's defaults.");
+      "result (median, confidence interval, samples, FLOP/s, percent of the measured peak, "
+      "the device it ran on and its timer, implementation) as the JSON reporter writes it. "
+      "A GPU backend (cudnn) is timed on inputs already on the device with CUDA events; "
+      "include_transfers also times it with the copies in and out. cache: hot or cold (caches "
+      "flushed before each sample). min_reps / min_time: 0 = the runner's defaults.");
   m.def(
       "check_gradient",
       [](const recipes::OperatorSpec& spec, const py::sequence& inputs,

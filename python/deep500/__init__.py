@@ -4,14 +4,15 @@ The compiled part is deep500._core; this package re-exports it with a few
 conveniences that only convert arguments (docs/python.md).
 """
 from ._core import (as_tensor, backends, benchmark_operator, built_backends, check_gradient,
-                    check_operator, Communicator, compare_runs, Error, Executor, history,
+                    check_operator, Communicator, compare_runs, devices, Error, Executor, history,
                     in_process_ranks, launched_by_mpirun, load_results, Model, mpi_world,
                     Operator, OperatorSpec, optimizers, plot, register_operator,
                     register_optimizer, run_operator, run_recipe, run_training, scoreboard,
                     summarize, TrainingState, TrainingTask)
 
 __all__ = ["as_tensor", "backends", "benchmark_operator", "built_backends", "check_gradient",
-           "check_operator", "Communicator", "compare_runs", "Error", "Executor", "history",
+           "check_operator", "Communicator", "compare_runs", "devices", "Error", "Executor",
+           "history",
            "in_process_ranks", "launched_by_mpirun", "load_results", "Model", "mpi_world", "op",
            "Operator", "OperatorSpec", "optimizers", "plot", "register_operator",
            "register_optimizer", "run_operator", "run_recipe", "run_training", "scoreboard",

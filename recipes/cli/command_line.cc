@@ -104,7 +104,11 @@ Command& Command::runner_options(metrics::RunnerSettings& r) {
   option("--min-reps", r.min_repetitions, "minimum repetitions (default 10)");
   option("--max-reps", r.max_repetitions, "maximum repetitions (default 10000)");
   option("--min-time", r.min_time_seconds, "minimum seconds measured (default 0.2)");
-  return option("--max-time", r.max_time_seconds, "maximum seconds measured (default 10)");
+  option("--max-time", r.max_time_seconds, "maximum seconds measured (default 10)");
+  return choice("--cache", r.cache,
+                "hot (default: samples back to back) or cold (the last level cache, a GPU's L2, "
+                "flushed before each sample)",
+                {"hot", "cold"});
 }
 
 Command& Command::required() {

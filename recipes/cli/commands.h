@@ -63,7 +63,7 @@ struct OpOptions {
   std::vector<std::string> backends;    // empty = reference; "all" = every registered one
   unsigned long long seed = 42;         // of the random inputs
   std::vector<double> range = {-1, 1};  // uniform input range
-  bool isolate = true;  // each backend's check / first run in a child process (a crash is a row)
+  bool isolate = true;  // each backend's check / first run in a worker process (a crash is a row)
   // check
   bool grad = false;  // also run the gradient check
   // bench
@@ -71,6 +71,7 @@ struct OpOptions {
   std::string dtype = "float32";   // element type of --shapes problems
   std::vector<int64_t> batch;      // values of N in shapes (mb of Conv/MatMul, m of Gemm)
   bool backward = false;           // also time backward() (pass "backward")
+  bool include_transfers = false;  // device backends: also time with host copies in and out
   int threads = 0;                 // OpenMP threads of the kernels (0 = library default)
   std::string format = "console";  // stdout: console | json | csv | gbench
   std::string json_path, csv_path, gbench_path;

@@ -90,7 +90,7 @@ int scoreboard_command(const ScoreboardOptions& o) {
 }
 
 int info_command() {
-  std::cout << machine_manifests_yaml(detect_machine());
+  std::cout << machine_manifests_yaml(detect_machine(true));
   return kSuccess;
 }
 

@@ -2,11 +2,27 @@
 // (commands.h); command_line.cc parses and runs the one chosen. Exit codes
 // (commands.h): 0 success, 1 a check or criterion failed, 2 bad input (one
 // line "deep500: error: ..."), 3 internal error, 130 interrupted.
+#include <cstring>
+#include <iostream>
+
+#include "frameworks/register_all.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
+#include "recipes/kernel_worker.h"
 
 int main(int argc, char** argv) {
   using namespace deep500::cli;
+  // A kernel worker (recipes/kernel_worker.h): started by deep500 itself,
+  // never by a user; no command line of its own.
+  if (argc == 2 && std::strcmp(argv[1], deep500::recipes::kKernelWorkerCommand) == 0) {
+    try {
+      deep500::frameworks::register_all();
+    } catch (const std::exception& e) {
+      std::cerr << "deep500 kernel worker: " << e.what() << "\n";
+      return kInternalError;
+    }
+    return deep500::recipes::kernel_worker_main();
+  }
   CommandLine line(
       "deep500: measure, validate and reproduce deep learning",
       "Exit codes: 0 success; 1 a check, comparison or criterion failed (op check, compare "

@@ -16,7 +16,6 @@
 #include <iostream>
 #include <sstream>
 
-#include "deep/child_process.h"
 #include "deep/onnx_tensor.h"
 #include "deep/output_file.h"
 #include "deep/text.h"
@@ -24,10 +23,11 @@
 #include "network/settings.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
+#include "recipes/kernel_worker.h"
+#include "recipes/operator_check.h"
 #include "recipes/operator_task.h"
 #include "recipes/problems.h"
 #include "validation/forward_check.h"
-#include "validation/gradient_check.h"
 
 namespace deep500::cli {
 namespace {
@@ -40,59 +40,6 @@ OperatorSpec operator_spec(const OpOptions& o) {
   return {o.op_type, o.domain, o.opset, o.outputs, o.attrs};
 }
 
-std::string sci(double v) {
-  std::ostringstream s;
-  s << std::setprecision(3) << v;
-  return s.str();
-}
-
-// One line of the check table.
-std::string check_row(const std::string& b, const std::string& check, const std::string& status,
-                      const std::string& abs, const std::string& rel, const std::string& worst,
-                      const std::string& tail) {
-  std::ostringstream out;
-  out << std::left << std::setw(12) << b << std::setw(16) << check << std::setw(20) << status
-      << std::setw(12) << abs << std::setw(12) << rel << std::setw(14) << worst << tail;
-  return out.str();
-}
-
-// A backend's checks as text: "row\t<table line>" and "tally\t<P|F|S>" lines
-// (one tally per check), so that a child process can send them.
-std::string check_backend(const OpOptions& o, const OpDefinition& def, const ops::NodeSpec& node,
-                          const std::vector<Tensor>& inputs, const std::string& b) {
-  std::string out;
-  auto row = [&](auto&&... cells) { out += "row\t" + check_row(cells...) + "\n"; };
-  auto tally = [&](validation::CheckStatus s) {
-    out += s == validation::CheckStatus::Passed   ? "tally\tP\n"
-           : s == validation::CheckStatus::Failed ? "tally\tF\n"
-                                                  : "tally\tS\n";
-  };
-  auto f = def.custom ? validation::check_forward_self_consistent(node, inputs, b)
-                      : validation::check_forward(node, inputs, b);
-  std::string worst =
-      f.worst_output >= 0 && f.worst_index >= 0 && f.max_abs_error > 0
-          ? cat(node.outputs[static_cast<size_t>(f.worst_output)], "[", f.worst_index, "]")
-          : "-";
-  row(b, "forward", validation::check_status_name(f.status), sci(f.max_abs_error),
-      sci(f.max_rel_error), worst, f.message.empty() ? f.implementation : f.message);
-  tally(f.status);
-  if (!o.grad) return out;
-  auto g = validation::check_gradient(node, inputs, b);
-  if (g.inputs.empty())
-    row(b, "gradient", validation::check_status_name(g.status), "-", "-", "-", g.message);
-  for (const auto& c : g.inputs) {
-    const bool measured = c.checked_elements > 0;
-    row(b, "gradient " + c.name, validation::gradient_status_name(c.status),
-        measured ? sci(c.max_abs_error) : "-", measured ? sci(c.max_rel_error) : "-",
-        c.worst_index >= 0 ? cat(c.name, "[", c.worst_index, "]") : "-",
-        c.message.empty() ? cat(g.implementation, " in ", name_of(g.computed_in), ", ",
-                                c.checked_elements, " elements")
-                          : c.message);
-  }
-  tally(g.status);
-  return out;
-}
-
 int run_check(const OpOptions& o, const OpDefinition& def, const ops::NodeSpec& node,
               const Problem& p) {
   auto inputs = validation::random_inputs(descs(p), o.seed, o.range[0], o.range[1]);
@@ -103,18 +50,20 @@ int run_check(const OpOptions& o, const OpDefinition& def, const ops::NodeSpec& 
             << "\n";
   int passed = 0, failed = 0;
   for (const auto& b : backend_list(o.backends, def)) {
+    KernelJob job;
+    job.kind = KernelJob::Kind::Check;
+    job.node = node;
+    job.inputs = inputs;
+    job.backend = b;
+    job.grad = o.grad;
+    job.custom = def.custom.has_value();
     std::string text;
     if (o.isolate) {
-      ChildResult child = run_in_child([&] { return check_backend(o, def, node, inputs, b); }, 0);
+      ChildResult child = run_kernel_job(job);
       if (child.threw_error) throw Error(child.failure);  // bad input, as without isolation
-      text =
-          child.completed
-              ? child.output
-              : cat("row\t",
-                    check_row(b, "forward", "FAILED", "-", "-", "-", "the kernel " + child.failure),
-                    "\ntally\tF\n");
+      text = child.completed ? child.output : failed_check_rows(b, "the kernel " + child.failure);
     } else {
-      text = check_backend(o, def, node, inputs, b);
+      text = run_kernel_job_here(job);
     }
     for (const auto& line : split(text, '\n')) {
       if (line.rfind("row\t", 0) == 0) std::cout << line.substr(4) << "\n";
@@ -153,6 +102,7 @@ int run_bench(const OpOptions& o, const std::vector<Problem>& problems) {
   b.low = o.range[0];
   b.high = o.range[1];
   b.isolate = o.isolate;
+  b.include_transfers = o.include_transfers;
   b.threads = o.threads;
   b.runner = o.runner;
   b.runner.validate();
@@ -163,6 +113,9 @@ int run_bench(const OpOptions& o, const std::vector<Problem>& problems) {
     if (!path.empty()) check_output_path(path, option);
   // Anything but the table goes to stderr when stdout carries a data format.
   std::ostream& info = o.format == "console" ? std::cout : std::cerr;
+  const metrics::Peaks peaks =
+      measure_backend_peaks(backend_list(o.backends, find_definition(b.op)), o.threads);
+  b.peaks = &peaks;
   const BenchmarkOutcome out = run_operator_benchmark(b, info);
 
   metrics::Context context = network::result_context(nullptr);
@@ -225,7 +178,8 @@ void add_problem_options(Command& c, OpOptions& o) {
       .operator_options(o.settings)
       .flag("!--no-isolate", o.isolate,
             "run kernels in this process (default: each backend's check, and a first run before "
-            "timing, in a child process, so that a crashing kernel is a failed row)");
+            "timing, in a fresh deep500 worker process, so that a crashing kernel is a failed "
+            "row)");
 }
 
 }  // namespace
@@ -243,6 +197,9 @@ void add_op_command(CommandLine& line) {
   auto bench = op.subcommand("bench", "time backends with median, 95% CI, CV, GFLOP/s");
   add_problem_options(bench, *o);
   bench.flag("--backward", o->backward, "also time backward() (rows with pass=backward)")
+      .flag("--include-transfers", o->include_transfers,
+            "a GPU backend's kernels (timed on device-resident inputs) also timed with the "
+            "copies of inputs in and outputs out (rows with transfers=included)")
       .option("--threads", o->threads, "OpenMP threads of the kernels (0 = library default)")
       .choice("--format", o->format, "what stdout gets: console (default), json, csv, gbench",
               {"console", "json", "csv", "gbench"})

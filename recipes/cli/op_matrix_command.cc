@@ -83,7 +83,7 @@ void add_op_matrix_subcommand(Command& op) {
       .option("--seed", o->seed, "seed of the inputs")
       .flag("--no-speed", o->no_speed, "conformance only (nothing timed, no peak)")
       .flag("--no-backward", o->no_backward, "forward only")
-      .flag("!--no-isolate", m.isolate, "time kernels without a first run in a child process")
+      .flag("!--no-isolate", m.isolate, "time kernels without a first run in a worker process")
       .runner_options(m.runner)
       .option("--json", o->json_path, "write every cell with context and samples to this file")
       .option("--csv", o->csv_path, "write one row per cell to this file")

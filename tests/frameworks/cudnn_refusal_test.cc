@@ -149,7 +149,9 @@ TEST(CudnnLibraries, CublasLoadsOnDemandWithEveryEntryPoint) {
        {reinterpret_cast<const void*>(api.create), reinterpret_cast<const void*>(api.destroy),
         reinterpret_cast<const void*>(api.set_math_mode),
         reinterpret_cast<const void*>(api.status_string), reinterpret_cast<const void*>(api.sgemm),
-        reinterpret_cast<const void*>(api.sgemm_strided_batched)})
+        reinterpret_cast<const void*>(api.sgemm_strided_batched),
+        reinterpret_cast<const void*>(api.set_stream),
+        reinterpret_cast<const void*>(api.set_workspace)})
     EXPECT_NE(fn, nullptr);
   EXPECT_EQ(cudnn::cublas_version().rfind(cat(CUBLAS_VER_MAJOR, "."), 0), 0u)
       << cudnn::cublas_version();

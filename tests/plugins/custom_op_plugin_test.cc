@@ -66,6 +66,31 @@ TEST(CustomOpPlugin, LoadsAndMatchesAnalyticForward) {
   }
 }
 
+// A library built for ABI version 1 (tensors without the device fields)
+// still runs, forward and backward, with the tensors laid out as it expects.
+TEST(CustomOpPlugin, AVersionOneLibraryStillRuns) {
+  const char* v1 = std::getenv("DEEP500_ABI_V1_PLUGIN");
+  ASSERT_NE(v1, nullptr) << "DEEP500_ABI_V1_PLUGIN is not set (ctest sets it)";
+  ASSERT_EQ(ops::load_custom_operators(v1, ops::Registry::global()),
+            std::vector<std::string>{"test.v1::Negate"});
+  ops::NodeSpec spec;
+  spec.name = "negate";
+  spec.domain = "test.v1";
+  spec.op_type = "Negate";
+  spec.opset = 1;
+  const auto x = Tensor::from_vector<float>({2, 3}, {1, -2, 3, -4, 5, -6});
+  ops::OpContext ctx{spec, {x.desc()}};
+  auto made = ops::Registry::global().create(ctx, {"custom"});
+  ASSERT_TRUE(made.ok()) << made.refusal().reason;
+  std::vector<Tensor> y(1), gx(1);
+  made->op->forward({&x, 1}, y);
+  ASSERT_EQ(y[0].shape(), (Shape{2, 3}));
+  EXPECT_EQ(y[0].to_double_vector(), (std::vector<double>{-1, 2, -3, 4, -5, 6}));
+  const auto gy = Tensor::from_vector<float>({2, 3}, {1, 1, 1, 2, 2, 2});
+  made->op->backward({&gy, 1}, {&x, 1}, y, gx);
+  EXPECT_EQ(gx[0].to_double_vector(), (std::vector<double>{-1, -1, -1, -2, -2, -2}));
+}
+
 TEST(CustomOpPlugin, BackwardMatchesFiniteDifferences) {
   ops::load_custom_operators(plugin_path(), ops::Registry::global());
   auto spec = swish_node(0.7f);

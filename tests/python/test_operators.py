@@ -64,3 +64,28 @@ def test_benchmark_operator_times_every_backend_and_pass():
     assert rows == {(b, p) for b in ("reference", "onednn") for p in ("forward", "backward")}
     for x in r["results"]:
         assert x["statistics"]["median"] > 0 and x["statistics"]["n"] >= 5
+
+
+def test_benchmark_operator_reports_device_timer_and_percent_of_peak():
+    spec = deep500.op("Gemm")
+    r = deep500.benchmark_operator(spec, ["a:float32:64x64", "b:float32:64x64"], ["onednn"],
+                                   min_reps=5, min_time=0.01, cache="cold",
+                                   include_transfers=True)
+    assert r["errors"] == 0, r["log"]
+    (x,) = r["results"]  # a host backend: no row with transfers
+    assert x["device"] == "host" and x["timer"] == "steady_clock"
+    assert x["settings"]["cache"] == "cold"
+    assert 0 < x["percent_of_peak"]["flops"] < 200, x["percent_of_peak"]
+    assert x["transfers"]["copies"] == 0
+    with pytest.raises(deep500.Error, match="cache"):
+        deep500.benchmark_operator(spec, ["a:float32:4x4", "b:float32:4x4"], cache="warm")
+
+
+def test_devices_lists_the_gpus_the_driver_reports():
+    import os
+    gpus = os.listdir("/proc/driver/nvidia/gpus") if os.path.isdir("/proc/driver/nvidia/gpus") \
+        else []
+    devices = deep500.devices()
+    assert len(devices) == (len(gpus) if "cudnn" in deep500.built_backends() else 0)
+    for i, d in enumerate(devices):
+        assert d["device"] == f"cuda:{i}" and d["name"] and d["driver"], d

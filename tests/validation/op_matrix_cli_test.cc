@@ -83,7 +83,7 @@ TEST_F(OpMatrixCli, EveryCaseAndBackendGetsACheckedAndTimedCell) {
   while (std::getline(in, line)) ++rows;
   EXPECT_EQ(rows, static_cast<int>(m["cells"].size()));
   // The readable table names every backend and the peak.
-  EXPECT_NE(r.out.find("peak:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("peaks: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("FAILED: 0"), std::string::npos) << r.out;
 }
 
