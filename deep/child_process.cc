@@ -88,36 +88,53 @@ bool read_until_eof(int fd, double timeout_seconds, std::string& buf) {
   }
 }
 
-// Sends `request` on `out` (a socket: no SIGPIPE when the worker is gone)
-// while reading the reply from `in` until EOF or the deadline; false on
-// timeout.
-bool exchange(int out, const std::string& request, int in, double timeout_seconds,
-              std::string& reply) {
-  const auto t0 = std::chrono::steady_clock::now();
-  size_t sent = 0;
-  if (request.empty()) shutdown(out, SHUT_WR);
-  char chunk[4096];
+enum class Io { Done, Gone, TimedOut };
+
+// Polls `fd` for `events` until the deadline (timeout <= 0: none).
+Io wait_ready(int fd, short events, std::chrono::steady_clock::time_point t0,
+              double timeout_seconds) {
   for (;;) {
     const double left = seconds_left(t0, timeout_seconds);
-    if (left <= 0) return false;
-    pollfd p[2] = {{in, POLLIN, 0}, {sent < request.size() ? out : -1, POLLOUT, 0}};
-    int ready = poll(p, 2, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
-    if (ready <= 0) continue;
-    if (p[1].revents & (POLLOUT | POLLERR | POLLHUP)) {
-      ssize_t w =
-          send(out, request.data() + sent, request.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (w > 0) sent += static_cast<size_t>(w);
-      if ((w < 0 && errno != EINTR && errno != EAGAIN) || sent == request.size()) {
-        sent = request.size();  // done, or the worker stopped reading
-        shutdown(out, SHUT_WR);
-      }
+    if (left <= 0) return Io::TimedOut;
+    pollfd p{fd, events, 0};
+    const int ready = poll(&p, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
+    if (ready > 0) return Io::Done;  // readable/writable, or hung up: the call says which
+  }
+}
+
+// Sends the frame on `fd` (a socket: no SIGPIPE when the worker is gone).
+Io send_frame(int fd, const std::string& payload, std::chrono::steady_clock::time_point t0,
+              double timeout_seconds) {
+  const std::string frame = std::to_string(payload.size()) + '\n' + payload;
+  size_t sent = 0;
+  while (sent < frame.size()) {
+    if (wait_ready(fd, POLLOUT, t0, timeout_seconds) == Io::TimedOut) return Io::TimedOut;
+    const ssize_t w =
+        send(fd, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w > 0) sent += static_cast<size_t>(w);
+    if (w < 0 && errno != EINTR && errno != EAGAIN) return Io::Gone;
+  }
+  return Io::Done;
+}
+
+// Reads one "<length>\n<bytes>" frame from `fd` into `payload`.
+Io read_frame(int fd, std::chrono::steady_clock::time_point t0, double timeout_seconds,
+              std::string& payload) {
+  std::string buf;
+  size_t header = std::string::npos, length = 0;
+  char chunk[65536];
+  for (;;) {
+    if (header != std::string::npos && buf.size() >= header + 1 + length) {
+      payload = buf.substr(header + 1, length);
+      return Io::Done;
     }
-    if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-      ssize_t n = read(in, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return true;
-      reply.append(chunk, static_cast<size_t>(n));
-    }
+    if (wait_ready(fd, POLLIN, t0, timeout_seconds) == Io::TimedOut) return Io::TimedOut;
+    const ssize_t n = read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Io::Gone;
+    buf.append(chunk, static_cast<size_t>(n));
+    if (header == std::string::npos && (header = buf.find('\n')) != std::string::npos)
+      length = std::strtoull(buf.substr(0, header).c_str(), nullptr, 10);
   }
 }
 
@@ -161,9 +178,22 @@ ChildResult run_in_child(const std::function<std::string()>& work, double timeou
   return result_of(finished, timeout_seconds, status, buf);
 }
 
-ChildResult run_in_worker(const std::vector<std::string>& argv, const std::string& request,
-                          double timeout_seconds) {
-  DEEP500_CHECK(!argv.empty(), "run_in_worker: no program given");
+WorkerProcess::WorkerProcess(std::vector<std::string> argv) : argv_(std::move(argv)) {
+  DEEP500_CHECK(!argv_.empty(), "WorkerProcess: no program given");
+}
+
+WorkerProcess::~WorkerProcess() {
+  if (pid_ < 0) return;
+  close(request_fd_);  // end of requests: the worker returns
+  std::string ignored;
+  read_frame(reply_fd_, std::chrono::steady_clock::now(), 5, ignored);  // until it exits, or 5 s
+  close(reply_fd_);
+  kill(pid_, SIGKILL);  // no-op when it has exited
+  int status = 0;
+  wait_for(pid_, status);
+}
+
+void WorkerProcess::start() {
   int request_fds[2], reply_fds[2];
   DEEP500_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, request_fds) == 0,
                 "socketpair() failed: ", std::strerror(errno));
@@ -187,10 +217,10 @@ ChildResult run_in_worker(const std::vector<std::string>& argv, const std::strin
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : argv_) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, argv[0].c_str(), &actions, &attr, args.data(), environ);
+  const int spawned = posix_spawn(&pid, argv_[0].c_str(), &actions, &attr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   close(request_fds[1]);
@@ -198,33 +228,63 @@ ChildResult run_in_worker(const std::vector<std::string>& argv, const std::strin
   if (spawned != 0) {
     close(request_fds[0]);
     close(reply_fds[0]);
-    throw Error(cat("cannot start the worker '", argv[0], "': ", std::strerror(spawned)));
+    throw Error(cat("cannot start the worker '", argv_[0], "': ", std::strerror(spawned)));
   }
-  std::string reply;
-  const bool finished = exchange(request_fds[0], request, reply_fds[0], timeout_seconds, reply);
-  close(request_fds[0]);
-  close(reply_fds[0]);
-  if (!finished) kill(pid, SIGKILL);
+  pid_ = pid;
+  request_fd_ = request_fds[0];
+  reply_fd_ = reply_fds[0];
+}
+
+ChildResult WorkerProcess::end(bool finished, double timeout_seconds) {
+  if (!finished) kill(pid_, SIGKILL);
+  close(request_fd_);
+  std::string ignored;  // a worker that hung up its reply end may still be exiting
+  if (finished) read_frame(reply_fd_, std::chrono::steady_clock::now(), 5, ignored);
+  close(reply_fd_);
   int status = 0;
-  wait_for(pid, status);
-  if (finished && !WIFSIGNALED(status) && WEXITSTATUS(status) == 127 && reply.empty())
-    throw Error(cat("the worker '", argv[0], "' could not run (exit status 127)"));
-  return result_of(finished, timeout_seconds, status, reply);
+  kill(pid_, SIGKILL);  // no-op when it has exited
+  wait_for(pid_, status);
+  pid_ = request_fd_ = reply_fd_ = -1;
+  if (finished && !WIFSIGNALED(status) && WEXITSTATUS(status) == 127)
+    throw Error(cat("the worker '", argv_[0], "' could not run (exit status 127)"));
+  return result_of(finished, timeout_seconds, status, "");
+}
+
+ChildResult WorkerProcess::run(const std::string& request, double timeout_seconds, bool* started) {
+  const bool fresh = pid_ < 0;
+  if (fresh) start();
+  if (started) *started = fresh;
+  const auto t0 = std::chrono::steady_clock::now();
+  Io io = send_frame(request_fd_, request, t0, timeout_seconds);
+  std::string reply;
+  if (io == Io::Done) io = read_frame(reply_fd_, t0, timeout_seconds, reply);
+  if (io != Io::Done || reply.empty()) return end(io != Io::TimedOut, timeout_seconds);
+  int status = 0;
+  return result_of(true, timeout_seconds, status, reply);
 }
 
 int serve_worker(const std::function<std::string(const std::string& request)>& work) {
   if (fcntl(3, F_GETFD) == -1) return 2;
-  std::string request;
-  char chunk[1 << 16];
   for (;;) {
-    ssize_t n = read(0, chunk, sizeof chunk);
+    std::string header;
+    char c = 0;
+    ssize_t n = 0;
+    while ((n = read(0, &c, 1)) == 1 && c != '\n' && header.size() < 20) header += c;
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    request.append(chunk, static_cast<size_t>(n));
+    if (n <= 0) return 0;  // the end of requests
+    if (c != '\n' || header.empty()) return 2;
+    const size_t length = std::strtoull(header.c_str(), nullptr, 10);
+    std::string request(length, '\0');
+    size_t got = 0;
+    while (got < length) {
+      const ssize_t r = read(0, request.data() + got, length - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return 2;
+      got += static_cast<size_t>(r);
+    }
+    const std::string reply = reply_of([&] { return work(request); });
+    write_all(3, std::to_string(reply.size()) + '\n' + reply);
   }
-  write_all(3, reply_of([&] { return work(request); }));
-  close(3);
-  return 0;
 }
 
 }  // namespace deep500

@@ -8,9 +8,9 @@
 
 namespace deep500 {
 
-std::string short_number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
+std::string short_number(double v, int significant) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*g", significant, v);
   return buf;
 }
 

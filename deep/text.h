@@ -20,8 +20,8 @@ bool parse_int(const std::string& s, int64_t& v);
 bool parse_float(const std::string& s, double& v);
 bool parse_bool(const std::string& s, bool& v);
 
-// A number in at most 6 significant digits ("%.6g"), for tables and messages.
-std::string short_number(double v);
+// A number in at most `significant` digits ("%.6g"), for tables and messages.
+std::string short_number(double v, int significant = 6);
 
 // The name in `known` closest to `name` by edit distance, for "did you
 // mean" hints; "" when none is close (more than a third of it differs).

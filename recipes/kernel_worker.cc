@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 
 #include "deep/device_runtime.h"
 #include "deep/error.h"
@@ -149,8 +151,19 @@ std::string run_kernel_job_here(const KernelJob& job) {
 }
 
 ChildResult run_kernel_job(const KernelJob& job, double timeout_seconds) {
-  return run_in_worker({kernel_worker_executable(), kKernelWorkerCommand}, encode_kernel_job(job),
-                       timeout_seconds);
+  static std::mutex mutex;
+  static std::unique_ptr<WorkerProcess> worker;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!worker)
+    worker = std::make_unique<WorkerProcess>(
+        std::vector<std::string>{kernel_worker_executable(), kKernelWorkerCommand});
+  const std::string request = encode_kernel_job(job);
+  bool started = false;
+  ChildResult r = worker->run(request, timeout_seconds, &started);
+  // A crash in a worker that earlier jobs ran in may be theirs: the job is
+  // judged again in a fresh worker (the crashed one is gone).
+  if (!r.completed && !r.threw_error && !started) r = worker->run(request, timeout_seconds);
+  return r;
 }
 
 int kernel_worker_main() {

@@ -1,10 +1,13 @@
-// Kernels run in a fresh worker process: the first run of a kernel before
-// it is timed (op bench, op matrix, Python's benchmark_operator) and each
-// backend's checks (op check), so that a kernel that crashes is a failed row,
-// not a dead tool. The worker is the deep500 executable started anew
-// (`deep500 __kernel-worker`, deep/child_process.h run_in_worker), never a
+// Kernels run in a worker process: the first run of a kernel before it is
+// timed (op bench, op matrix, Python's benchmark_operator) and each
+// backend's checks (op check), so that a kernel that crashes is a failed
+// row, not a dead tool. The worker is the deep500 executable started anew
+// (`deep500 __kernel-worker`, deep/child_process.h WorkerProcess), never a
 // fork: it inherits no CUDA context (CUDA does not survive fork()), and
-// starts its own.
+// starts its own. One worker serves this process's jobs one after another
+// (its start-up and a plugin's loading are paid once); after a crash the
+// next job starts a new one, and a job that crashed a worker earlier jobs
+// ran in is run again in a fresh worker, whose outcome is the job's.
 //
 // The job travels as an ONNX ModelProto on the worker's stdin: the node,
 // its inputs as initializers, and the rest (backend, pass, seed, threads,
@@ -51,7 +54,8 @@ KernelJob decode_kernel_job(const std::string& bytes);
 // kernel throws), Check the rows of recipes/operator_check.h.
 std::string run_kernel_job_here(const KernelJob& job);
 
-// Runs the job in a worker process; timeout_seconds <= 0: no limit.
+// Runs the job in the worker process; timeout_seconds <= 0: no limit.
+// Thread-safe (jobs are serialized).
 ChildResult run_kernel_job(const KernelJob& job, double timeout_seconds = 0);
 
 // The worker process's main (after the backends registered): applies the

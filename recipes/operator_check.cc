@@ -4,20 +4,11 @@
 #include <sstream>
 
 #include "deep/error.h"
+#include "deep/text.h"
 #include "validation/forward_check.h"
 #include "validation/gradient_check.h"
 
 namespace deep500::recipes {
-namespace {
-
-std::string sci(double v) {
-  std::ostringstream s;
-  s << std::setprecision(3) << v;
-  return s.str();
-}
-
-}  // namespace
-
 std::string check_row(const std::string& b, const std::string& check, const std::string& status,
                       const std::string& abs, const std::string& rel, const std::string& worst,
                       const std::string& tail) {
@@ -42,8 +33,8 @@ std::string check_backend_rows(const ops::NodeSpec& node, const std::vector<Tens
       f.worst_output >= 0 && f.worst_index >= 0 && f.max_abs_error > 0
           ? cat(node.outputs[static_cast<size_t>(f.worst_output)], "[", f.worst_index, "]")
           : "-";
-  row(b, "forward", validation::check_status_name(f.status), sci(f.max_abs_error),
-      sci(f.max_rel_error), worst, f.message.empty() ? f.implementation : f.message);
+  row(b, "forward", validation::check_status_name(f.status), short_number(f.max_abs_error, 3),
+      short_number(f.max_rel_error, 3), worst, f.message.empty() ? f.implementation : f.message);
   tally(f.status);
   if (!grad) return out;
   auto g = validation::check_gradient(node, inputs, b);
@@ -52,7 +43,8 @@ std::string check_backend_rows(const ops::NodeSpec& node, const std::vector<Tens
   for (const auto& c : g.inputs) {
     const bool measured = c.checked_elements > 0;
     row(b, "gradient " + c.name, validation::gradient_status_name(c.status),
-        measured ? sci(c.max_abs_error) : "-", measured ? sci(c.max_rel_error) : "-",
+        measured ? short_number(c.max_abs_error, 3) : "-",
+        measured ? short_number(c.max_rel_error, 3) : "-",
         c.worst_index >= 0 ? cat(c.name, "[", c.worst_index, "]") : "-",
         c.message.empty() ? cat(g.implementation, " in ", name_of(g.computed_in), ", ",
                                 c.checked_elements, " elements")

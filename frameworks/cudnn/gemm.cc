@@ -57,6 +57,9 @@ cublasHandle_t blas_handle() {
   DEEP500_CHECK(t.h, "cudnn backend: cuBLAS unavailable: ", t.error);
   const Stream s = current_stream(backend_device());
   if (!t.bound || s != t.stream) {  // setting the stream resets the workspace
+    // Work still queued on the old stream (which may be gone) may be using
+    // the workspace: wait for the device (once per stream change).
+    if (t.bound) check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     constexpr size_t kWorkspace = size_t{32} << 20;
     check(cublas().set_stream(t.h, static_cast<cudaStream_t>(s)), "cublasSetStream");
     check(cublas().set_workspace(t.h, t.workspace.get(kWorkspace), kWorkspace),

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <map>
 #include <mutex>
 
 namespace deep500::cudnn {
@@ -44,13 +45,27 @@ const Nvml& nvml() {
   return api;
 }
 
+// The device's handle, looked up once per bus id (clocks are read after
+// every timed sample).
+NvmlDevice device_handle(const Nvml& api, const std::string& pci_bus_id) {
+  static std::mutex mutex;
+  static std::map<std::string, NvmlDevice> handles;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = handles.find(pci_bus_id);
+  if (it != handles.end()) return it->second;
+  NvmlDevice d = nullptr;
+  if (api.by_pci_bus_id(pci_bus_id.c_str(), &d) != 0) d = nullptr;
+  return handles[pci_bus_id] = d;
+}
+
 }  // namespace
 
 NvmlClocks nvml_clocks(const std::string& pci_bus_id) {
   NvmlClocks c;
   const Nvml& api = nvml();
-  NvmlDevice d = nullptr;
-  if (!api.ready || api.by_pci_bus_id(pci_bus_id.c_str(), &d) != 0) return c;
+  if (!api.ready) return c;
+  NvmlDevice d = device_handle(api, pci_bus_id);
+  if (!d) return c;
   if (api.clock(d, kClockSm, &c.sm_mhz) != 0) c.sm_mhz = 0;
   if (api.max_clock(d, kClockSm, &c.max_sm_mhz) != 0) c.max_sm_mhz = 0;
   if (api.clock(d, kClockMem, &c.memory_mhz) != 0) c.memory_mhz = 0;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "deep/sizes.h"
+#include "deep/text.h"
 #include "network/model.h"
 #include "network/settings.h"
 #include "recipes/cli/command_line.h"
@@ -19,16 +20,6 @@
 #include "validation/layer_compare.h"
 
 namespace deep500::cli {
-
-namespace {
-
-std::string sci(double v) {
-  std::ostringstream s;
-  s << std::setprecision(3) << v;
-  return s.str();
-}
-
-}  // namespace
 
 int compare_command(const CompareOptions& o) {
   if (o.targets.size() == 2) return compare_runs_command(o);
@@ -63,8 +54,9 @@ int compare_command(const CompareOptions& o) {
     const auto& r = report.rows[i];
     std::cout << std::left << std::setw(5) << i << std::setw(24) << r.node << std::setw(18)
               << r.op_type << std::setw(20) << r.output << std::setw(22) << to_string(r.a)
-              << std::setw(12) << sci(r.comparison.max_abs_error) << std::setw(12)
-              << sci(r.comparison.max_rel_error) << (r.comparison.ok ? "ok" : "DIVERGES") << "\n";
+              << std::setw(12) << short_number(r.comparison.max_abs_error, 3) << std::setw(12)
+              << short_number(r.comparison.max_rel_error, 3)
+              << (r.comparison.ok ? "ok" : "DIVERGES") << "\n";
   }
   for (const auto& m : report.missing)
     std::cout << "missing: value '" << m << "' produced by only one executor\n";

@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include "deep/device_runtime.h"
-#include "deep/random.h"
 #include "frameworks/register_all.h"
 #include "metrics/context.h"
 #include "metrics/peaks.h"
@@ -61,13 +60,7 @@ TEST_P(CudnnResident, BackwardStaysOnTheDeviceAndMatchesTheHostPath) {
   auto op = create(node, inputs, "cudnn");
   std::vector<Tensor> y(node.outputs.size());
   op.op->forward(inputs, y);
-  Random rng(44);
-  std::vector<Tensor> gy;
-  for (const auto& t : y) {
-    Tensor g(t.dtype(), t.shape());
-    rng.fill_uniform(g, -1, 1);
-    gy.push_back(g);
-  }
+  const std::vector<Tensor> gy = seeded_gradients(y, 44);
   std::vector<Tensor> gx_host(inputs.size()), gx_dev(inputs.size());
   op.op->backward(gy, inputs, y, gx_host);
   const auto dev_in = on(kGpu, inputs), dev_gy = on(kGpu, gy), dev_y = on(kGpu, y);

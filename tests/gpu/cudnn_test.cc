@@ -8,7 +8,6 @@
 
 #include <cstdio>
 
-#include "deep/random.h"
 #include "frameworks/cudnn/device.h"
 #include "frameworks/cudnn/nccl_info.h"
 #include "frameworks/register_all.h"
@@ -60,13 +59,7 @@ TEST_P(CudnnGpu, BackwardMatchesReference) {
   gpu.op->forward(inputs, y_gpu);
   ref.op->forward(inputs, y_ref);
   // Seeded output gradients of the reference output's shape.
-  Random rng(44);
-  std::vector<Tensor> gy;
-  for (const auto& y : y_ref) {
-    Tensor g(y.dtype(), y.shape());
-    rng.fill_uniform(g, -1, 1);
-    gy.push_back(g);
-  }
+  const std::vector<Tensor> gy = seeded_gradients(y_ref, 44);
   std::vector<Tensor> gx_gpu(inputs.size()), gx_ref(inputs.size());
   gpu.op->backward(gy, inputs, y_gpu, gx_gpu);
   ref.op->backward(gy, inputs, y_ref, gx_ref);

@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "deep/random.h"
+
 namespace deep500::gpu_test {
 
 validation::InputSpec f32(Shape s) {
@@ -123,6 +125,17 @@ std::string test_name(const ::testing::TestParamInfo<GpuCase>& info) {
   for (char& c : n)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return n;
+}
+
+std::vector<Tensor> seeded_gradients(const std::vector<Tensor>& outputs, uint64_t seed) {
+  Random rng(seed);
+  std::vector<Tensor> gy;
+  for (const auto& y : outputs) {
+    Tensor g(y.dtype(), y.shape());
+    rng.fill_uniform(g, -1, 1);
+    gy.push_back(g);
+  }
+  return gy;
 }
 
 ops::CreatedOp create(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,

@@ -29,6 +29,8 @@ Tolerance tolerance_for(const OpSpec& s);
 // Every cuDNN op type with the configurations it runs.
 std::vector<GpuCase> cases();
 std::string test_name(const ::testing::TestParamInfo<GpuCase>& info);
+// Seeded output gradients, uniform in [-1, 1], one per output, of its dtype and shape.
+std::vector<Tensor> seeded_gradients(const std::vector<Tensor>& outputs, uint64_t seed);
 // The op on `backend`; Error with the refusal's reason when it refuses.
 ops::CreatedOp create(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
                       const std::string& backend);

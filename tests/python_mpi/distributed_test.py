@@ -59,7 +59,18 @@ if r == 0:
     assert len(files) == 10 and files == sorted(os.listdir(os.path.join(work, "dist")))
     worst = max(float(np.max(np.abs(np.load(os.path.join(work, "alone", f)) -
                                     np.load(os.path.join(work, "dist", f))))) for f in files)
-    assert worst <= 1e-5, f"2 ranks x 16 differ from 1 x 32 by {worst}"
+    largest = max(float(np.max(np.abs(np.load(os.path.join(work, "alone", f))))) for f in files)
+    # Equal in exact arithmetic; in float32 the weight gradients are summed in
+    # another order (two 16-row GEMMs and an allreduce, or one 32-row GEMM,
+    # whose blocking depends on the CPU's ISA), and 32 momentum steps carry
+    # the rounding on: 1e-3 of the largest weight allows that, while a
+    # missing or unaveraged rank's gradient differs by lr x gradient.
+    verdict = worst <= 1e-3 * largest
     print(f"python under mpirun: collectives correct; 2 ranks x batch 16 = 1 x 32 within "
-          f"{worst:.2e}")
+          f"{worst:.2e} (largest weight {largest:.3g})")
+else:
+    verdict, worst = False, 0.0
+# Both ranks learn rank 0's verdict, so that neither waits for the other in vain.
+assert bool(world.broadcast(np.array([int(verdict)]))[0]), \
+    f"2 ranks x 16 differ from 1 x 32 by {worst}"
 world.barrier()

@@ -4,11 +4,13 @@
 #include "recipes/kernel_worker.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include <gtest/gtest.h>
 
 #include "frameworks/register_all.h"
+#include "operators/custom_op_loader.h"
 #include "operators/node.h"
 #include "operators/registry.h"
 #include "validation/op_specs.h"
@@ -127,6 +129,26 @@ TEST_F(KernelWorker, BadInputInTheWorkerComesBackAsAnError) {
   EXPECT_FALSE(r.completed);
   EXPECT_TRUE(r.threw_error) << r.failure;
   EXPECT_NE(r.failure.find("no_such_backend"), std::string::npos) << r.failure;
+}
+
+// A kernel that crashes the worker is a failed job (judged again in a
+// fresh worker), and the next job gets a new worker.
+TEST_F(KernelWorker, ACrashingKernelFailsItsJobAndTheNextJobRuns) {
+  const char* crashing = std::getenv("DEEP500_CRASHING_PLUGIN");
+  ASSERT_NE(crashing, nullptr) << "DEEP500_CRASHING_PLUGIN is not set (ctest sets it)";
+  ops::load_custom_operators(crashing, ops::Registry::global());  // the worker loads it too
+  ASSERT_TRUE(run_kernel_job(relu_job(KernelJob::Kind::FirstRun), 60).completed);
+  KernelJob crash = relu_job(KernelJob::Kind::FirstRun);
+  crash.node.domain = "test.crash";
+  crash.node.op_type = "Crash";
+  crash.node.opset = 1;
+  crash.backend = "custom";
+  const ChildResult r = run_kernel_job(crash, 60);
+  EXPECT_FALSE(r.completed);
+  EXPECT_FALSE(r.threw_error);
+  EXPECT_NE(r.failure.find("crashed with signal"), std::string::npos) << r.failure;
+  const ChildResult after = run_kernel_job(relu_job(KernelJob::Kind::FirstRun), 60);
+  EXPECT_TRUE(after.completed) << after.failure;
 }
 
 TEST_F(KernelWorker, TheWorkerRunsWithThisProcesssSettings) {
