@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "deep/shape.h"
 
@@ -33,10 +34,33 @@ int thread_limit();
 void check_thread_count(int64_t threads, const std::string& what);
 
 // The memory budget: the most bytes of tensor storage deep500 holds at once.
-// Default: 90% of the machine's physical memory (the setting memory.budget,
-// frameworks/register_all.cc). 0 restores the default.
+// Default: 90% of what the tightest limit this process runs under leaves
+// (memory_limits(): physical memory, RLIMIT_AS, RLIMIT_DATA, the cgroup's
+// memory.max as SLURM and Kubernetes set it), so that a job meets a clear
+// error before the kernel's OOM killer; the setting memory.budget
+// (frameworks/register_all.cc) overrides it. 0 restores the default.
 uint64_t memory_budget();
 void set_memory_budget(uint64_t bytes);
+// The budget the setting memory.budget gave, or 0 when it is the default
+// (devices, whose memory no host limit bounds, follow only this one).
+uint64_t explicit_memory_budget();
+// What the budget is from: "memory.budget" when set, else the tightest
+// limit, e.g. "cgroup memory.max of /slurm/job_7 (1.5 GiB, 1.1 GiB free)".
+std::string memory_budget_source();
+
+// One memory limit on this process and what of it is left.
+struct MemoryLimit {
+  std::string name;  // "physical memory", "RLIMIT_AS", "RLIMIT_DATA", "cgroup memory.max of /x"
+  uint64_t limit = 0;
+  uint64_t available = 0;  // the limit less what is used of it now
+};
+// Every limit that applies now (read from /proc and /sys/fs/cgroup).
+std::vector<MemoryLimit> memory_limits();
+// The limits of a cgroup v2 hierarchy at `root` ("/sys/fs/cgroup") for the
+// cgroup of `proc_self_cgroup` (its text, "0::/path"): memory.max and
+// memory.current of the cgroup and each ancestor that sets one.
+std::vector<MemoryLimit> cgroup_memory_limits(const std::string& root,
+                                              const std::string& proc_self_cgroup);
 // Bytes of tensor storage held now.
 uint64_t memory_in_use();
 

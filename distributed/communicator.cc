@@ -136,7 +136,11 @@ void divide(void* data, int64_t count, DataType type, int n) {
 }
 
 void Communicator::set_timeout_seconds(double seconds) {
-  DEEP500_CHECK(seconds > 0, "communicator timeout: expected > 0 seconds, got ", seconds);
+  // A bound on deadlines too: steady_clock::now() + an unbounded duration
+  // overflows (a past deadline, or a wait that never ends).
+  DEEP500_CHECK(seconds > 0 && seconds <= kMaxTimeoutSeconds,
+                "communicator timeout: expected more than 0 and at most ", kMaxTimeoutSeconds,
+                " seconds (a week), got ", seconds);
   timeout_seconds_ = seconds;
 }
 

@@ -143,7 +143,9 @@ class Communicator {
   const Traffic& traffic() const { return traffic_; }
   void reset_traffic() { traffic_ = {}; }
   double timeout_seconds() const { return timeout_seconds_; }
-  // > 0; the default is 300 s.
+  static constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600.0;
+  // In (0, kMaxTimeoutSeconds]; the default is 300 s. Error otherwise
+  // (infinity and NaN included).
   void set_timeout_seconds(double seconds);
 
  protected:

@@ -296,13 +296,24 @@ std::unique_ptr<Communicator> InProcessCommunicator::split(int color, int key) {
 }
 
 void run_ranks(int size, const std::function<void(Communicator&)>& body, double timeout_seconds) {
-  auto comms = InProcessCommunicator::create(size);
+  std::vector<std::shared_ptr<Communicator>> comms;
+  for (auto& c : InProcessCommunicator::create(size)) {
+    c->set_timeout_seconds(timeout_seconds);
+    comms.emplace_back(std::move(c));
+  }
+  run_ranks(comms, body);
+}
+
+void run_ranks(const std::vector<std::shared_ptr<Communicator>>& comms,
+               const std::function<void(Communicator&)>& body) {
   std::mutex m;
   std::exception_ptr first;
   std::vector<std::thread> threads;
+  for (auto& c : comms)
+    DEEP500_CHECK(dynamic_cast<InProcessCommunicator*>(c.get()), "run_ranks: communicator ",
+                  c->name(), " is not an in-process one");
   for (auto& c : comms) {
-    c->set_timeout_seconds(timeout_seconds);
-    threads.emplace_back([&, comm = c.get()] {
+    threads.emplace_back([&, comm = static_cast<InProcessCommunicator*>(c.get())] {
       try {
         body(*comm);
       } catch (const std::exception& e) {

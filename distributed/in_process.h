@@ -82,5 +82,9 @@ class InProcessCommunicator : public Communicator {
 // their next call) and the first exception thrown is rethrown here.
 void run_ranks(int size, const std::function<void(Communicator&)>& body,
                double timeout_seconds = 60);
+// The same on in-process communicators the caller made (one per rank of one
+// group, InProcessCommunicator::create) and keeps; Error for another kind.
+void run_ranks(const std::vector<std::shared_ptr<Communicator>>& comms,
+               const std::function<void(Communicator&)>& body);
 
 }  // namespace deep500::distributed

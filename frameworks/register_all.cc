@@ -101,7 +101,7 @@ void register_all() {
 #if DEEP500_WITH_TORCH
     r.add_setting({"libtorch.plugin", "path of the libtorch executor plugin, read on first use",
                    [] { return libtorch_plugin_path(); },
-                   [](const std::string& v) { libtorch_plugin_path() = v; }});
+                   [](const std::string& v) { libtorch_plugin_path() = v; }, true});
     r.add_setting({"libtorch.blas",
                    "the libblas.so.3 libtorch's float GEMMs run on, loaded before libtorch on "
                    "first use: a path (e.g. OpenBLAS's) or system (the dynamic linker's choice)",
@@ -112,7 +112,8 @@ void register_all() {
                                    "libblas.so.3, got '",
                                    v, "' (no such file)");
                      libtorch_blas() = v;
-                   }});
+                   },
+                   true});
     network::ExecutorRegistry::global().add(
         "libtorch", [](const network::Model& m, const network::ExecutorOptions& o) {
           auto make = reinterpret_cast<Deep500LibtorchMakeExecutor>(

@@ -16,6 +16,7 @@
 
 #include "deep/device_runtime.h"
 #include "deep/error.h"
+#include "deep/sizes.h"
 
 // Set by metrics/CMakeLists.txt; the fallbacks keep other build systems working.
 #ifndef DEEP500_GIT_REVISION
@@ -115,6 +116,8 @@ Context collect_context() {
   c.hostname = gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
   c.timestamp_utc = utc_now();
   c.devices = describe_devices(false);
+  c.memory_budget = memory_budget();
+  c.memory_budget_source = memory_budget_source();
   return c;
 }
 

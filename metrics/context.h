@@ -34,6 +34,11 @@ struct Context {
   // versions: DeviceRuntime::describe), when this process has started a
   // device runtime; empty otherwise.
   std::vector<std::vector<std::pair<std::string, std::string>>> devices;
+  // The memory budget tensors were held to, and the limit it came from
+  // (deep/sizes.h memory_budget_source(): memory.budget, physical memory,
+  // an rlimit or the cgroup's memory.max).
+  uint64_t memory_budget = 0;
+  std::string memory_budget_source;
 };
 
 // Collects the context now (reads /proc/cpuinfo and the environment).

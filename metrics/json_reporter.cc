@@ -43,6 +43,7 @@ nlohmann::json to_json(const Context& c) {
           {"hostname", c.hostname},
           {"timestamp_utc", c.timestamp_utc},
           {"settings", pairs(c.settings)},
+          {"memory_budget", {{"bytes", c.memory_budget}, {"source", c.memory_budget_source}}},
           {"devices", [&] {
              nlohmann::json d = nlohmann::json::array();
              for (const auto& kv : c.devices) d.push_back(pairs(kv));

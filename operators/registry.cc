@@ -129,6 +129,13 @@ std::vector<std::pair<std::string, std::string>> Registry::settings() const {
   return out;
 }
 
+bool Registry::setting_loads_code(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& s : settings_)
+    if (s.name == name) return s.loads_code;
+  return false;
+}
+
 void Registry::set_setting(const std::string& name, const std::string& value) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::string known;

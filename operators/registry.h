@@ -61,6 +61,10 @@ struct BackendSetting {
   std::string help;  // what it changes, and its values
   std::function<std::string()> get;
   std::function<void(const std::string&)> set;
+  // The value names code to load (a library path): such a setting comes
+  // from the command line only, never from a recipe or a results file
+  // (docs/security.md).
+  bool loads_code = false;
 };
 
 struct CreatedOp {
@@ -106,6 +110,8 @@ class Registry {
   // the known ones.
   void set_setting(const std::string& name, const std::string& value);
   const std::vector<BackendSetting>& setting_list() const { return settings_; }
+  // True when `name` is a declared setting whose value names code to load.
+  bool setting_loads_code(const std::string& name) const;
   // The library a backend runs on and its version as loaded (e.g. "onednn",
   // "2.6.3"), recorded in every result's context.
   void add_library(const std::string& name, const std::string& version);

@@ -102,7 +102,9 @@ json load_run_results(const std::string& ref, const std::string& history_path) {
   if (all_digits(ref) && !fs::exists(ref, ec)) {
     DEEP500_CHECK(fs::exists(history_path, ec), "run ", ref, ": no history at ", history_path,
                   " (--history PATH)");
-    file = (fs::path(History(history_path).run(std::stoll(ref)).results_dir) / "results.json")
+    file = (fs::path(
+                History(history_path, History::Access::ReadOnly).run(std::stoll(ref)).results_dir) /
+            "results.json")
                .string();
   } else if (fs::is_directory(ref, ec)) {
     file = (fs::path(ref) / "results.json").string();

@@ -1,5 +1,7 @@
 #include "recipes/constraints.h"
 
+#include <cmath>
+
 #include <cctype>
 #include <vector>
 
@@ -62,7 +64,7 @@ void check_constraint_syntax(const std::string& constraint, bool version, const 
   bool ok = !cs.empty();
   for (const auto& c : cs) {
     double v = 0;
-    ok = ok && (version ? version_like(c.value) : parse_float(c.value, v));
+    ok = ok && (version ? version_like(c.value) : parse_float(c.value, v) && std::isfinite(v));
   }
   DEEP500_CHECK(ok, what, ": expected ", version ? "a version" : "a number",
                 " constraint such as '>=2.6' or '>=1,<2', got '", constraint, "'");
@@ -89,7 +91,7 @@ int compare_versions(const std::string& a, const std::string& b) {
 bool number_satisfies(double value, const std::string& constraint) {
   for (const auto& c : comparisons(constraint)) {
     double bound = 0;
-    if (!parse_float(c.value, bound)) return false;
+    if (!parse_float(c.value, bound) || !std::isfinite(bound)) return false;
     if (!holds(value < bound ? -1 : value > bound ? 1 : 0, c.op)) return false;
   }
   return true;

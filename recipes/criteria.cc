@@ -19,12 +19,30 @@ bool compare(double value, const std::string& op, double bound) {
   return value == bound;
 }
 
+// Metrics measured in seconds: a bound on them needs its unit, so that
+// `latency.p90 <= 50` is not silently 50 seconds.
+bool is_duration(const std::string& metric) {
+  auto ends = [&](const std::string& tail) {
+    return metric.size() >= tail.size() &&
+           metric.compare(metric.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (metric.find("_per_") != std::string::npos) return false;  // a rate: samples_per_second
+  return metric == "time_to_accuracy" || metric.find("latency") != std::string::npos ||
+         ends("seconds") || ends("_s");
+}
+
 double unit_scale(const std::string& unit) {
   if (unit.empty() || unit == "s") return 1;
   if (unit == "ms") return 1e-3;
   if (unit == "us") return 1e-6;
   if (unit == "%") return 1e-2;
   return 0;
+}
+
+// A value in seconds shown in the criterion's unit ("12.5 ms").
+std::string in_unit(double seconds, const std::string& unit) {
+  const std::string u = unit.empty() ? "s" : unit;
+  return cat(short_number(seconds / unit_scale(u)), " ", u);
 }
 
 // Training time when test_accuracy first reached `target`; -1 if never.
@@ -100,6 +118,9 @@ Criterion parse_criterion(const std::string& text) {
   DEEP500_CHECK(parse_float(number, c.bound) && std::isfinite(c.bound), what,
                 ": expected a number after ", c.op, ", got '", w[2], "'");
   DEEP500_CHECK(unit_scale(unit) > 0, what, ": unknown unit '", unit, "' (known: s, ms, us, %)");
+  DEEP500_CHECK(!is_duration(c.metric) || (!unit.empty() && unit != "%"), what, ": ", c.metric,
+                " is a time: give its unit after the number (s, ms or us)");
+  c.unit = unit;
   c.bound *= unit_scale(unit);
   if (next < w.size()) {
     DEEP500_CHECK(w.size() == next + 3 && w[next] == "by" && w[next + 1] == "epoch" &&
@@ -132,7 +153,7 @@ Verdict evaluate(const Criterion& c, const Measurements& m, const ReferenceLog* 
       return v;
     }
     v.passed = compare(t, c.op, c.bound);
-    v.detail = cat(short_number(t), " s");
+    v.detail = in_unit(t, c.unit);
     return v;
   }
   if (c.by_epoch > 0) {
@@ -158,7 +179,7 @@ Verdict evaluate(const Criterion& c, const Measurements& m, const ReferenceLog* 
     return v;
   }
   v.passed = compare(value->second, c.op, c.bound);
-  v.detail = short_number(value->second);
+  v.detail = is_duration(c.metric) ? in_unit(value->second, c.unit) : short_number(value->second);
   return v;
 }
 

@@ -26,7 +26,8 @@ struct Criterion {
   std::string metric;              // e.g. test_accuracy, time_to_accuracy
   double argument = 0;             // of time_to_accuracy(X)
   std::string op;
-  double bound = 0;
+  double bound = 0;      // in seconds for a time
+  std::string unit;      // as written ("ms", "s", "%" or ""); times need one
   int64_t by_epoch = 0;  // 0: the final value
 };
 

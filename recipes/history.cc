@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -85,30 +86,48 @@ class Statement {
 
 }  // namespace
 
-History::History(const std::string& path) : path_(path) {
+History::History(const std::string& path, Access access) : path_(path) {
   namespace fs = std::filesystem;
+  const bool writes = access == Access::ReadWrite;
   const fs::path parent = fs::path(path).parent_path();
   std::error_code ec;
-  if (!parent.empty()) fs::create_directories(parent, ec);
+  if (writes && !parent.empty()) fs::create_directories(parent, ec);
   DEEP500_CHECK(!fs::is_directory(path, ec), "history ", path,
                 ": is a folder, not a database file");
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-      SQLITE_OK) {
+  DEEP500_CHECK(writes || fs::exists(path, ec), "history ", path,
+                ": no such file (nothing has been recorded there; see --output-dir or --history)");
+  const int flags = writes ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
     throw Error(cat("history ", path, ": cannot open: ", why));
   }
-  sqlite3_busy_timeout(db_, 60000);
+  sqlite3_busy_timeout(db_, kLockSeconds * 1000);
   try {
-    exec("PRAGMA journal_mode = WAL");
-    exec("PRAGMA foreign_keys = ON");
-    migrate();
+    if (writes) {
+      exec("PRAGMA journal_mode = WAL");
+      exec("PRAGMA foreign_keys = ON");
+      migrate();
+    } else {
+      check_schema(schema_version());
+      DEEP500_CHECK(schema_version() == latest_schema_version(), "history ", path_,
+                    ": schema version ", schema_version(), " (this deep500 reads version ",
+                    latest_schema_version(), "; a `deep500 run` with it migrates the file)");
+    }
   } catch (...) {
     sqlite3_close(db_);
     db_ = nullptr;
     throw;
   }
+}
+
+void History::check_schema(int version) const {
+  DEEP500_CHECK(version >= 0, "history ", path_, ": schema version ", version,
+                " is not one deep500 writes (a damaged or foreign file)");
+  DEEP500_CHECK(version <= latest_schema_version(), "history ", path_, ": schema version ", version,
+                " is newer than this deep500 knows (", latest_schema_version(),
+                "); use a newer deep500 or another --history file");
 }
 
 History::~History() {
@@ -118,11 +137,14 @@ History::~History() {
 void History::exec(const std::string& sql) const {
   char* message = nullptr;
   // The busy handler is not called everywhere (switching a new database to
-  // WAL while another process opens it): such statements are retried.
+  // WAL while another process opens it): such statements are retried, for
+  // kLockSeconds in all.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(kLockSeconds);
   int rc = SQLITE_OK;
-  for (int attempt = 0; attempt < 6000; ++attempt) {
+  while (true) {
     rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message);
-    if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) break;
+    if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || std::chrono::steady_clock::now() > give_up)
+      break;
     sqlite3_free(message);
     message = nullptr;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -130,6 +152,9 @@ void History::exec(const std::string& sql) const {
   if (rc != SQLITE_OK) {
     const std::string why = message ? message : sqlite3_errmsg(db_);
     sqlite3_free(message);
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+      throw Error(cat("history ", path_, ": locked by another process for more than ", kLockSeconds,
+                      " s (", why, "); try again when it has finished"));
     throw Error(cat("history ", path_, ": ", why));
   }
 }
@@ -149,9 +174,7 @@ void History::migrate() {
   exec("BEGIN IMMEDIATE");
   try {
     const int version = schema_version();
-    DEEP500_CHECK(version <= latest_schema_version(), "history ", path_, ": schema version ",
-                  version, " is newer than this deep500 knows (", latest_schema_version(),
-                  "); use a newer deep500 or another --history file");
+    check_schema(version);
     for (int v = version; v < latest_schema_version(); ++v) {
       exec(kMigrations[static_cast<size_t>(v)]);
       exec(cat("PRAGMA user_version = ", v + 1));
@@ -233,7 +256,22 @@ std::vector<RunRecord> History::select(const std::string& where,
   return out;
 }
 
+namespace {
+// "2026-11-24", "2026-11-24T10", ... "2026-11-24T10:00:00Z": a prefix of an
+// ISO 8601 UTC time, as started_utc is stored.
+bool iso_time_prefix(const std::string& t) {
+  static const std::string shape = "dddd-dd-ddTdd:dd:ddZ";
+  if (t.size() < 10 || t.size() > shape.size()) return false;
+  for (size_t i = 0; i < t.size(); ++i)
+    if (shape[i] == 'd' ? !std::isdigit(static_cast<unsigned char>(t[i])) : t[i] != shape[i])
+      return false;
+  return true;
+}
+}  // namespace
+
 std::vector<RunRecord> History::runs(const std::string& recipe, const std::string& since) const {
+  DEEP500_CHECK(since.empty() || iso_time_prefix(since), "--since '", since,
+                "': expected a UTC date or time such as 2026-11-24 or 2026-11-24T10:00:00Z");
   std::string where;
   std::vector<std::string> args;
   if (!recipe.empty()) where = "WHERE recipe = ?", args.push_back(recipe);

@@ -5,8 +5,12 @@
 //    open; a database newer than this deep500 is refused, never changed.
 //  * WAL mode and a busy timeout: several runs may record at once; each run
 //    is recorded in one transaction, so a reader sees all of it or none.
-//  * A file that is not a SQLite database is an Error naming it; it is
-//    never replaced.
+//  * A file that is not a SQLite database, or holds a schema version this
+//    deep500 did not write, is an Error naming it; it is never replaced.
+//  * Readers (history, compare, scoreboard, Python) open it read-only: a
+//    missing file is an Error (nothing is created), and a writer holding its
+//    lock does not block them. A writer waits at most kLockSeconds for the
+//    lock, then gives up with one line naming the file.
 #pragma once
 
 #include <cstdint>
@@ -39,8 +43,11 @@ struct RunRecord {
 
 class History {
  public:
-  // Opens or creates the database (and its folder) and migrates its schema.
-  explicit History(const std::string& path);
+  enum class Access { ReadWrite, ReadOnly };
+  static constexpr int kLockSeconds = 10;
+  // ReadWrite opens or creates the database (and its folder) and migrates
+  // its schema; ReadOnly opens an existing one of the current schema.
+  explicit History(const std::string& path, Access access = Access::ReadWrite);
   ~History();
   History(const History&) = delete;
   History& operator=(const History&) = delete;
@@ -48,7 +55,8 @@ class History {
   // Records one run in one transaction; returns its id.
   int64_t record(const RunRecord& run);
   // Runs, oldest first; `recipe` "" = all; `since` an ISO 8601 prefix-
-  // comparable time ("" = all), e.g. 2026-11-24 or 2026-11-24T10:00:00Z.
+  // comparable time ("" = all), e.g. 2026-11-24 or 2026-11-24T10:00:00Z;
+  // anything else (a word such as "yesterday") is an Error naming it.
   std::vector<RunRecord> runs(const std::string& recipe = "", const std::string& since = "") const;
   // Error naming the id when there is no such run.
   RunRecord run(int64_t id) const;
@@ -60,6 +68,8 @@ class History {
  private:
   void exec(const std::string& sql) const;
   void migrate();
+  // Error unless `version` is one this deep500 can read or migrate.
+  void check_schema(int version) const;
   std::vector<RunRecord> select(const std::string& where,
                                 const std::vector<std::string>& args) const;
 

@@ -9,7 +9,9 @@
 #include "deep/dtype.h"
 #include "deep/error.h"
 #include "deep/text.h"
+#include "operators/registry.h"
 #include "recipes/constraints.h"
+#include "recipes/environment.h"
 
 namespace deep500::recipes {
 
@@ -155,7 +157,20 @@ SoftwareManifest read_software(Fields f) {
   s.backends = f.texts("backends");
   s.threads = static_cast<int>(f.integer("threads", s.threads, 0, 4096));
   s.environment = f.text_map("environment");
+  for (const auto& [name, value] : s.environment)
+    f.check("environment", [&] {
+      const auto& allowed = recipe_environment_variables();
+      DEEP500_CHECK(std::find(allowed.begin(), allowed.end(), name) != allowed.end(), name,
+                    " may not be set by a recipe (it could make a program load code); allowed: ",
+                    join(allowed, ", "));
+    });
   s.settings = f.text_map("settings");
+  for (const auto& [name, value] : s.settings)
+    f.check("settings", [&] {
+      DEEP500_CHECK(!ops::Registry::global().setting_loads_code(name), "setting ", name,
+                    " names code to load: give it on the command line or in the environment "
+                    "(deep500 settings), never in a recipe");
+    });
   f.finish();
   return s;
 }

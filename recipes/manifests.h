@@ -50,8 +50,9 @@ struct SoftwareManifest {
   // (conformance; empty = the registry's default).
   std::vector<std::string> backends;
   int threads = 1;
-  std::map<std::string, std::string> environment;  // set before the run
-  std::map<std::string, std::string> settings;     // NAME: VALUE (deep500 settings)
+  // Set for the run's task only (recipe_environment_variables() alone).
+  std::map<std::string, std::string> environment;
+  std::map<std::string, std::string> settings;  // NAME: VALUE (deep500 settings)
 };
 
 struct DatasetManifest {
@@ -103,6 +104,10 @@ ManifestHeader read_header(Fields& f);
 
 // Readers: `f` is the manifest's map (its file and path already set).
 HardwareManifest read_hardware(Fields f);
+// A software manifest's `environment` may set only the variables of
+// recipe_environment_variables() (recipes/environment.h), and its
+// `settings` none that loads code (ops::BackendSetting::loads_code): a
+// recipe or a results file is untrusted input (docs/security.md).
 SoftwareManifest read_software(Fields f);
 DatasetManifest read_dataset(Fields f);
 ModelManifest read_model(Fields f);

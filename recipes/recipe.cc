@@ -57,7 +57,7 @@ TrainingTask read_training(Fields f) {
   t.hyper = f.number_map("hyper");
   f.check(f.has("hyper") ? "hyper" : "optimizer",
           [&] { training::make_optimizer(t.optimizer, t.hyper); });
-  t.epochs = f.integer("epochs", t.epochs, 0, 1000000);
+  t.epochs = f.integer("epochs", t.epochs, 1, 1000000);
   t.batch_size = f.integer("batch_size", t.batch_size, 1, 1 << 24);
   t.lr_schedule = f.text("lr_schedule", "");
   f.check("lr_schedule",

@@ -1,6 +1,10 @@
 #include "recipes/runner.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -12,6 +16,7 @@
 #include "deep/text.h"
 #include "metrics/json_reporter.h"
 #include "network/model.h"
+#include "recipes/environment.h"
 #include "recipes/history.h"
 #include "recipes/machine.h"
 #include "recipes/model_feeds.h"
@@ -82,12 +87,22 @@ void check_declared_values(const ModelManifest& m, const network::Model& model) 
 }
 
 // results/<recipe>/<UTC timestamp>[-N]: a new folder, never an existing one.
-std::string new_results_dir(const std::string& output_dir, const std::string& recipe) {
+// The recipe's folder under --output-dir, created and checked writable
+// before the task runs: a run is never lost to a folder it cannot write.
+fs::path results_base(const std::string& output_dir, const std::string& recipe) {
   const fs::path base = fs::path(output_dir) / recipe;
   std::error_code ec;
   fs::create_directories(base, ec);
   DEEP500_CHECK(!ec, "--output-dir ", output_dir, ": cannot create ", base.string(), ": ",
                 ec.message());
+  DEEP500_CHECK(access(base.c_str(), W_OK | X_OK) == 0, "--output-dir ", output_dir, ": ",
+                base.string(), " is not writable: ", std::strerror(errno));
+  return base;
+}
+
+// A new folder for this run's results under `base`.
+std::string new_results_dir(const fs::path& base, const std::string& output_dir) {
+  std::error_code ec;
   const std::string stamp = utc_time("%Y%m%dT%H%M%SZ");
   for (int i = 1;; ++i) {
     const fs::path dir = base / (i == 1 ? stamp : cat(stamp, "-", i));
@@ -159,13 +174,19 @@ RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream&
   // Rank 0 (or the one process) writes results and the history.
   const bool writes = !o.communicator || o.communicator->rank() == 0;
   std::unique_ptr<History> history;
-  if (writes) history = std::make_unique<History>(history_path(o.output_dir, o.history));
-  for (const auto& [name, value] : r.software.environment) setenv(name.c_str(), value.c_str(), 1);
+  fs::path base;
+  if (writes) {
+    history = std::make_unique<History>(history_path(o.output_dir, o.history));
+    base = results_base(o.output_dir, r.header.name);
+  }
 
   out << "deep500 run: " << r.header.name << " " << r.header.version << " (" << r.task << ")"
       << std::endl;
   const std::string started = utc_time("%Y-%m-%dT%H:%M:%SZ");
-  const TaskRun task = run_task(r, o, out);
+  const TaskRun task = [&] {
+    EnvironmentScope environment(r.software.environment);  // the task's only (plots run after)
+    return run_task(r, o, out);
+  }();
   const std::string finished = utc_time("%Y-%m-%dT%H:%M:%SZ");
   out << task.summary << std::endl;
 
@@ -179,7 +200,7 @@ RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream&
   s.status = task.interrupted ? "interrupted" : all_passed && !task.broken ? "passed" : "failed";
   if (o.communicator) s.status = rank_zero_status(*o.communicator, s.status);
   if (!writes) return s;
-  s.results_dir = new_results_dir(o.output_dir, r.header.name);
+  s.results_dir = new_results_dir(base, o.output_dir);
 
   nlohmann::json results = {{"format_version", metrics::kResultFormatVersion},
                             {"recipe",

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "deep/error.h"
 #include "deep/onnx_tensor.h"
@@ -29,6 +30,49 @@ std::string describe(const YAML::Node& n) {
   return "nothing";
 }
 
+// Error naming FILE:LINE:COLUMN at the first key a map repeats (yaml-cpp
+// keeps both, and lookups take the first: `epochs: 1` then `epochs: 7` ran
+// one epoch).
+void check_unique_keys(const YAML::Node& n, const std::string& path, int depth = 0) {
+  if (depth > 64) return;  // deeper than any recipe; the readers refuse such nesting
+  if (n.IsSequence())
+    for (const auto& item : n) check_unique_keys(item, path, depth + 1);
+  if (!n.IsMap()) return;
+  std::set<std::string> seen;
+  for (const auto& kv : n) {
+    if (kv.first.IsScalar() && !seen.insert(kv.first.Scalar()).second) {
+      const YAML::Mark m = kv.first.Mark();
+      throw Error(cat(path, ":", m.line + 1, ":", m.column + 1, ": key '", kv.first.Scalar(),
+                      "' is given twice in this map"));
+    }
+    check_unique_keys(kv.second, path, depth + 1);
+  }
+}
+
+// Error naming FILE:LINE at the first byte that is not UTF-8 (it used to
+// reach the results' JSON writer: an internal error after the run).
+void check_utf8(const std::string& text, const std::string& path) {
+  size_t line = 1;
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const size_t n = c < 0x80           ? 1
+                     : (c >> 5) == 0x6  ? 2
+                     : (c >> 4) == 0xe  ? 3
+                     : (c >> 3) == 0x1e ? 4
+                                        : 0;
+    bool ok = n > 0 && i + n <= text.size() && !(n == 2 && c < 0xc2);
+    for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(text[i + k]) >> 6) == 0x2;
+    if (!ok) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", c);
+      throw Error(cat(path, ":", line, ": byte ", hex,
+                      " is not UTF-8 (a recipe or manifest is UTF-8 text)"));
+    }
+    if (c == '\n') ++line;
+    i += n;
+  }
+}
+
 }  // namespace
 
 YAML::Node load_yaml_file(const std::string& path) {
@@ -36,8 +80,11 @@ YAML::Node load_yaml_file(const std::string& path) {
   DEEP500_CHECK(size <= kMaxYamlBytes, path, ": ", size, " bytes; a recipe or manifest is at most ",
                 kMaxYamlBytes, " bytes");
   const std::string text = read_file(path);
+  check_utf8(text, path);
   try {
-    return YAML::Load(text);
+    YAML::Node root = YAML::Load(text);
+    check_unique_keys(root, path);
+    return root;
   } catch (const YAML::Exception& e) {
     throw Error(
         cat(path, ":", e.mark.line + 1, ":", e.mark.column + 1, ": YAML syntax error: ", e.msg));

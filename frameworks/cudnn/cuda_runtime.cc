@@ -210,8 +210,11 @@ class CudaRuntime final : public DeviceRuntime {
         DeviceGuard g(device);
         cudaDeviceSynchronize();
       };
-      a = std::make_unique<CachingAllocator>(cat("cuda:", device), std::move(source),
-                                             [] { return memory_budget(); });
+      // memory.budget when set (the default budget is the host's)
+      a = std::make_unique<CachingAllocator>(cat("cuda:", device), std::move(source), [] {
+        const uint64_t set = explicit_memory_budget();
+        return set ? set : UINT64_MAX;
+      });
     }
     return *a;
   }

@@ -237,9 +237,10 @@ Window make_window(const ops::NodeSpec& node, const Shape& in, const Shape& kern
 using ops::Unsupported;
 
 // The registry's refusal contract (Op::refusal, Op(ctx), Op::prepare(ctx)
-// building the first plan, Unsupported), plus oneDNN's own refusal: a
-// dnnl::error while preparing means oneDNN has no implementation for this
-// configuration, so unsupported shapes never reach forward().
+// building the first plan, Unsupported), plus oneDNN's own refusals: an
+// input without elements, and a dnnl::error while preparing (oneDNN has no
+// implementation for this configuration), so that such shapes never reach
+// forward().
 std::string check_f32(const OpContext& ctx, size_t max_inputs);
 
 template <class Op>
@@ -247,6 +248,9 @@ void add_kernel(Registry& r, const std::string& op_type, const std::string& impl
                 int until = INT_MAX) {
   r.add({"", op_type, since, until, "onednn", impl,
          [](const OpContext& ctx) -> Expected<std::unique_ptr<Operator>> {
+           for (const auto& d : ctx.inputs)  // oneDNN divides by zero-sized dims (SIGFPE)
+             if (d.dtype != DataType::Undefined && numel(d.shape) == 0)
+               return refuse("an empty input tensor (the next backend computes it)");
            try {
              return ops::make_operator<Op>(ctx);
            } catch (const dnnl::error& e) {

@@ -14,7 +14,8 @@ namespace py = pybind11;
 namespace deep500::python {
 
 py::object to_python(const nlohmann::json& j) {
-  return py::module_::import("json").attr("loads")(j.dump());
+  return py::module_::import("json").attr("loads")(
+      j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 void bind_core(py::module_& m) {

@@ -50,7 +50,9 @@ py::dict traffic_dict(const Communicator& c) {
 
 void bind_distributed(py::module_& m) {
   using distributed::parse_reduce_op;
-  py::class_<Communicator>(m, "Communicator",
+  // Held by shared_ptr: a communicator Python keeps outlives the call that
+  // made it (in_process_ranks), and then fails at once, never dangles.
+  py::class_<Communicator, std::shared_ptr<Communicator>>(m, "Communicator",
                            "Ranks talking to each other (distributed/communicator.h): every rank "
                            "calls each collective in the same order. Arrays go in as copies and "
                            "results come back as new arrays.")
@@ -153,7 +155,7 @@ void bind_distributed(py::module_& m) {
           [](Communicator& c, int color, int key) {
             std::unique_ptr<Communicator> part;
             released([&] { part = c.split(color, key); });
-            return part;
+            return std::shared_ptr<Communicator>(std::move(part));
           },
           py::arg("color"), py::arg("key") = 0,
           "A new communicator of the ranks passing the same color, ranked by (key, rank). "
@@ -172,17 +174,28 @@ void bind_distributed(py::module_& m) {
   m.def(
       "in_process_ranks",
       [](int size, const py::object& body, double timeout_seconds) {
-        std::vector<py::object> results(size > 0 ? size : 0);
+        std::vector<std::shared_ptr<Communicator>> comms;
+        for (auto& c : distributed::InProcessCommunicator::create(size)) {
+          c->set_timeout_seconds(timeout_seconds);
+          comms.emplace_back(std::move(c));
+        }
+        std::vector<py::object> results(comms.size());
+        // Ends the group when the call ends: a communicator the body kept
+        // fails at once with this message.
+        struct EndGroup {
+          std::vector<std::shared_ptr<Communicator>>& comms;
+          ~EndGroup() {
+            for (auto& c : comms)
+              static_cast<distributed::InProcessCommunicator&>(*c).fail(
+                  "the in-process group ended when in_process_ranks returned");
+          }
+        } end{comms};
         released([&] {
-          distributed::run_ranks(
-              size,
-              [&](Communicator& c) {
-                py::gil_scoped_acquire gil;
-                calling_python(cat("rank ", c.rank()), [&] {
-                  results[c.rank()] = body(py::cast(&c, py::return_value_policy::reference));
-                });
-              },
-              timeout_seconds);
+          distributed::run_ranks(comms, [&](Communicator& c) {
+            py::gil_scoped_acquire gil;
+            calling_python(cat("rank ", c.rank()),
+                           [&] { results[c.rank()] = body(py::cast(comms[c.rank()])); });
+          });
         });
         py::list out;
         for (auto& r : results) out.append(r ? r : py::none());

@@ -20,6 +20,12 @@ namespace py = pybind11;
 namespace deep500::python {
 namespace {
 
+// Error listing the registered backends when `backend` is not one of them
+// (a typo is bad input, as on the command line, not a skipped check).
+void check_backend_name(const std::string& backend) {
+  ops::Registry::global().check_backend_names({backend}, "backend");
+}
+
 // The node `deep500 op` would build for these inputs (absent ones: None).
 ops::NodeSpec node_for(const recipes::OperatorSpec& spec, const std::vector<Tensor>& inputs) {
   recipes::Problem p;
@@ -84,12 +90,25 @@ class PreparedOperator {
  public:
   PreparedOperator(const recipes::OperatorSpec& spec, const std::vector<Tensor>& inputs,
                    const std::string& backend)
-      : node_(node_for(spec, inputs)) {
-    std::vector<TensorDesc> descs;
-    for (const Tensor& t : inputs) descs.push_back(t.defined() ? t.desc() : TensorDesc{});
-    created_ = std::move(ops::Registry::global().create({node_, descs}, {backend}).value());
+      : node_(node_for(spec, inputs)), descs_(descs_of(inputs)) {
+    check_backend_name(backend);
+    auto made = ops::Registry::global().create({node_, descs_}, {backend});
+    DEEP500_CHECK(made.ok(), made.ok() ? "" : made.refusal().reason);
+    created_ = std::move(made.value());
   }
+  // The kernel was made for the inputs' types and shapes: others are an
+  // Error (float64 arrays read as float32 gave garbage; too few inputs, a crash).
   std::vector<Tensor> forward(const std::vector<Tensor>& inputs) {
+    DEEP500_CHECK(inputs.size() == descs_.size(), node_.describe(), ": forward takes ",
+                  descs_.size(), " inputs (as the Operator was created), got ", inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const TensorDesc got = inputs[i].defined() ? inputs[i].desc() : TensorDesc{};
+      DEEP500_CHECK(got == descs_[i], node_.describe(), ": input ", i, " is ",
+                    got.dtype == DataType::Undefined ? "None" : to_string(got),
+                    ", but the Operator was created for ",
+                    descs_[i].dtype == DataType::Undefined ? "None" : to_string(descs_[i]),
+                    " (create one for these inputs)");
+    }
     std::vector<Tensor> outputs(node_.outputs.size());
     created_.op->forward(inputs, outputs);
     return outputs;
@@ -105,6 +124,7 @@ class PreparedOperator {
 
  private:
   ops::NodeSpec node_;
+  std::vector<TensorDesc> descs_;
   ops::CreatedOp created_;
 };
 
@@ -125,6 +145,7 @@ void bind_operators(py::module_& m) {
       [](const recipes::OperatorSpec& spec, const py::sequence& inputs,
          const std::string& backend) {
         Borrowed keep;
+        check_backend_name(backend);
         const std::vector<Tensor> tensors = borrow_list(keep, inputs, spec.op_type + " input");
         const ops::NodeSpec node = node_for(spec, tensors);
         std::vector<Tensor> out;
@@ -141,6 +162,7 @@ void bind_operators(py::module_& m) {
       [](const recipes::OperatorSpec& spec, const py::sequence& inputs, const std::string& backend,
          const py::object& reference) {
         Borrowed keep;
+        check_backend_name(backend);
         const std::vector<Tensor> tensors = borrow_list(keep, inputs, spec.op_type + " input");
         const ops::NodeSpec node = node_for(spec, tensors);
         validation::ForwardCheckResult r;
@@ -240,6 +262,7 @@ void bind_operators(py::module_& m) {
       [](const recipes::OperatorSpec& spec, const py::sequence& inputs,
          const std::string& backend) {
         Borrowed keep;
+        check_backend_name(backend);
         const std::vector<Tensor> tensors = borrow_list(keep, inputs, spec.op_type + " input");
         const ops::NodeSpec node = node_for(spec, tensors);
         validation::GradientCheckResult r;

@@ -71,8 +71,9 @@ py::dict scoreboard_dict(const std::string& objectives_text, const std::string& 
                          const std::string& plot_dir) {
   const auto objectives = recipes::parse_objectives(objectives_text);
   if (!plot_dir.empty()) recipes::prepare_output_dir(plot_dir, "plot_dir");
-  const recipes::Scoreboard board =
-      recipes::rank_runs(recipes::History(history).runs(recipe, since), objectives);
+  const recipes::Scoreboard board = recipes::rank_runs(
+      recipes::History(history, recipes::History::Access::ReadOnly).runs(recipe, since),
+      objectives);
   py::dict d = to_python(recipes::scoreboard_json(board, objectives));
   d["left_out"] = board.left_out;
   d["text"] = recipes::format_scoreboard(board, objectives);
@@ -87,7 +88,7 @@ void bind_results(py::module_& m) {
   m.def(
       "history",
       [](const std::string& path, const std::string& recipe, const std::string& since) {
-        const recipes::History h(path);
+        const recipes::History h(path, recipes::History::Access::ReadOnly);
         py::list out;
         for (const auto& r : h.runs(recipe, since)) out.append(run_dict(r));
         return out;

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "deep/error.h"
+#include "deep/sizes.h"
 #include "frameworks/register_all.h"
 #include "operators/custom_op_loader.h"
 #include "recipes/cli/commands.h"
@@ -165,6 +166,12 @@ int CommandLine::run(int argc, char** argv) {
       if (app->parsed()) return action();
   } catch (const Error& e) {
     std::cerr << "deep500: error: " << e.what() << "\n";
+    return kBadInput;
+  } catch (const std::bad_alloc&) {  // memory outside tensors' budget ran out
+    std::cerr << "deep500: error: out of memory: the system refused an allocation (the memory "
+                 "budget is "
+              << format_bytes(memory_budget()) << " from " << memory_budget_source()
+              << "; set memory.budget lower to stop sooner with a clearer message)\n";
     return kBadInput;
   } catch (const std::exception& e) {
     std::cerr << "deep500: internal error: " << e.what() << "\n";

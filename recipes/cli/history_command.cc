@@ -42,12 +42,13 @@ nlohmann::json run_json(const RunRecord& r) {
 }  // namespace
 
 int history_command(const HistoryOptions& o) {
-  History h(history_path(o.output_dir, o.history));
+  History h(history_path(o.output_dir, o.history), History::Access::ReadOnly);
   const auto runs = h.runs(o.recipe, o.since);
   if (o.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : runs) out.push_back(run_json(r));
-    std::cout << out.dump(2) << "\n";
+    // Stored text may hold damaged bytes: shown replaced, never an internal error.
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kSuccess;
   }
   std::printf("%-5s %-21s %-28s %-12s %9s  %s\n", "id", "started (UTC)", "recipe", "status",
@@ -81,7 +82,7 @@ int compare_runs_command(const CompareOptions& o) {
 int scoreboard_command(const ScoreboardOptions& o) {
   const auto objectives = parse_objectives(o.objectives);
   if (!o.plot_dir.empty()) prepare_output_dir(o.plot_dir, "--plot");
-  History h(history_path(o.runs.output_dir, o.runs.history));
+  History h(history_path(o.runs.output_dir, o.runs.history), History::Access::ReadOnly);
   const Scoreboard board = rank_runs(h.runs(o.runs.recipe, o.runs.since), objectives);
   std::cout << format_scoreboard(board, objectives);
   if (!o.plot_dir.empty())

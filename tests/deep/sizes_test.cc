@@ -3,9 +3,13 @@
 // wrapped-around size.
 #include "deep/sizes.h"
 
-#include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <climits>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "deep/tensor.h"
 #include "tests/error_of.h"
@@ -93,6 +97,38 @@ TEST(Sizes, ThreadCountsHaveALimit) {
   auto msg = error_of([] { check_thread_count(100000, "--prefetch-threads"); });
   EXPECT_NE(msg.find("--prefetch-threads: expected 0.."), std::string::npos) << msg;
   EXPECT_NE(error_of([] { check_thread_count(-1, "--threads"); }), "");
+}
+
+}  // namespace
+}  // namespace deep500
+
+namespace deep500 {
+namespace {
+
+// A cgroup v2 tree as SLURM leaves it: the job's memory.max under a parent
+// without one; the tightest limit of the cgroup and its ancestors counts.
+TEST(MemoryLimits, CgroupLimitsOfTheProcessAndItsAncestorsAreRead) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("deep500_cgroup_" + std::to_string(getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "slurm" / "job_7" / "step_0");
+  auto put = [&](const fs::path& f, const std::string& text) { std::ofstream(root / f) << text; };
+  put("slurm/memory.max", "max\n");
+  put("slurm/job_7/memory.max", "1610612736\n");  // 1.5 GiB
+  put("slurm/job_7/memory.current", "536870912\n");
+  put("slurm/job_7/step_0/memory.max", "max\n");
+  const auto limits = cgroup_memory_limits(root.string(), "0::/slurm/job_7/step_0\n");
+  ASSERT_EQ(limits.size(), 1u);
+  EXPECT_EQ(limits[0].name, "cgroup memory.max of /slurm/job_7");
+  EXPECT_EQ(limits[0].limit, 1610612736u);
+  EXPECT_EQ(limits[0].available, 1073741824u);
+  EXPECT_TRUE(cgroup_memory_limits(root.string(), "12:cpu:/x\n").empty());  // v1 only: none
+  fs::remove_all(root);
+  // This process: physical memory at least, and the budget names its source.
+  const auto mine = memory_limits();
+  ASSERT_FALSE(mine.empty());
+  EXPECT_EQ(mine[0].name, "physical memory");
+  EXPECT_FALSE(memory_budget_source().empty());
 }
 
 }  // namespace

@@ -421,3 +421,32 @@ TEST(OnednnPlanCache, ShapeChangesRebuildAndRepeatsReuse) {
 
 }  // namespace
 }  // namespace deep500
+
+namespace deep500 {
+namespace {
+
+// oneDNN divides by zero-sized dims: an input without elements is refused,
+// and the registry's next backend computes the (empty) result.
+TEST(OnednnEmptyInputs, AreRefusedAndTheNextBackendComputesThem) {
+  frameworks::register_all();
+  ops::NodeSpec mm;
+  mm.name = "mm";
+  mm.op_type = "MatMul";
+  mm.opset = 17;
+  mm.inputs = {"a", "b"};
+  mm.outputs = {"y"};
+  const Tensor a(DataType::Float, {0, 4}), b(DataType::Float, {4, 3});
+  ops::OpContext ctx{mm, {a.desc(), b.desc()}};
+  auto only = ops::Registry::global().create(ctx, {"onednn"});
+  ASSERT_FALSE(only.ok());
+  EXPECT_NE(only.refusal().reason.find("an empty input tensor"), std::string::npos)
+      << only.refusal().reason;
+  auto next = ops::Registry::global().create(ctx, {"onednn", "reference"});
+  ASSERT_TRUE(next.ok());
+  std::vector<Tensor> y(1);
+  next->op->forward(std::vector<Tensor>{a, b}, y);
+  EXPECT_EQ(y[0].shape(), (Shape{0, 3}));
+}
+
+}  // namespace
+}  // namespace deep500

@@ -58,7 +58,9 @@ void expect_close(const Tensor& a, const Tensor& b, double tol, const std::strin
   ASSERT_EQ(a.shape(), b.shape()) << what;
   double allowed = tol * std::max(1.0, max_abs(b));
   if (b32) allowed = std::max(allowed, 4 * max_abs_difference(*b32, b));
-  EXPECT_LE(max_abs_difference(a, b), allowed) << what;
+  EXPECT_LE(max_abs_difference(a, b), allowed)
+      << what << " (max|b| " << max_abs(b) << ", float32 PyTorch off by "
+      << (b32 ? max_abs_difference(*b32, b) : -1.0) << ")";
 }
 
 }  // namespace

@@ -53,9 +53,14 @@ def check_matches_one_process(tmp, scheme):
     a, b = params(alone), params(dist)
     assert a.keys() == b.keys() and len(a) == 10, (a.keys(), b.keys())
     worst = max(float(np.max(np.abs(a[k] - b[k]))) for k in a)
-    assert worst <= 1e-5, f"{scheme}: parameters differ by {worst} from one process at batch 32"
     moved = max(float(np.max(np.abs(a[k]))) for k in a)
     assert moved > 0
+    # Equal in exact arithmetic; in float32 the weight gradients are summed in
+    # another order (two 16-row GEMMs and an allreduce, or one 32-row GEMM,
+    # blocked by the CPU's ISA) and the steps carry the rounding on: 1e-3 of
+    # the largest weight allows that, a lost or unaveraged rank's gradient does not fit.
+    assert worst <= 1e-3 * moved, \
+        f"{scheme}: parameters differ by {worst} from one process at batch 32"
     d = json.load(open(metrics))["distributed"]
     assert d["ranks"] == 2 and d["communicator"] == "mpi", d
     assert [r["steps"] for r in d["per_rank"]] == [32, 32], d

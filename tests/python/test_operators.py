@@ -89,3 +89,29 @@ def test_devices_lists_the_gpus_the_driver_reports():
     assert len(devices) == (len(gpus) if "cudnn" in deep500.built_backends() else 0)
     for i, d in enumerate(devices):
         assert d["device"] == f"cuda:{i}" and d["name"] and d["driver"], d
+
+
+def test_misuse_of_operators_is_an_error_not_a_crash_or_garbage():
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(deep500.Error, match="--backend|backend.*onenn|onenn"):
+        deep500.check_operator(deep500.op("Relu"), [x], "onenn")  # a typo, not "skipped"
+    with pytest.raises(deep500.Error, match="onenn"):
+        deep500.run_operator(deep500.op("Relu"), [x], "onenn")
+    add = deep500.Operator(deep500.op("Add"), [x, x], "reference")
+    with pytest.raises(deep500.Error, match="forward takes 2 inputs"):
+        add.forward([x])  # used to crash the interpreter
+    with pytest.raises(deep500.Error, match="created for float32\\[2,3\\]"):
+        add.forward([np.ones((3, 2), np.float32), x])
+    assert add.forward([x, x])[0].tolist() == (2 * x).tolist()
+    relu = deep500.Operator(deep500.op("Relu"), [x], "onednn")
+    with pytest.raises(deep500.Error, match="input 0 is float64"):
+        relu.forward([x.astype(np.float64)])  # used to read float64 bytes as float32
+
+
+def test_a_communicator_kept_after_in_process_ranks_fails_instead_of_crashing():
+    kept = []
+    deep500.in_process_ranks(2, lambda c: kept.append(c))
+    with pytest.raises(deep500.Error, match="group ended when in_process_ranks returned"):
+        kept[0].barrier()  # used to crash the interpreter (SIGSEGV)
+    with pytest.raises(deep500.Error, match="at most 604800 seconds"):
+        deep500.in_process_ranks(2, lambda c: c.barrier(), timeout_seconds=1e300)  # used to hang

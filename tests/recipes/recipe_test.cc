@@ -2,6 +2,7 @@
 // line, column, did-you-mean), SHA-256 and the SQLite history.
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -105,6 +106,22 @@ TEST(Criteria, EvaluatesFinalValuesEpochsAndTimeToAccuracy) {
             std::string::npos);
 }
 
+// A bare number on a time was silently seconds (`latency.p90 <= 50` passed
+// at 120 ms); the unit is required and the detail is shown in it.
+TEST(Criteria, TimesNeedTheirUnitAndAreShownInIt) {
+  for (const char* bare : {"latency.p90 <= 50", "seconds <= 3", "time_to_accuracy(0.9) <= 60",
+                           "communication_seconds <= 1", "latency.p50 <= 5%"})
+    EXPECT_NE(error_of([&] { parse_criterion(bare); }).find("is a time: give its unit"),
+              std::string::npos)
+        << bare;
+  EXPECT_NO_THROW(parse_criterion("samples_per_second >= 10"));  // a rate, not a time
+  Measurements m;
+  m.final_values = {{"latency.p90", 0.12}};
+  const Verdict v = evaluate(parse_criterion("latency.p90 <= 500 ms"), m, nullptr);
+  EXPECT_TRUE(v.passed);
+  EXPECT_EQ(v.detail, "120 ms");
+}
+
 TEST(Constraints, VersionsCompareNumericallyPartByPart) {
   EXPECT_EQ(compare_versions("2.10", "2.9"), 1);
   EXPECT_EQ(compare_versions("2.6", "2.6.0"), 0);
@@ -118,6 +135,13 @@ TEST(Constraints, VersionsCompareNumericallyPartByPart) {
   EXPECT_FALSE(is_semantic_version("01.0.0"));
   EXPECT_NE(error_of([] { check_constraint_syntax(">=", true, "onednn"); }).find("onednn"),
             std::string::npos);
+  // NaN passed the syntax check and every comparison ("always met").
+  for (const char* nan : {">=nan", "NaN", "<=inf"}) {
+    EXPECT_NE(error_of([&] { check_constraint_syntax(nan, false, "cores"); }).find("cores"),
+              std::string::npos)
+        << nan;
+    EXPECT_FALSE(number_satisfies(2, nan)) << nan;
+  }
 }
 
 TEST(Text, ClosestNameSuggestsOnlyNearNames) {
@@ -153,7 +177,7 @@ TEST_F(RecipeFiles, BadInputNamesFileLineColumnAndField) {
   const std::string type = write("type.yaml", recipe("  epochs: five\n"));
   e = error_of([&] { load_recipe(type, {}); });
   EXPECT_NE(
-      e.find(type + ":15:11: training.epochs: expected an integer in [0, 1000000], got 'five'"),
+      e.find(type + ":15:11: training.epochs: expected an integer in [1, 1000000], got 'five'"),
       std::string::npos)
       << e;
 
@@ -313,6 +337,25 @@ TEST_F(RecipeFiles, ConcurrentWritersAreAllRecorded) {
   EXPECT_EQ(h.runs("b").size(), 20u);
 }
 
+// Silent traps a new user fell into: a key given twice took the first value
+// without a word; zero epochs trained nothing and passed.
+TEST_F(RecipeFiles, RepeatedKeysAndZeroEpochsAreErrors) {
+  const std::string twice = write("twice.yaml", recipe("  epochs: 1\n  epochs: 7\n"));
+  const std::string e = error_of([&] { load_recipe(twice, {}); });
+  EXPECT_NE(e.find(twice + ":"), std::string::npos) << e;
+  EXPECT_NE(e.find("key 'epochs' is given twice"), std::string::npos) << e;
+  const std::string nested =
+      write("nested.yaml", recipe("  epochs: 1\n  hyper: {lr: 0.05, lr: 5}\n"));
+  EXPECT_NE(error_of([&] { load_recipe(nested, {}); }).find("key 'lr' is given twice"),
+            std::string::npos);
+  const std::string latin1 = write("latin1.yaml", "# caf\xe9\n" + recipe());
+  EXPECT_NE(error_of([&] { load_recipe(latin1, {}); }).find(latin1 + ":1: byte 0xe9 is not UTF-8"),
+            std::string::npos);
+  const std::string ok = write("ok.yaml", recipe());
+  EXPECT_NE(error_of([&] { load_recipe(ok, {"training.epochs=0"}); }).find("training.epochs"),
+            std::string::npos);
+}
+
 TEST_F(RecipeFiles, HistoryRefusesFilesItDoesNotOwn) {
   const std::string text = write("notes.txt", "my notes, not a database\n");
   EXPECT_NE(error_of([&] { History h(text); }).find(text), std::string::npos);
@@ -327,6 +370,55 @@ TEST_F(RecipeFiles, HistoryRefusesFilesItDoesNotOwn) {
   sqlite3_close(db);
   EXPECT_NE(error_of([&] { History h(newer); }).find("schema version 99 is newer"),
             std::string::npos);
+}
+
+// A damaged or foreign schema version (a negative one crashed history,
+// compare, scoreboard and run) is one error, and the file stays as it was.
+TEST_F(RecipeFiles, HistoryRefusesSchemaVersionsItDidNotWrite) {
+  const std::string path = (dir_ / "h.sqlite").string();
+  { History h(path); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = -3", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  for (auto access : {History::Access::ReadWrite, History::Access::ReadOnly})
+    EXPECT_NE(error_of([&] { History h(path, access); }).find("schema version -3 is not one"),
+              std::string::npos);
+}
+
+// Readers open read-only: a missing file is an error and is not created; a
+// bad --since is an error, not an empty list; a writer holding the lock
+// does not block a reader, and a second writer gives up after kLockSeconds
+// with one line naming the file.
+TEST_F(RecipeFiles, HistoryReadersCreateNothingAndWaitForNoWriter) {
+  const fs::path missing = dir_ / "typo" / "history.sqlite";
+  const std::string e = error_of([&] { History h(missing.string(), History::Access::ReadOnly); });
+  EXPECT_NE(e.find("no such file"), std::string::npos) << e;
+  EXPECT_FALSE(fs::exists(missing.parent_path()));
+  const std::string path = (dir_ / "h.sqlite").string();
+  {
+    History h(path);
+    h.record(sample_run("a", 1));
+  }
+  History reader(path, History::Access::ReadOnly);
+  EXPECT_NE(error_of([&] { reader.runs("", "yesterday"); }).find("--since 'yesterday'"),
+            std::string::npos);
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(History(path, History::Access::ReadOnly).runs().size(), 1u);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+  const std::string locked = error_of([&] {
+    History writer(path);
+    writer.record(sample_run("b", 2));
+  });
+  EXPECT_NE(locked.find("locked by another process for more than"), std::string::npos) << locked;
+  EXPECT_NE(locked.find(path), std::string::npos) << locked;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+            History::kLockSeconds * 3.0);
+  sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(holder);
 }
 
 // fuzz_recipe: a manifest path longer than the file system allows made

@@ -103,6 +103,28 @@ TEST_F(HugeSizes, AllocationsOverTheMemoryBudgetAreErrorsNotBadAlloc) {
                "memory.budget", "expected a size such as 8G");
 }
 
+// Under a cluster job's address-space limit (RLIMIT_AS, as SLURM sets it)
+// the default budget is the limit's: a 6 GiB tensor on a machine with more
+// memory is one line naming the limit, not an internal error (bad_alloc)
+// or an out-of-memory kill; the results record where the budget came from.
+TEST_F(HugeSizes, TheDefaultBudgetFollowsTheProcesssLimits) {
+  const auto model = constant_of_shape("e.onnx", {1 << 15, 3 << 14});  // 6 GiB of floats
+  const std::string cmd = "prlimit --as=" + std::to_string(4ll << 30) + " " +
+                          deep500::testing::cli_path().string() + " infer " + model +
+                          " --output-dir " + (dir_ / "out").string() + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  const int status = pclose(p);
+  ASSERT_TRUE(WIFEXITED(status)) << out;
+  EXPECT_EQ(WEXITSTATUS(status), 2) << out;
+  EXPECT_NE(out.find("needs 6.0 GiB, more than the memory budget"), std::string::npos) << out;
+  EXPECT_NE(out.find("from RLIMIT_AS"), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+}
+
 TEST_F(HugeSizes, OptionSizesAreCheckedBeforeAnything) {
   expect_error(run("op check Relu --input x:float32:4294967296x4294967296"),
                "--input 'x:float32:4294967296x4294967296'", "more than 2^63 - 1 elements");
@@ -344,18 +366,41 @@ TEST_F(HugeSizes, EndlessAndExplodingInputsAreRefused) {
                "not a regular file");
   const std::string train = "train --model lenet5 --no-progress --dataset ";
   expect_error(run(train + "idx:/dev/zero,/dev/zero"), "/dev/zero", "not a regular file");
-  const fs::path bomb = dir_ / "bomb.gz";
-  {
-    std::string zeros(64 << 20, '\0');
-    FILE* gz = popen(("gzip -1 > " + bomb.string()).c_str(), "w");
-    ASSERT_NE(gz, nullptr);
-    fwrite(zeros.data(), 1, zeros.size(), gz);
-    ASSERT_EQ(pclose(gz), 0);
-  }
-  ASSERT_LT(fs::file_size(bomb), 1u << 20);
-  expect_error(
-      run(train + "idx:" + bomb.string() + "," + bomb.string() + " --setting memory.budget=16M"),
-      "bomb.gz", "decompresses to more than the memory budget (16.0 MiB");
+  // gzip bombs: 64 MiB in 64 KB behind a header (written big-endian).
+  auto bomb = [&](const std::string& name, std::vector<uint32_t> header) {
+    const fs::path path = dir_ / name;
+    std::string bytes;
+    for (uint32_t v : header)
+      for (int shift : {24, 16, 8, 0}) bytes += static_cast<char>((v >> shift) & 0xff);
+    bytes.resize(bytes.size() + (64 << 20), '\0');
+    FILE* gz = popen(("gzip -1 > " + path.string()).c_str(), "w");
+    EXPECT_NE(gz, nullptr);
+    fwrite(bytes.data(), 1, bytes.size(), gz);
+    EXPECT_EQ(pclose(gz), 0);
+    EXPECT_LT(fs::file_size(path), 1u << 20);
+    return path.string();
+  };
+  const auto seconds = [&](const std::string& args, const std::string& names,
+                           const std::string& says) {
+    const auto t0 = std::chrono::steady_clock::now();
+    expect_error(run(args), names, says);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  // No IDX header at all: refused on the first megabyte.
+  const std::string zeros = bomb("zeros.gz", {});
+  EXPECT_LT(seconds(train + "idx:" + zeros + "," + zeros, "zeros.gz", "not an IDX file"), 10);
+  // A header declaring 28 bytes of labels: decompression stops one byte past them.
+  const std::string labels = bomb("labels.gz", {0x801, 28});
+  EXPECT_LT(seconds(train + "idx:" + zeros + "," + labels, "zeros.gz", "not an IDX file"), 10);
+  const std::string images = bomb("images.gz", {0x803, 1, 2, 2});
+  EXPECT_LT(seconds(train + "idx:" + images + "," + labels, "images.gz",
+                    "trailing data: header promises 1 x 2 x 2 = 4 bytes of data, file has more "
+                    "than that"),
+            10);
+  // A header declaring more than the budget: the budget stops it.
+  const std::string huge = bomb("huge.gz", {0x803, 100000, 1000, 1000});
+  expect_error(run(train + "idx:" + huge + "," + labels + " --setting memory.budget=16M"),
+               "huge.gz", "decompresses to more than the memory budget (16.0 MiB");
 }
 
 // Outputs are written all or none: a model whose second output cannot be

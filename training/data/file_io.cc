@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -11,7 +12,9 @@
 
 namespace deep500::training {
 
-FileBytes read_maybe_gzip(const std::string& path) {
+FileBytes read_maybe_gzip(
+    const std::string& path,
+    const std::function<std::optional<uint64_t>(const std::string& bytes)>& declared_size) {
   regular_file_size(path);  // not a device or pipe without end
   const uint64_t budget = memory_budget();
   gzFile f = gzopen(path.c_str(), "rb");
@@ -20,10 +23,19 @@ FileBytes read_maybe_gzip(const std::string& path) {
   out.gzip = gzdirect(f) == 0;
   gzbuffer(f, 1 << 17);
   constexpr unsigned kChunk = 1u << 20;
+  std::optional<uint64_t> declared;
   while (true) {
+    if (!declared && declared_size) declared = declared_size(out.bytes);
     const size_t at = out.bytes.size();
-    out.bytes.resize(at + kChunk);
-    const int n = gzread(f, out.bytes.data() + at, kChunk);
+    if (declared && at > *declared) {  // past what the header declares: that is enough
+      out.bytes.resize(*declared + 1);
+      out.stopped_past_declared = true;
+      break;
+    }
+    unsigned chunk = kChunk;
+    if (declared) chunk = static_cast<unsigned>(std::min<uint64_t>(kChunk, *declared + 1 - at));
+    out.bytes.resize(at + chunk);
+    const int n = gzread(f, out.bytes.data() + at, chunk);
     if (n < 0) {
       out.bytes.resize(at);
       int code = 0;

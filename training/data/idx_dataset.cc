@@ -29,10 +29,24 @@ std::string gz_note(const FileBytes& f) {
   return f.gz_problem.empty() ? "" : cat(" (gzip stream: ", f.gz_problem, ")");
 }
 
+// Header plus data bytes an IDX header declares, once `bytes` hold the
+// header (a count that overflows is capped past any file).
+std::optional<uint64_t> declared_idx_size(const std::string& bytes, int rank) {
+  const size_t header = 4 + 4 * static_cast<size_t>(rank);
+  if (bytes.size() < header) return std::nullopt;
+  uint64_t count = 1;
+  for (int d = 0; d < rank; ++d) {
+    const uint32_t n = be32(bytes, 4 + 4 * static_cast<size_t>(d));
+    count = (n != 0 && count > (uint64_t{1} << 62) / n) ? (uint64_t{1} << 62) : count * n;
+  }
+  return header + count;
+}
+
 }  // namespace
 
 Tensor read_idx_u8(const std::string& path, int rank) {
-  const FileBytes f = read_maybe_gzip(path);
+  const FileBytes f =
+      read_maybe_gzip(path, [rank](const std::string& b) { return declared_idx_size(b, rank); });
   const std::string what = f.gzip ? "bytes after decompression" : "bytes";
   const size_t header = 4 + 4 * static_cast<size_t>(rank);
   const uint32_t want_magic = 0x00000800u + static_cast<uint32_t>(rank);
@@ -57,7 +71,8 @@ Tensor read_idx_u8(const std::string& path, int rank) {
   const uint64_t have = f.bytes.size() - header;
   DEEP500_CHECK(have == count, path, ": ", have < count ? "truncated" : "trailing data",
                 ": header promises ", rank > 1 ? dims + " = " : "", count,
-                " bytes of data, file has ", have, " ", what, gz_note(f));
+                " bytes of data, file has ", f.stopped_past_declared ? "more than that" : "",
+                f.stopped_past_declared ? "" : cat(have, " ", what), gz_note(f));
   DEEP500_CHECK(f.gz_problem.empty(), path, ": corrupt gzip stream: ", f.gz_problem);
   Tensor t(DataType::UInt8, shape);
   if (count > 0) std::memcpy(t.raw(), f.bytes.data() + header, count);
