@@ -52,10 +52,11 @@ void bind_distributed(py::module_& m) {
   using distributed::parse_reduce_op;
   // Held by shared_ptr: a communicator Python keeps outlives the call that
   // made it (in_process_ranks), and then fails at once, never dangles.
-  py::class_<Communicator, std::shared_ptr<Communicator>>(m, "Communicator",
-                           "Ranks talking to each other (distributed/communicator.h): every rank "
-                           "calls each collective in the same order. Arrays go in as copies and "
-                           "results come back as new arrays.")
+  py::class_<Communicator, std::shared_ptr<Communicator>>(
+      m, "Communicator",
+      "Ranks talking to each other (distributed/communicator.h): every rank "
+      "calls each collective in the same order. Arrays go in as copies and "
+      "results come back as new arrays.")
       .def_property_readonly("rank", &Communicator::rank)
       .def_property_readonly("size", &Communicator::size)
       .def_property_readonly("name", &Communicator::name)

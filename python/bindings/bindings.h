@@ -29,7 +29,9 @@ void bind_python_optimizers(pybind11::module_& m);  // update rules written in P
 pybind11::object to_python(const nlohmann::json& j);
 
 // Runs `call` (Python code, with the GIL held); a Python exception becomes
-// the Error "`what` raised TYPE: message", one line without the traceback.
+// the Error "`what` raised TYPE: message", one line without the traceback,
+// and a Python value of the wrong type the Error "`what`: ..." (both while
+// the GIL is held: a Python error must not outlive it).
 template <class Call>
 std::invoke_result_t<Call> calling_python(const std::string& what, Call call) {
   try {
@@ -37,6 +39,8 @@ std::invoke_result_t<Call> calling_python(const std::string& what, Call call) {
   } catch (pybind11::error_already_set& e) {
     throw Error(cat(what, " raised ", pybind11::str(e.type().attr("__name__")).cast<std::string>(),
                     ": ", pybind11::str(e.value()).cast<std::string>()));
+  } catch (const pybind11::cast_error& e) {
+    throw Error(cat(what, ": a value of the wrong type (", e.what(), ")"));
   }
 }
 

@@ -15,6 +15,7 @@ namespace {
 
 class PythonDataset : public training::Dataset {
  public:
+  static constexpr int64_t kMaxClasses = int64_t{1} << 24;
   PythonDataset(py::object source, const std::string& role) : source_(std::move(source)) {
     name_ = py::hasattr(source_, "describe")
                 ? py::str(source_.attr("describe")()).cast<std::string>()
@@ -23,13 +24,21 @@ class PythonDataset : public training::Dataset {
                       role, ")");
     size_ = call([&] { return py::len(source_); });
     DEEP500_CHECK(size_ > 0, name_, ": has no samples");
-    if (py::hasattr(source_, "num_classes")) classes_ = source_.attr("num_classes").cast<int64_t>();
+    if (py::hasattr(source_, "num_classes")) {
+      classes_ = call([&] { return source_.attr("num_classes").cast<int64_t>(); });
+      DEEP500_CHECK(classes_ >= 0 && classes_ <= kMaxClasses, name_, ": num_classes is ", classes_,
+                    ", expected 0..", kMaxClasses);
+    }
     const py::dict first = sample(0);
     for (auto [key, value] : first) {
       Borrowed keep;
-      const Tensor t =
-          keep.add(value, cat(name_, ": sample 0 field ", py::str(key).cast<std::string>()));
-      fields_.push_back({py::str(key).cast<std::string>(), t.dtype(), t.shape()});
+      const std::string field = py::str(key).cast<std::string>();
+      const Tensor t = keep.add(value, cat(name_, ": sample 0 field ", field));
+      // Copied into batches as bytes: text has none to copy (a str label
+      // used to corrupt the heap).
+      DEEP500_CHECK(t.dtype() != DataType::String, name_, ": sample 0 field '", field,
+                    "' is text; fields are numbers or numeric arrays (a label is an integer)");
+      fields_.push_back({field, t.dtype(), t.shape()});
     }
     DEEP500_CHECK(!fields_.empty(), name_, ": sample 0 has no fields");
   }

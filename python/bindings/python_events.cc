@@ -11,6 +11,22 @@ namespace {
 
 using training::TrainingState;
 
+// What an event's listener gets: a copy of the state at the event (valid
+// for as long as Python keeps it) and, during the call only, the live state
+// that request_stop() stops (a kept TrainingState used to point to freed
+// memory once train() returned).
+struct StateAtEvent {
+  TrainingState snapshot;
+  TrainingState* live = nullptr;
+  void request_stop(const std::string& reason) {
+    DEEP500_CHECK(live,
+                  "TrainingState.request_stop: the event has returned (it stops training "
+                  "only while the event runs)");
+    live->request_stop(reason);
+    snapshot.request_stop(reason);
+  }
+};
+
 class PythonEvents : public training::TrainingEvents {
  public:
   explicit PythonEvents(py::object listener) : listener_(std::move(listener)) {
@@ -37,9 +53,15 @@ class PythonEvents : public training::TrainingEvents {
   void call(int method, TrainingState& s) {
     if (!has_[method]) return;
     py::gil_scoped_acquire gil;
-    calling_python(cat("training events: Python ", kNames[method]), [&] {
-      listener_.attr(kNames[method])(py::cast(&s, py::return_value_policy::reference));
-    });
+    auto state = std::make_shared<StateAtEvent>();
+    state->snapshot = s;
+    state->live = &s;
+    struct Detach {
+      StateAtEvent& state;
+      ~Detach() { state.live = nullptr; }
+    } detach{*state};
+    calling_python(cat("training events: Python ", kNames[method]),
+                   [&] { listener_.attr(kNames[method])(py::cast(state)); });
   }
 
   py::object listener_;
@@ -53,21 +75,28 @@ std::unique_ptr<training::TrainingEvents> python_events(const py::object& listen
 }
 
 void bind_training_state(py::module_& m) {
-  py::class_<TrainingState>(m, "TrainingState",
-                            "What the Trainer knows at an event (valid during the call only).")
-      .def_readonly("epochs", &TrainingState::epochs)
-      .def_readonly("epoch", &TrainingState::epoch)
-      .def_readonly("batches_per_epoch", &TrainingState::batches_per_epoch)
-      .def_readonly("batch", &TrainingState::batch)
-      .def_readonly("step", &TrainingState::step)
-      .def_readonly("batch_loss", &TrainingState::batch_loss)
-      .def_readonly("test_accuracy", &TrainingState::test_accuracy)
-      .def_readonly("test_loss", &TrainingState::test_loss)
-      .def_readonly("seconds", &TrainingState::seconds)
-      .def_property_readonly("epoch_loss", &TrainingState::epoch_loss)
-      .def_property_readonly("epoch_accuracy", &TrainingState::epoch_accuracy)
-      .def("request_stop", &TrainingState::request_stop, py::arg("reason"),
-           "Stops training after the current batch (or epoch), with this reason.");
+  py::class_<StateAtEvent, std::shared_ptr<StateAtEvent>> c(
+      m, "TrainingState",
+      "What the Trainer knew at an event (a snapshot: valid after the event too; request_stop "
+      "works during the event only).");
+  auto field = [&](const char* name, auto member) {
+    c.def_property_readonly(name, [member](const StateAtEvent& s) { return s.snapshot.*member; });
+  };
+  field("epochs", &TrainingState::epochs);
+  field("epoch", &TrainingState::epoch);
+  field("batches_per_epoch", &TrainingState::batches_per_epoch);
+  field("batch", &TrainingState::batch);
+  field("step", &TrainingState::step);
+  field("batch_loss", &TrainingState::batch_loss);
+  field("test_accuracy", &TrainingState::test_accuracy);
+  field("test_loss", &TrainingState::test_loss);
+  field("seconds", &TrainingState::seconds);
+  c.def_property_readonly("epoch_loss",
+                          [](const StateAtEvent& s) { return s.snapshot.epoch_loss(); });
+  c.def_property_readonly("epoch_accuracy",
+                          [](const StateAtEvent& s) { return s.snapshot.epoch_accuracy(); });
+  c.def("request_stop", &StateAtEvent::request_stop, py::arg("reason"),
+        "Stops training after the current batch (or epoch), with this reason.");
 }
 
 }  // namespace deep500::python

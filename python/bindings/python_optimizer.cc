@@ -5,6 +5,8 @@
 // `train(optimizer=NAME)`, recipes and checkpoints use it like a C++ one.
 #include <pybind11/stl.h>
 
+#include <cmath>
+
 #include "python/bindings/bindings.h"
 #include "python/bindings/numpy_tensor.h"
 #include "training/optimizer_registry.h"
@@ -18,17 +20,19 @@ class PythonUpdateRule : public training::UpdateRuleOptimizer {
  public:
   PythonUpdateRule(std::string name, const py::object& cls) : name_(std::move(name)) {
     py::gil_scoped_acquire gil;
-    self_ = cls();
-    update_ = self_.attr("update_rule");
-    has_new_input_ = py::hasattr(self_, "new_input");
-    if (py::hasattr(self_, "hyper_parameters"))
-      for (auto [k, v] : py::dict(self_.attr("hyper_parameters"))) {
-        const std::string key = py::str(k);
-        if (key == "lr")
-          lr_ = v.cast<double>();
-        else
-          hyper_[key] = v.cast<double>();
-      }
+    try {
+      call("class", [&] {
+        self_ = cls();
+        update_ = self_.attr("update_rule");
+        has_new_input_ = py::hasattr(self_, "new_input");
+        if (py::hasattr(self_, "hyper_parameters"))
+          read_hyper_parameters(self_.attr("hyper_parameters"));
+      });
+    } catch (...) {  // members are destroyed after `gil` is released: drop them now
+      update_ = py::object();
+      self_ = py::object();
+      throw;
+    }
   }
   ~PythonUpdateRule() override {
     if (!Py_IsInitialized()) {  // the interpreter is gone: nothing to decrement
@@ -75,6 +79,24 @@ class PythonUpdateRule : public training::UpdateRuleOptimizer {
   }
 
  private:
+  // The class's defaults: a dict of numbers (anything else is an Error
+  // naming the optimizer and the entry; it used to crash the interpreter).
+  void read_hyper_parameters(const py::object& given) {
+    DEEP500_CHECK(py::isinstance<py::dict>(given), "optimizer '", name_,
+                  "': hyper_parameters must be a dict of numbers, got ",
+                  py::str(py::type::of(given).attr("__name__")).cast<std::string>());
+    for (auto [k, v] : py::reinterpret_borrow<py::dict>(given)) {
+      const std::string key = py::str(k);
+      DEEP500_CHECK(py::isinstance<py::float_>(v) || py::isinstance<py::int_>(v), "optimizer '",
+                    name_, "': hyper_parameters['", key, "'] must be a number, got ",
+                    py::str(py::type::of(v).attr("__name__")).cast<std::string>());
+      const double x = v.cast<double>();
+      DEEP500_CHECK(std::isfinite(x), "optimizer '", name_, "': hyper_parameters['", key,
+                    "'] must be finite, got ", x);
+      (key == "lr" ? lr_ : hyper_[key]) = x;
+    }
+  }
+
   template <class Call>
   void call(const char* method, Call c) {
     calling_python(cat("optimizer '", name_, "': Python ", method), c);
