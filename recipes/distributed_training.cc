@@ -1,6 +1,10 @@
 #include "recipes/distributed_training.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "deep/error.h"
+#include "deep/text.h"
 #include "training/standard_samplers.h"
 
 namespace deep500::recipes {
@@ -13,6 +17,39 @@ DistributedSetup distributed_setup(distributed::Communicator* comm, const std::s
   d.scheme = distributed::parse_scheme(scheme, "--distributed " + scheme);
   d.shard = distributed::parse_shard_mode(shard, "--shard");
   return d;
+}
+
+void check_same_configuration(const DistributedSetup& d,
+                              const std::vector<std::pair<std::string, std::string>>& fields) {
+  if (!d.enabled()) return;
+  std::string mine;
+  for (const auto& [field, value] : fields) mine += field + '\t' + value + '\n';
+  Tensor bytes(DataType::UInt8, {static_cast<int64_t>(mine.size())});
+  if (!mine.empty()) std::memcpy(bytes.raw(), mine.data(), mine.size());
+  Tensor all;
+  const std::vector<int64_t> counts = d.comm->allgatherv(bytes, all);
+  const char* at = static_cast<const char*>(all.raw());
+  std::vector<std::string> texts;
+  for (int64_t n : counts) {
+    texts.emplace_back(at, static_cast<size_t>(n));
+    at += n;
+  }
+  for (int r = 1; r < d.comm->size(); ++r) {
+    if (texts[r] == texts[0]) continue;
+    const auto a = split(texts[0], '\n'), b = split(texts[r], '\n');
+    for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+      const std::string x = i < a.size() ? a[i] : "", y = i < b.size() ? b[i] : "";
+      if (x == y) continue;
+      const auto field = split(x.empty() ? y : x, '\t')[0];
+      auto value = [](const std::string& line) {
+        const auto tab = line.find('\t');
+        return tab == std::string::npos ? std::string("(none)") : line.substr(tab + 1);
+      };
+      throw Error(cat("the ranks run different configurations: rank ", r, " has ", field, " = ",
+                      value(y), ", rank 0 has ", value(x),
+                      " (every rank must be started with the same options)"));
+    }
+  }
 }
 
 std::unique_ptr<training::Sampler> make_sampler(const DistributedSetup& d, int64_t samples,

@@ -6,6 +6,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +31,15 @@ struct DistributedSetup {
 // Parses the task's fields; Error naming the field (before anything loads).
 DistributedSetup distributed_setup(distributed::Communicator* comm, const std::string& scheme,
                                    const std::string& shard);
+
+// Every rank's run configuration as (field, value) pairs, compared across
+// the ranks at the start (collective): ranks started with different options
+// (a learning rate, an optimizer, a dataset, an epoch count, an MPMD job
+// `mpirun -np 1 A : -np 1 B`) used to train to exit 0 with parameters that
+// differed across ranks. Throws the same Error on every rank, naming the
+// first field and rank that differ from rank 0.
+void check_same_configuration(const DistributedSetup& d,
+                              const std::vector<std::pair<std::string, std::string>>& fields);
 
 // This rank's sampler at `options.batch_size` per rank (a ShuffledSampler
 // for one process).

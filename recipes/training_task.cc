@@ -32,6 +32,35 @@ namespace deep500::recipes {
 
 namespace {
 
+// What must be the same on every rank of a distributed run (what changes
+// the parameters it trains; not threads or output paths).
+std::vector<std::pair<std::string, std::string>> configuration_fields(const TrainingTask& o) {
+  std::string hyper, augment;
+  for (const auto& [k, v] : o.hyper) hyper += cat(hyper.empty() ? "" : ",", k, "=", v);
+  for (const auto& a : o.augment) augment += (augment.empty() ? "" : ",") + a;
+  auto dataset = [&](const training::Dataset* given) {
+    return given ? given->describe() : training::to_string(o.dataset);
+  };
+  return {{"model", o.builtin.empty() ? o.model : o.builtin},
+          {"logits", o.logits},
+          {"loss", o.loss},
+          {"dataset", dataset(o.train_data)},
+          {"subset", cat(o.subset, "/", o.test_subset)},
+          {"optimizer", o.optimizer},
+          {"hyper", hyper},
+          {"lr_schedule", o.lr_schedule},
+          {"epochs", cat(o.epochs)},
+          {"batch_size", cat(o.batch_size)},
+          {"seed", cat(o.seed)},
+          {"executor", o.executor},
+          {"scheme", o.scheme},
+          {"shard", o.shard},
+          {"augment", augment},
+          {"time_limit", cat(o.time_limit)},
+          {"target_accuracy", cat(o.target_accuracy, o.stop_at_target ? " (stop)" : "")},
+          {"continue_on_non_finite", cat(o.continue_on_non_finite)}};
+}
+
 using training::Dataset;
 
 // The dataset as results name it: the spec's text, or the caller's dataset.
@@ -105,6 +134,7 @@ TrainingOutcome run_training(const TrainingTask& o) {
   // Optimizer and scheme next: an unknown name or hyper-parameter fails
   // before any loading.
   const DistributedSetup dist = distributed_setup(o.communicator, o.scheme, o.shard);
+  check_same_configuration(dist, configuration_fields(o));
   DEEP500_CHECK(dist.enabled() || o.timeline.empty(),
                 "--timeline: the timeline is of distributed runs (--distributed SCHEME)");
   DEEP500_CHECK(!dist.enabled() || o.checkpoint.empty() || dist.scheme.name == "allreduce",

@@ -2,8 +2,10 @@
 // the in-process communicator: rank 0 alone writes the outputs, which
 // record every rank's figures; a bad scheme or a checkpoint with a scheme
 // that cannot resume exactly is an error before anything loads.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -54,6 +56,45 @@ TEST(DistributedTraining, RankZeroWritesEveryRanksFigures) {
     EXPECT_GE(r.at("bytes_sent").get<int64_t>(), 8 * 4 * (784 * 128 + 128 + 1280 + 10));
   }
   fs::remove_all(dir);
+}
+
+// Ranks started with different options used to train to exit 0 with
+// parameters that differed across ranks (or, with different epoch counts,
+// to wait for the timeout): every rank refuses at the start, naming the
+// field and the rank.
+TEST(DistributedTraining, RanksWithDifferentConfigurationsAreRefusedAtTheStart) {
+  frameworks::register_all();
+  struct Differs {
+    const char* field;
+    std::function<void(recipes::TrainingTask&)> change;
+  };
+  const std::vector<Differs> cases = {{"hyper", [](auto& t) { t.hyper["lr"] = 0.5; }},
+                                      {"optimizer", [](auto& t) { t.optimizer = "adam"; }},
+                                      {"epochs", [](auto& t) { t.epochs = 2; }},
+                                      {"dataset",
+                                       [](auto& t) {
+                                         t.dataset = training::parse_dataset_spec(
+                                             "synthetic:256,64:1x28x28:10:5", "data");
+                                       }},
+                                      {"scheme", [](auto& t) { t.scheme = "local-sgd:4"; }}};
+  for (const auto& c : cases) {
+    std::vector<std::string> errors(3);
+    const auto t0 = std::chrono::steady_clock::now();
+    distributed::run_ranks(
+        3,
+        [&](distributed::Communicator& comm) {
+          auto t = small_task(&comm, "");
+          if (comm.rank() == 2) c.change(t);
+          errors[comm.rank()] = error_of([&] { recipes::run_training(t); });
+        },
+        30);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10);
+    for (const auto& e : errors) {
+      EXPECT_NE(e.find(cat("rank 2 has ", c.field, " = ")), std::string::npos)
+          << c.field << ": " << e;
+      EXPECT_NE(e.find("every rank must be started with the same options"), std::string::npos);
+    }
+  }
 }
 
 TEST(DistributedTraining, BadSchemeAndUnresumableCheckpointAreErrors) {
