@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 #include <optional>
+#include <unordered_set>
 
 #include "deep/random.h"
 #include "deep/text.h"
@@ -29,24 +30,50 @@ double loss(const std::vector<Tensor>& outputs, const std::vector<Tensor>& weigh
     if (!weights[k].defined()) continue;
     DEEP500_CHECK(outputs[k].defined() && outputs[k].numel() == weights[k].numel(),
                   "gradient check: output ", k, " changed shape between forward calls");
-    for (int64_t i = 0; i < outputs[k].numel(); ++i)
-      l += weights[k].at_as_double(i) * outputs[k].at_as_double(i);
+    const Tensor &w = weights[k], &y = outputs[k];
+    if (w.dtype() == DataType::Double && y.dtype() == DataType::Double) {  // the common case
+      const double *wd = w.data<double>(), *yd = y.data<double>();
+      for (int64_t i = 0; i < y.numel(); ++i) l += wd[i] * yd[i];
+      continue;
+    }
+    for (int64_t i = 0; i < y.numel(); ++i) l += w.at_as_double(i) * y.at_as_double(i);
   }
   return l;
 }
 
+// `max` distinct indices in [0, n), sorted: all of them when n <= max.
 std::vector<int64_t> sample_indices(int64_t n, int64_t max, Random& rng) {
-  std::vector<int64_t> idx(static_cast<size_t>(n));
-  std::iota(idx.begin(), idx.end(), 0);
-  if (n <= max) return idx;
-  // Partial Fisher-Yates with our own generator (reproducible everywhere).
-  for (int64_t i = 0; i < max; ++i) {
-    int64_t j = i + static_cast<int64_t>(rng.next_u64() % static_cast<uint64_t>(n - i));
-    std::swap(idx[i], idx[j]);
+  std::vector<int64_t> idx;
+  if (n <= max) {
+    idx.resize(static_cast<size_t>(n));
+    std::iota(idx.begin(), idx.end(), 0);
+    return idx;
   }
-  idx.resize(static_cast<size_t>(max));
+  // Rejection of repeats: max is at most a small fraction of n here or the
+  // draws are few (max_elements_per_input), and no n-sized table is needed.
+  std::unordered_set<int64_t> seen;
+  while (static_cast<int64_t>(idx.size()) < max) {
+    const auto j = static_cast<int64_t>(rng.next_u64() % static_cast<uint64_t>(n));
+    if (seen.insert(j).second) idx.push_back(j);
+  }
   std::sort(idx.begin(), idx.end());
   return idx;
+}
+
+int64_t elements(const std::vector<Tensor>& tensors) {
+  int64_t n = 0;
+  for (const auto& t : tensors)
+    if (t.defined()) n += t.numel();
+  return n;
+}
+
+// How many elements of each input to check (GradientCheckOptions' bound).
+int64_t elements_per_input(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                           const GradientCheckOptions& o) {
+  const int64_t per_probe = std::max<int64_t>(1, 2 * (elements(inputs) + elements(outputs)));
+  return std::clamp(o.max_touched_elements / per_probe,
+                    std::min(o.min_elements_per_input, o.max_elements_per_input),
+                    o.max_elements_per_input);
 }
 
 bool has_floating(const std::vector<Tensor>& inputs) {
@@ -98,6 +125,7 @@ GradientCheckResult check_gradient(ops::Operator& op, std::span<const Tensor> in
     std::vector<Tensor> grads(inputs.size());
     op.backward(weights, inputs, outputs, grads);
 
+    const int64_t per_input = elements_per_input(inputs, outputs, o);
     int passed = 0, failed = 0;
     for (size_t i = 0; i < inputs.size(); ++i) {
       InputGradientCheck c;
@@ -131,7 +159,7 @@ GradientCheckResult check_gradient(ops::Operator& op, std::span<const Tensor> in
       const double atol = low ? o.low_precision_atol : o.atol;
       double worst_excess = -INFINITY;
       int64_t bad = 0;
-      for (int64_t j : sample_indices(x.numel(), o.max_elements_per_input, rng)) {
+      for (int64_t j : sample_indices(x.numel(), per_input, rng)) {
         const double x0 = x.at_as_double(j);
         const double h = eps * std::max(1.0, std::fabs(x0));
         set_element(x, j, x0 + h);

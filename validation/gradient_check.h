@@ -27,6 +27,13 @@ struct GradientCheckOptions {
   double rtol = 1e-4;     // |analytic - numeric| <= atol + rtol * max(|a|, |n|)
   double atol = 1e-6;
   int64_t max_elements_per_input = 2048;  // larger inputs: a seeded random sample
+  // A bound on the check's cost whatever the sizes: each checked element
+  // costs two forward calls, each touching every input and output element, so
+  // an input is checked on at most max_touched_elements / (2 * (input and
+  // output elements)) elements, and never fewer than min_elements_per_input
+  // (or all of it when smaller). checked_elements says how many were checked.
+  int64_t max_touched_elements = int64_t{1} << 27;
+  int64_t min_elements_per_input = 16;
   // Run the operator on float64 copies of floating inputs (the registry
   // overload). When the backend refuses float64, it runs in the original
   // type with epsilon, rtol and atol below instead, and the result says so.

@@ -167,6 +167,22 @@ TEST(ValidationGradientCheck, SamplesLargeInputs) {
   EXPECT_EQ(r.inputs.at(0).checked_elements, 50);
 }
 
+// The cost bound: each checked element costs two forward calls over every
+// input and output element, so a large tensor is checked on fewer elements
+// (max_touched_elements / (2 * (in + out))), never fewer than the minimum.
+TEST(ValidationGradientCheck, LargeTensorsAreCheckedOnABoundedSample) {
+  frameworks::register_all();
+  GradientCheckOptions o;
+  o.max_touched_elements = 2 * (1000 + 1000) * 100;
+  auto r = check_gradient(node("Relu", {"x"}), floats({{10, 100}}), "reference", o);
+  EXPECT_EQ(r.status, CheckStatus::Passed) << r.message;
+  EXPECT_EQ(r.inputs.at(0).checked_elements, 100);
+  // Two million elements with the default bound: the minimum sample.
+  auto big = check_gradient(node("Relu", {"x"}), floats({{2000, 1000}}), "reference");
+  EXPECT_EQ(big.status, CheckStatus::Passed) << big.message;
+  EXPECT_EQ(big.inputs.at(0).checked_elements, GradientCheckOptions{}.min_elements_per_input);
+}
+
 TEST(ValidationGradientCheck, MissingBackendIsSkipped) {
   frameworks::register_all();
   auto r = check_gradient(node("Relu", {"x"}), floats({{3}}), "no-such-backend");
