@@ -18,7 +18,12 @@
  * by deep500 from the shapes infer() reports. One instance (the pointer
  * create() returns) is used by one thread at a time. Inputs of rank above
  * DEEP500_MAX_RANK are refused before create() (the registry tries the next
- * backend); a create() failure is bad input, reported as an error. */
+ * backend). A create() failure is bad input, reported as an error, for an
+ * operator of the library's own; for an ONNX operator the library implements
+ * (domain "" or another ONNX domain, e.g. a faster Relu) the node is valid,
+ * so the failure is a refusal: the next backend runs it, checks mark the
+ * case refused. Such a kernel is checked against the reference like any
+ * backend. */
 #ifndef DEEP500_CUSTOM_OP_ABI_H
 #define DEEP500_CUSTOM_OP_ABI_H
 

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <map>
 
+#include <onnx/defs/schema.h>
+
 #include "operators/attribute_text.h"
 #include "operators/custom_op_abi.h"
 
@@ -68,9 +70,12 @@ class TensorList {
 };
 
 // Calls the library's create() with the node's attributes as text and the
-// input descriptors; a failure is bad input (Error naming the node).
+// input descriptors. A failure is bad input (Error naming the node) for an
+// operator of the plugin's own; for an ONNX operator the plugin implements
+// (`builtin`), the node is valid ONNX, so it is a refusal (Unsupported): the
+// registry tries the next backend and checks mark the case refused.
 void* create_instance(const deep500_custom_op_def* def, const OpContext& ctx,
-                      const std::string& node) {
+                      const std::string& node, bool builtin) {
   DEEP500_CHECK(static_cast<int32_t>(ctx.num_inputs()) == def->num_inputs, node, ": expected ",
                 def->num_inputs, " inputs, got ", ctx.num_inputs());
   std::vector<std::string> names, values;
@@ -86,8 +91,14 @@ void* create_instance(const deep500_custom_op_def* def, const OpContext& ctx,
   char err[512] = "";
   void* self =
       def->create(attrs.data(), static_cast<int32_t>(attrs.size()), descs.abi(), err, sizeof err);
-  if (!self) throw Error(cat(node, ": ", err[0] ? err : "custom create() failed"));
+  const std::string why = cat(node, ": ", err[0] ? err : "custom create() failed");
+  if (!self && builtin) throw Unsupported(why);
+  if (!self) throw Error(why);
   return self;
+}
+
+bool is_onnx_operator(const std::string& domain, const std::string& op_type) {
+  return onnx::OpSchemaRegistry::Schema(op_type, domain) != nullptr;
 }
 
 // Built by ops::make_factory (registry.h's refusal contract): the ABI's rank
@@ -101,8 +112,8 @@ class CustomOperator final : public Operator {
                    DEEP500_MAX_RANK);
     return "";
   }
-  CustomOperator(const OpContext& ctx, const deep500_custom_op_def* def)
-      : def_(def), node_(ctx.node.describe()), self_(create_instance(def, ctx, node_)) {}
+  CustomOperator(const OpContext& ctx, const deep500_custom_op_def* def, bool builtin)
+      : def_(def), node_(ctx.node.describe()), self_(create_instance(def, ctx, node_, builtin)) {}
   CustomOperator(const CustomOperator&) = delete;
   CustomOperator& operator=(const CustomOperator&) = delete;
   ~CustomOperator() override {
@@ -235,7 +246,7 @@ std::vector<std::string> load_custom_operators(const std::string& path, Registry
     names.push_back(key);
     if (!loaded.emplace(key, d).second) continue;
     registry.add({domain, d->op_type, 1, INT_MAX, "custom", "custom:" + std::string(d->op_type),
-                  make_factory<CustomOperator>(d)});
+                  make_factory<CustomOperator>(d, is_onnx_operator(domain, d->op_type))});
   }
   return names;
 }

@@ -42,14 +42,14 @@ OpDefinition find_definition(const OperatorSpec& o) {
   DEEP500_CHECK(o.opset >= 1 && o.opset <= 1000, "--opset: expected a version from 1, got ",
                 o.opset);
   OpDefinition d;
+  // A plugin's kernel for an ONNX operator keeps the schema (and so the
+  // reference to compare with); only operators no schema knows are custom.
   d.custom = ops::find_custom_operator(o.domain, o.op_type);
-  if (!d.custom) {
-    d.schema = onnx::OpSchemaRegistry::Schema(o.op_type, o.opset, o.domain);
-    DEEP500_CHECK(d.schema, "OPTYPE: unknown operator '", o.op_type, "' in domain '",
-                  o.domain.empty() ? "ai.onnx" : o.domain, "' at opset ", o.opset,
-                  " (expected an ONNX op type such as Add, Conv, MatMul, or a custom operator "
-                  "of a --plugin library)");
-  }
+  d.schema = onnx::OpSchemaRegistry::Schema(o.op_type, o.opset, o.domain);
+  DEEP500_CHECK(d.schema || d.custom, "OPTYPE: unknown operator '", o.op_type, "' in domain '",
+                o.domain.empty() ? "ai.onnx" : o.domain, "' at opset ", o.opset,
+                " (expected an ONNX op type such as Add, Conv, MatMul, or a custom operator "
+                "of a --plugin library)");
   for (const auto& a : o.attrs) d.attrs.push_back(parse_attr(a, d));
   return d;
 }
@@ -61,8 +61,8 @@ ops::NodeSpec make_node(const OperatorSpec& o, const OpDefinition& def, const Pr
   node.set_domain(o.domain);
   for (const auto& in : p.inputs) node.add_input(in.name);
   const int outputs = o.outputs >= 0 ? o.outputs
-                      : def.custom   ? def.custom->outputs
-                                     : std::max(1, def.schema->min_output());
+                      : def.schema   ? std::max(1, def.schema->min_output())
+                                     : def.custom->outputs;
   // Checked before the node is built: a count from the command line must not
   // make the tool build (or run) billions of outputs.
   const int most =
@@ -81,7 +81,7 @@ ops::NodeSpec make_node(const OperatorSpec& o, const OpDefinition& def, const Pr
                   "': already set by the shape file line '", p.label, "'");
     *node.add_attribute() = a;
   }
-  if (def.custom) {
+  if (!def.schema) {
     DEEP500_CHECK(static_cast<int>(p.inputs.size()) == def.custom->inputs, o.domain, ".", o.op_type,
                   ": the plugin declares ", def.custom->inputs, " inputs, got ", p.inputs.size(),
                   " (--input)");

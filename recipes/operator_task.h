@@ -33,8 +33,10 @@ struct OperatorSpec {
 // The operator's definition: an ONNX schema, or a custom operator's
 // signature (loaded with --plugin; it has no schema).
 struct OpDefinition {
-  const onnx::OpSchema* schema = nullptr;
-  std::optional<ops::CustomOpSignature> custom;
+  const onnx::OpSchema* schema = nullptr;        // null: a custom operator
+  std::optional<ops::CustomOpSignature> custom;  // a plugin registered a kernel for it
+  // No reference to compare with (a plugin's operator that no schema knows).
+  bool without_reference() const { return schema == nullptr; }
   std::vector<onnx::AttributeProto> attrs;  // the spec's, parsed
 };
 

@@ -1,9 +1,10 @@
 // deep500 op check|bench OPTYPE: one ONNX operator from the command line.
 //   check: forward check of each backend against the reference (+ gradient
 //          check with --grad); exit 1 on a mismatch or when nothing ran. A
-//          custom operator (--plugin) has no reference: its forward is
-//          checked for repeatable, finite outputs, its backward against
-//          finite differences.
+//          custom operator (--plugin) that no ONNX schema knows has no
+//          reference: its forward is checked for repeatable, finite outputs,
+//          its backward against finite differences. A plugin's kernel for an
+//          ONNX operator is compared with the reference like any backend.
 //   bench: every (problem, backend, pass) through metrics::Runner; console
 //          table, JSON, CSV or Google Benchmark JSON. Problems come from
 //          --input or a --shapes file, once per --batch value (format in
@@ -56,7 +57,7 @@ int run_check(const OpOptions& o, const OpDefinition& def, const ops::NodeSpec& 
     job.inputs = inputs;
     job.backend = b;
     job.grad = o.grad;
-    job.custom = def.custom.has_value();
+    job.custom = def.without_reference();
     std::string text;
     if (o.isolate) {
       ChildResult child = run_kernel_job(job);

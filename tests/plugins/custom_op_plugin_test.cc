@@ -278,6 +278,27 @@ TEST_F(CustomOpPluginCli, ACrashingKernelIsAFailedRowNotADeadProcess) {
   EXPECT_NE(r.out.find("FAILED: nothing was measured"), std::string::npos) << r.out;
 }
 
+// A plugin's kernel for an ONNX operator (Relu, deliberately 1% off) keeps
+// the schema: it is compared with the reference (and fails), and its create()
+// declining a valid node is a refused cell, not bad input.
+TEST_F(CustomOpPluginCli, APluginKernelForAnOnnxOperatorIsComparedWithTheReference) {
+  const char* relu = std::getenv("DEEP500_RELU_PLUGIN");
+  ASSERT_NE(relu, nullptr) << "DEEP500_RELU_PLUGIN is not set (ctest sets it)";
+  const std::string op = cat("op check Relu --backend custom --plugin ", relu);
+  auto r = deep500::testing::run(op + " --input x:float32:3x4");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("expected"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("no reference"), std::string::npos) << r.out;
+  r = deep500::testing::run(op + " --input x:float32:2x3x4");
+  EXPECT_EQ(r.rc, 1) << r.out;  // nothing checked, but not bad input
+  EXPECT_NE(r.out.find("this Relu takes float32 inputs of rank 0 to 2"), std::string::npos)
+      << r.out;
+  r = deep500::testing::run(
+      cat("op matrix --ops Relu --no-speed --backend reference,custom ", "--plugin ", relu));
+  EXPECT_EQ(r.rc, 0) << r.out;  // the built-in Relu cases are rank 4: refused
+  EXPECT_NE(r.out.find("refused"), std::string::npos) << r.out;
+}
+
 TEST_F(CustomOpPluginCli, InferRunsAModelHoldingTheCustomOperator) {
   onnx::ModelProto m = test::new_model("swish_relu");
   auto* custom_domain = m.add_opset_import();
