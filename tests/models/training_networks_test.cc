@@ -50,49 +50,84 @@ double max_abs_difference(const Tensor& a, const Tensor& b) {
   return worst;
 }
 
-// |a - b| <= tol * max(1, max|b|) elementwise, or, where float32 rounding
-// alone takes PyTorch further from b (the float64 result) than that, no
-// more than 4x as far as PyTorch's float32 result `b32` is.
-void expect_close(const Tensor& a, const Tensor& b, double tol, const std::string& what,
-                  const Tensor* b32 = nullptr) {
+// |a - b| <= tol * max(1, max|b|) elementwise.
+void expect_close(const Tensor& a, const Tensor& b, double tol, const std::string& what) {
   ASSERT_EQ(a.shape(), b.shape()) << what;
-  double allowed = tol * std::max(1.0, max_abs(b));
-  if (b32) allowed = std::max(allowed, 4 * max_abs_difference(*b32, b));
-  EXPECT_LE(max_abs_difference(a, b), allowed)
-      << what << " (max|b| " << max_abs(b) << ", float32 PyTorch off by "
-      << (b32 ? max_abs_difference(*b32, b) : -1.0) << ")";
+  EXPECT_LE(max_abs_difference(a, b), tol * std::max(1.0, max_abs(b)))
+      << what << " (max|b| " << max_abs(b) << ")";
+}
+
+// The model with every float32 tensor (initializers, Constant values, Cast
+// targets, declared types) in float64: evaluated in float64, no ReLU or Clip
+// input lands on the other side of its kink by rounding.
+void to_float64(onnx::ModelProto& model) {
+  auto widen = [](onnx::TensorProto& t) {
+    if (t.data_type() != onnx::TensorProto::FLOAT) return;
+    t = to_onnx(from_onnx(t, t.name()).cast(DataType::Double), t.name());
+  };
+  auto* g = model.mutable_graph();
+  for (auto& init : *g->mutable_initializer()) widen(init);
+  for (auto& node : *g->mutable_node())
+    for (auto& a : *node.mutable_attribute()) {
+      if (a.has_t()) widen(*a.mutable_t());
+      if (node.op_type() == "Cast" && a.name() == "to" && a.i() == onnx::TensorProto::FLOAT)
+        a.set_i(onnx::TensorProto::DOUBLE);
+    }
+  for (auto* infos : {g->mutable_input(), g->mutable_output(), g->mutable_value_info()})
+    for (auto& vi : *infos)
+      if (vi.type().tensor_type().elem_type() == onnx::TensorProto::FLOAT)
+        vi.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::DOUBLE);
+}
+
+struct Evaluation {
+  network::Model model;
+  std::vector<network::StateUpdate> updates;
+  network::BackpropResult result;
+};
+
+// Loss, gradients and running statistics (as graph outputs) of one batch,
+// in float32 as exported or in float64.
+Evaluation evaluate(const Case& c, const fs::path& dir, bool float64) {
+  Evaluation e{network::load_model((dir / "model.onnx").string()), {}, {}};
+  if (float64) to_float64(e.model.proto);
+  e.updates = network::state_updates(e.model);
+  // Running statistics become graph outputs so that both executors return them.
+  for (const auto& u : e.updates) e.model.proto.mutable_graph()->add_output()->set_name(u.output);
+  std::map<std::string, Tensor> feeds = {{"x", read_npy((dir / "x.npy").string())},
+                                         {"labels", read_npy((dir / "labels.npy").string())}};
+  if (float64 && is_floating(feeds.at("x").dtype()))
+    feeds["x"] = feeds.at("x").cast(DataType::Double);
+  // The optimized executor gets the parameters fed, as a trainer runs it.
+  if (c.executor == "optimized")
+    for (const auto& init : e.model.graph().initializer())
+      if (is_floating(static_cast<DataType>(init.data_type())))
+        feeds[init.name()] = from_onnx(init, init.name());
+  auto exec = network::ExecutorRegistry::global().create(c.executor, e.model);
+  e.result = exec->inference_and_backprop(feeds, "loss");
+  return e;
 }
 
 }  // namespace
 
+// In float32, as a user trains: the loss, all gradients together and the
+// running statistics. Elementwise, a float32 gradient is not comparable: an
+// activation within rounding of a ReLU/Clip kink passes or stops its
+// gradient depending on the summation order (MobileNetV2 has such inputs at
+// 2.4e-6 from 0, float32 forward errors reach 1e-4; PyTorch's own float32
+// run flips some of them), so elementwise checks run in float64 (below).
 TEST_P(TrainingNetworks, LossGradientsAndRunningStatsMatchPyTorch) {
   const auto& entry = deep500::testing::manifest().at("training_networks").at(GetParam().network);
   const fs::path dir = models_dir() / entry.at("dir").get<std::string>();
-  network::Model model = network::load_model((dir / "model.onnx").string());
-  // Running statistics become graph outputs so that both executors return them.
-  auto updates = network::state_updates(model);
-  for (const auto& u : updates) model.proto.mutable_graph()->add_output()->set_name(u.output);
-  ASSERT_EQ(updates.size(), entry.at("state").size());
-
-  std::map<std::string, Tensor> feeds = {{"x", read_npy((dir / "x.npy").string())},
-                                         {"labels", read_npy((dir / "labels.npy").string())}};
-  // The optimized executor gets the parameters fed, as a trainer runs it.
-  if (GetParam().executor == "optimized")
-    for (const auto& init : model.graph().initializer())
-      if (is_floating(static_cast<DataType>(init.data_type())))
-        feeds[init.name()] = from_onnx(init, init.name());
-  auto exec = network::ExecutorRegistry::global().create(GetParam().executor, model);
-  auto result = exec->inference_and_backprop(feeds, "loss");
+  Evaluation e = evaluate(GetParam(), dir, false);
+  ASSERT_EQ(e.updates.size(), entry.at("state").size());
   Tensor loss = read_npy((dir / "loss.npy").string());
-  expect_close(result.outputs.at("loss").view({1}), loss.view({1}), 1e-4, "loss");
+  expect_close(e.result.outputs.at("loss").view({1}), loss.view({1}), 1e-4, "loss");
   double squared_error = 0, squared_norm = 0;  // over every parameter
   for (const auto& [name, rel] : entry.at("gradients").items()) {
-    ASSERT_TRUE(result.gradients.count(name)) << name;
-    const Tensor& got = result.gradients.at(name);
+    ASSERT_TRUE(e.result.gradients.count(name)) << name;
+    const Tensor& got = e.result.gradients.at(name);
     const Tensor exact = read_npy((dir / rel.get<std::string>()).string());
-    const Tensor torch32 =
-        read_npy((dir / entry.at("gradients_float32").at(name).get<std::string>()).string());
-    expect_close(got, exact, 1e-4, "gradient of " + name, &torch32);
+    ASSERT_EQ(got.shape(), exact.shape()) << name;
     for (int64_t i = 0; i < exact.numel(); ++i) {
       const double d = got.at_as_double(i) - exact.at_as_double(i);
       squared_error += d * d;
@@ -100,13 +135,27 @@ TEST_P(TrainingNetworks, LossGradientsAndRunningStatsMatchPyTorch) {
     }
   }
   // All gradients together within 1e-2 relative of float64 (PyTorch's own
-  // float32 gradients: 6.3e-3 on MobileNetV2 at batch 4, the worst here).
+  // float32 gradients: 6.8e-3 on MobileNetV2 at batch 4, the worst here).
   EXPECT_LE(std::sqrt(squared_error / squared_norm), 1e-2);
-  for (const auto& u : updates) {
+  for (const auto& u : e.updates) {
     ASSERT_TRUE(entry.at("state").contains(u.initializer)) << u.initializer;
     Tensor expected =
         read_npy((dir / entry.at("state").at(u.initializer).get<std::string>()).string());
-    expect_close(result.outputs.at(u.output), expected, 1e-4, u.kind + " of " + u.node);
+    expect_close(e.result.outputs.at(u.output), expected, 1e-4, u.kind + " of " + u.node);
+  }
+}
+
+// The same model and batch in float64: every gradient element matches
+// PyTorch's float64 gradients (measured: within 2.2e-9 of max(1, max|g|)).
+TEST_P(TrainingNetworks, Float64GradientsMatchPyTorchElementwise) {
+  const auto& entry = deep500::testing::manifest().at("training_networks").at(GetParam().network);
+  const fs::path dir = models_dir() / entry.at("dir").get<std::string>();
+  Evaluation e = evaluate(GetParam(), dir, true);
+  EXPECT_EQ(e.result.outputs.at("loss").dtype(), DataType::Double);
+  for (const auto& [name, rel] : entry.at("gradients").items()) {
+    ASSERT_TRUE(e.result.gradients.count(name)) << name;
+    expect_close(e.result.gradients.at(name), read_npy((dir / rel.get<std::string>()).string()),
+                 1e-7, "gradient of " + name);
   }
 }
 
