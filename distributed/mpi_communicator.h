@@ -53,6 +53,11 @@ struct HostPlacement {
   int local_size = -1;
 };
 HostPlacement host_placement();
+// The threads each rank on this host gets when none were asked for: the
+// host's logical CPUs shared among its local ranks (at least 1), so that
+// ranks do not take each other's cores; 0 (the library default) outside
+// mpirun or with one rank on the host.
+int threads_per_local_rank();
 
 // Ends every rank of the job: MPI_Abort(MPI_COMM_WORLD, code), for a rank
 // that hit an Error the others cannot know about. Without MPI initialised,

@@ -11,6 +11,7 @@
 #include "deep/output_file.h"
 #include "deep/sizes.h"
 #include "deep/text.h"
+#include "distributed/mpi_communicator.h"
 #include "distributed/timeline.h"
 #include "metrics/json_reporter.h"
 #include "network/settings.h"
@@ -129,7 +130,8 @@ TrainingOutcome run_training(const TrainingTask& o) {
 
   // Settings first: they bound what loading may allocate (memory.budget).
   network::ExecutorOptions eo;
-  eo.threads = o.threads;
+  // Ranks on one host share its cores unless --threads says otherwise.
+  eo.threads = o.threads > 0 ? o.threads : distributed::threads_per_local_rank();
   network::apply_settings(o.settings, &eo);
   // Optimizer and scheme next: an unknown name or hyper-parameter fails
   // before any loading.

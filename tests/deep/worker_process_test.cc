@@ -85,7 +85,9 @@ TEST(WorkerProcess, ACrashIsAFailureAndTheNextRequestGetsANewWorker) {
 TEST(WorkerProcess, AWorkerThatExitsOrHangsIsGone) {
   WorkerProcess quits = sh_worker("exit 4");
   EXPECT_EQ(quits.run("x", 30).failure, "exited with status 4 and no result");
-  WorkerProcess hangs = sh_worker("sleep 30");
+  // exec: the worker itself hangs (a child of it would outlive the kill,
+  // holding the test's output open).
+  WorkerProcess hangs = sh_worker("exec sleep 30");
   const ChildResult r = hangs.run("x", 0.3);
   EXPECT_FALSE(r.completed);
   EXPECT_NE(r.failure.find("timed out after 0.3 s"), std::string::npos) << r.failure;

@@ -3,6 +3,7 @@
 // its traffic counts, the errors a rank sees locally, and that a peer that
 // never answers ends a wait with an Error naming the rank and operation
 // instead of a hang, leaving the communicator usable after a receive.
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <string>
@@ -31,6 +32,14 @@ TEST(Mpi, WorldIsTheJobStartedByMpirun) {
   EXPECT_GE(c.rank(), 0);
   EXPECT_LT(c.rank(), c.size());
   EXPECT_EQ(&mpi_world(), &MpiCommunicator::world());
+}
+
+// Ranks on one host share its logical CPUs when no thread count was given.
+TEST(Mpi, RanksOnOneHostShareItsCores) {
+  const HostPlacement p = host_placement();
+  ASSERT_GE(p.local_size, 1);  // mpirun says how many ranks share this host
+  const int cpus = static_cast<int>(std::thread::hardware_concurrency());
+  EXPECT_EQ(threads_per_local_rank(), p.local_size == 1 ? 0 : std::max(1, cpus / p.local_size));
 }
 
 TEST(Mpi, AllreduceGivesTheAnalyticResultOnEveryRank) {
