@@ -11,6 +11,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "deep/text.h"
+#include "distributed/mpi_communicator.h"
 #include "network/settings.h"
 #include "recipes/constraints.h"
 
@@ -50,7 +51,11 @@ DetectedMachine detect_machine(bool describe_gpus) {
   m.cpu_model = c.cpu_model;
   std::istringstream isa(c.isa);
   for (std::string flag; isa >> flag;) m.isa.push_back(flag);
-  m.cores = c.affinity_cpus > 0 ? c.affinity_cpus : c.logical_cpus;
+  // A rank's affinity is mpirun's binding (one core per rank by default),
+  // not the machine the job has; elsewhere it is the allocation (taskset, a
+  // SLURM cpuset).
+  m.cores =
+      c.affinity_cpus > 0 && !distributed::launched_by_mpirun() ? c.affinity_cpus : c.logical_cpus;
   m.memory_gib =
       static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE) / (1024.0 * 1024 * 1024);
   m.gpus = nvidia_gpus();

@@ -170,9 +170,21 @@ def check_nccl_communicator():
     print(f"nccl without one GPU per rank: exit 2: {line}")
 
 
+def check_bound_rank_counts_the_machine(tmp):
+    """Under mpirun's core binding a rank's affinity is one core; a recipe's
+    `cores >= 2` is about the machine, so one bound rank runs it."""
+    recipe = os.path.join(os.path.dirname(__file__), "..", "..", "recipes", "fashion_mnist_mlp.yaml")
+    out = run([MPIEXEC, "--allow-run-as-root", "-np", "1", "--bind-to", "core", DEEP500, "run",
+               recipe, "--no-plots", "--no-progress", "--output-dir", os.path.join(tmp, "np1")])
+    assert "deep500 run: passed" in out, out
+    print("mpirun -np 1 --bind-to core: cores >= 2 met")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     for scheme in ("allreduce", "ps"):
         check_matches_one_process(tmp, scheme)
+    if os.cpu_count() >= 2:
+        check_bound_rank_counts_the_machine(tmp)
 check_killed_rank_ends_the_job()
 check_silent_rank_ends_the_job()
 check_nccl_communicator()
