@@ -8,7 +8,8 @@
 
 namespace deep500::recipes {
 
-// Error naming `what` when `constraint` is malformed ("" is no constraint).
+// Error naming `what` (unless empty: the caller names the key) when
+// `constraint` is malformed ("" is no constraint).
 void check_constraint_syntax(const std::string& constraint, bool version, const std::string& what);
 
 bool number_satisfies(double value, const std::string& constraint);

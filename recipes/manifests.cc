@@ -36,7 +36,7 @@ namespace {
 
 std::string constraint(Fields& f, const std::string& key, bool version) {
   const std::string c = f.text(key, "");
-  f.check(key, [&] { check_constraint_syntax(c, version, key); });
+  f.check(key, [&] { check_constraint_syntax(c, version, ""); });
   return c;
 }
 

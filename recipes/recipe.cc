@@ -55,8 +55,10 @@ TrainingTask read_training(Fields f) {
   TrainingTask t;
   t.optimizer = f.text("optimizer", t.optimizer);
   t.hyper = f.number_map("hyper");
-  f.check(f.has("hyper") ? "hyper" : "optimizer",
-          [&] { training::make_optimizer(t.optimizer, t.hyper); });
+  // The name first, on the key that gave it (the file or a --set); then the
+  // hyper-parameters it takes.
+  f.check("optimizer", [&] { training::make_optimizer(t.optimizer); });
+  f.check("hyper", [&] { training::make_optimizer(t.optimizer, t.hyper); });
   t.epochs = f.integer("epochs", t.epochs, 1, 1000000);
   t.batch_size = f.integer("batch_size", t.batch_size, 1, 1 << 24);
   t.lr_schedule = f.text("lr_schedule", "");

@@ -119,6 +119,10 @@ std::string Fields::where(const std::string& key) const {
       if (o != overrides_->end()) return cat("--set ", o->first, "=", o->second, ": ", p);
       if (q.find('.') == std::string::npos) break;
     }
+    // Else a --set inside this key's map (e.g. hyper.lr for hyper).
+    auto inside = overrides_->lower_bound(p + ".");
+    if (inside != overrides_->end() && inside->first.rfind(p + ".", 0) == 0)
+      return cat("--set ", inside->first, "=", inside->second, ": ", p);
   }
   YAML::Mark m = has(key) ? in_[key].Mark() : in_ ? in_.Mark() : YAML::Mark::null_mark();
   if (m.is_null()) return cat(file_, ": ", p);

@@ -185,6 +185,16 @@ TEST_F(RecipeFiles, BadInputNamesFileLineColumnAndField) {
   EXPECT_NE(e.find("--set training.epochs=-1: training.epochs: expected an integer"),
             std::string::npos)
       << e;
+  // An optimizer from --set that does not exist: the --set is named, not the
+  // file's hyper-parameters; a hyper-parameter it lacks names the file's line.
+  const std::string hyper = write("hyper.yaml", recipe("  epochs: 1\n  hyper: {lr: 0.05}\n"));
+  e = error_of([&] { load_recipe(hyper, {"training.optimizer=adamm"}); });
+  EXPECT_EQ(e.rfind("--set training.optimizer=adamm: training.optimizer: unknown optimizer", 0), 0u)
+      << e;
+  e = error_of([&] { load_recipe(hyper, {"training.hyper.gamma=2"}); });
+  EXPECT_EQ(e.rfind("--set training.hyper.gamma=2: training.hyper: ", 0), 0u) << e;
+  e = error_of([&] { load_recipe(hyper, {"hardware.cores=abc"}); });
+  EXPECT_NE(e.find("hardware.cores: expected a number constraint"), std::string::npos) << e;
 
   const std::string missing = write("missing.yaml", "reference_log: nowhere.yaml\n" + recipe());
   e = error_of([&] { load_recipe(missing, {}); });
