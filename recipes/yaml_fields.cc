@@ -1,5 +1,7 @@
 #include "recipes/yaml_fields.h"
 
+#include <yaml-cpp/depthguard.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -85,6 +87,9 @@ YAML::Node load_yaml_file(const std::string& path) {
     YAML::Node root = YAML::Load(text);
     check_unique_keys(root, path);
     return root;
+  } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's own text for it is "bad file"
+    throw Error(cat(path, ":", e.mark.line + 1, ":", e.mark.column + 1, ": YAML nested ", e.depth(),
+                    " levels deep here; a recipe or manifest nests a few levels"));
   } catch (const YAML::Exception& e) {
     throw Error(
         cat(path, ":", e.mark.line + 1, ":", e.mark.column + 1, ": YAML syntax error: ", e.msg));

@@ -168,6 +168,12 @@ TEST_F(RecipeFiles, BadInputNamesFileLineColumnAndField) {
             std::string::npos)
       << e;
 
+  // Nesting past yaml-cpp's depth limit: said as such (its own text is "bad file").
+  const std::string deep =
+      write("deep.yaml", "a: " + std::string(3000, '[') + std::string(3000, ']') + "\n");
+  e = error_of([&] { load_recipe(deep, {}); });
+  EXPECT_NE(e.find(": YAML nested 500 levels deep here"), std::string::npos) << e;
+
   const std::string typo = write("typo.yaml", recipe("  epochs: 1\n  bach_size: 8\n"));
   e = error_of([&] { load_recipe(typo, {}); });
   EXPECT_NE(e.find(typo + ":16:3: training.bach_size: unknown key (did you mean 'batch_size'?)"),
