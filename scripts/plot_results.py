@@ -21,12 +21,13 @@ Usage: plot_results.py --out DIR RUN_DIR...
        plot_results.py --out DIR --matrix MATRIX.json
 Exit 0 with one line naming the files; 3 with one line when matplotlib is
 not installed (Debian: python3-matplotlib); 2 for a missing or malformed
-results.json.
+results.json; 4 with one line when drawing failed.
 """
 import argparse
 import json
 import os
 import sys
+import warnings
 
 
 def load_run(run_dir):
@@ -41,7 +42,9 @@ def load_run(run_dir):
 
 
 def training_curves(runs, out_dir, plt):
+    """Nothing (no empty figure) when no run finished an epoch."""
     fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
+    plotted = False
     for recipe, stamp, results in runs:
         metrics = results.get("metrics", {})
         elapsed = metrics.get("elapsed_seconds", {}).get("per_epoch", [])
@@ -54,6 +57,10 @@ def training_curves(runs, out_dir, plt):
             epochs, times, ys = zip(*shown)
             axes[row][0].plot(epochs, ys, marker="o", label=label)
             axes[row][1].plot(times, ys, marker="o", label=label)
+            plotted = True
+    if not plotted:
+        plt.close(fig)
+        return []
     for row, name in enumerate(("training loss", "test accuracy")):
         axes[row][0].set_xlabel("epoch")
         axes[row][1].set_xlabel("training time (s)")
@@ -265,6 +272,7 @@ def main():
     args = parser.parse_args()
     if not args.runs and not args.scoreboard and not args.matrix:
         parser.error("give results folders, --scoreboard FILE or --matrix FILE")
+    warnings.simplefilter("ignore")  # matplotlib's notes would reach deep500's terminal
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -274,6 +282,16 @@ def main():
         sys.exit(3)
     runs = [load_run(d) for d in args.runs]
     os.makedirs(args.out, exist_ok=True)
+    try:
+        written = render(args, runs, plt)
+    except Exception as e:  # one line, not a traceback (deep500 reports it as an error)
+        print(f"plots: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        sys.exit(4)
+    print("plots: " + (", ".join(written) if written else "nothing to plot for these runs"))
+
+
+def render(args, runs, plt):
+    """Every plot the runs (or --scoreboard, --matrix) call for; the files written."""
     written = []
     for task, plot in (("training", training_curves), ("inference", latency_distribution),
                        ("conformance", conformance_counts),
@@ -287,7 +305,7 @@ def main():
         written += scoreboard(args.scoreboard, args.out, plt)
     if args.matrix:
         written += op_matrix(args.matrix, args.out, plt)
-    print("plots: " + (", ".join(written) if written else "nothing to plot for these runs"))
+    return written
 
 
 if __name__ == "__main__":

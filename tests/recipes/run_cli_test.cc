@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "deep/npy.h"
+#include "deep/onnx_tensor.h"
 #include "frameworks/register_all.h"
 #include "recipes/machine.h"
 #include "recipes/yaml_fields.h"
@@ -125,13 +126,20 @@ TEST_F(RunCli, DryRunPrintsTheResolvedRecipeAndRunsNothing) {
 TEST_F(RunCli, InterruptedRunIsRecordedInterrupted) {
   const int status = deep500::testing::signal_after(
       {"run", kRecipes + "/fashion_mnist_lenet.yaml", "--output-dir", dir_.string(),
-       "--no-progress", "--no-plots", "--set", "training.epochs=50"},
+       "--no-progress", "--set", "training.epochs=50"},
       (dir_ / "out.txt").string(), SIGINT, std::chrono::seconds(3));
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 130);
   const auto runs = history();
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0]["status"], "interrupted");
+  // No epoch ended: no empty training-curve figure, and matplotlib's notes
+  // stay out of the terminal.
+  const std::string out = deep500::read_file((dir_ / "out.txt").string());
+  EXPECT_NE(out.find("plots: nothing to plot for these runs"), std::string::npos) << out;
+  EXPECT_EQ(out.find("legend"), std::string::npos) << out;
+  EXPECT_FALSE(
+      fs::exists(fs::path(runs[0]["results_dir"].get<std::string>()) / "training_curves.png"));
 }
 
 TEST_F(RunCli, TwoRunsAtOnceAreBothRecorded) {
