@@ -99,6 +99,11 @@ TEST_F(RunCli, BadInputIsOneLineExitTwoAndRecordsNothing) {
       << e;
   e = error_of("--set dataset.sources.train_images.path=/nonexistent.gz");
   EXPECT_NE(e.find("source train_images: file not found: /nonexistent.gz"), std::string::npos) << e;
+  // A model manifest naming an output the graph lacks: refused before training.
+  e = error_of("--set 'model.outputs=[{name: logit, type: float32, shape: [N, 10]}]'");
+  EXPECT_NE(e.find("the manifest declares 'logit', which the graph does not have as an output"),
+            std::string::npos)
+      << e;
   EXPECT_FALSE(fs::exists(dir_ / "fashion_mnist_mlp"));
   EXPECT_FALSE(fs::exists(dir_ / "history.sqlite"));
 }
