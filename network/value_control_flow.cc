@@ -59,6 +59,26 @@ std::vector<Value> run_if(const NodeSpec& node, const std::vector<Value>& in,
   return res;
 }
 
+namespace {
+
+// Whether the body passes its condition input on unchanged (directly or
+// through Identity nodes): then only the trip count ends the loop.
+bool condition_passes_through(const onnx::GraphProto& body) {
+  std::string name = body.output(0).name();
+  for (int hops = 0; hops <= body.node_size(); ++hops) {
+    if (name == body.input(1).name()) return true;
+    const onnx::NodeProto* from = nullptr;
+    for (const auto& n : body.node())
+      for (const auto& o : n.output())
+        if (o == name) from = &n;
+    if (!from || from->op_type() != "Identity" || from->input_size() != 1) return false;
+    name = from->input(0);
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<Value> run_loop(const NodeSpec& node, const std::vector<Value>& in,
                             ValueGraphRunner& runner) {
   auto body = node.attributes.get_graph("body");
@@ -79,6 +99,14 @@ std::vector<Value> run_loop(const NodeSpec& node, const std::vector<Value>& in,
   std::vector<Value> state(in.begin() + 2, in.end());
   std::vector<std::vector<Tensor>> scanned(scans);
   const int64_t limit = runner.max_loop_iterations();
+  // A trip count past the limit that nothing else can end is refused before
+  // the first iteration (reaching the limit could take minutes).
+  DEEP500_CHECK(max_trip <= limit || !cond || !condition_passes_through(*body), node.describe(),
+                ": ",
+                max_trip == INT64_MAX ? std::string("no trip count") : cat("trip count ", max_trip),
+                " exceeds the ", limit,
+                " iterations allowed, and the body's condition cannot end the loop sooner; raise "
+                "the setting executor.max_loop_iterations if that is intended");
   for (int64_t i = 0; i < max_trip && cond; ++i) {
     DEEP500_CHECK(i < limit, node.describe(), ": the loop is still running after ", limit,
                   " iterations (trip count ",
