@@ -200,7 +200,7 @@ TrainingOutcome run_training(const TrainingTask& o) {
   so.seed = seeds.shuffle;
   auto sampler = make_sampler(dist, train->size(), so);
   // What the sampler draws in one epoch, per class (Deep500's DatasetBias).
-  const training::DatasetBias bias = training::dataset_bias(*train, *sampler);
+  const training::DatasetBias bias = training::dataset_bias(*train, *sampler, 0, o.interrupt);
   std::unique_ptr<distributed::DistributedOptimizer> scheme;
   if (dist.enabled()) scheme = distributed::make_scheme(dist.scheme, *dist.comm, *opt);
   // Overlap: the scheme hears of each gradient as backprop completes it.
@@ -295,13 +295,16 @@ TrainingOutcome run_training(const TrainingTask& o) {
                    {"resumed_from", o.resume}};
     j["context"] = metrics::to_json(network::result_context(exec.get()));
     if (scheme) j["distributed"] = figures;
-    j["dataset_bias"] = {
-        {"counts", bias.counts},
-        {"total", bias.total},
-        {"entropy", bias.entropy},
-        {"kl_to_uniform", bias.kl_to_uniform},
-        {"max_min_ratio", std::isfinite(bias.max_min_ratio) ? nlohmann::json(bias.max_min_ratio)
-                                                            : nlohmann::json(nullptr)}};
+    // Statistics of a whole epoch only (an interrupted count is no histogram).
+    j["dataset_bias"] =
+        bias.complete ? nlohmann::json{{"counts", bias.counts},
+                                       {"total", bias.total},
+                                       {"entropy", bias.entropy},
+                                       {"kl_to_uniform", bias.kl_to_uniform},
+                                       {"max_min_ratio", std::isfinite(bias.max_min_ratio)
+                                                             ? nlohmann::json(bias.max_min_ratio)
+                                                             : nlohmann::json(nullptr)}}
+                      : nlohmann::json{{"interrupted_after", bias.total}};
     j["summary"] = {{"epochs_completed", r.epochs_completed},
                     {"steps", r.steps},
                     {"stopped_early", r.stopped_early},

@@ -37,15 +37,21 @@ std::string DatasetBias::summary() const {
                  max_min_ratio);
 }
 
-DatasetBias dataset_bias(const Dataset& d, Sampler& sampler, int64_t num_classes) {
+DatasetBias dataset_bias(const Dataset& d, Sampler& sampler, int64_t num_classes,
+                         const std::atomic<bool>* interrupt) {
   DEEP500_CHECK(num_classes >= 0, "DatasetBias: negative class count ", num_classes);
   if (num_classes == 0) num_classes = d.num_classes();
   const SamplerState saved = sampler.state();
   sampler.restore({saved.epoch, 0});
   std::vector<int64_t> counts(static_cast<size_t>(num_classes), 0);
+  bool complete = true;
   try {
-    for (auto batch = sampler.next(); !batch.empty(); batch = sampler.next()) {
+    for (auto batch = sampler.next(); !batch.empty() && complete; batch = sampler.next()) {
       for (int64_t i : batch) {
+        if (interrupt && interrupt->load()) {
+          complete = false;
+          break;
+        }
         const int64_t c = d.label(i);
         DEEP500_CHECK(c >= 0, "DatasetBias: ", d.describe(), ": negative label ", c, " of sample ",
                       i);
@@ -63,7 +69,10 @@ DatasetBias dataset_bias(const Dataset& d, Sampler& sampler, int64_t num_classes
     throw;
   }
   sampler.restore(saved);
-  return bias_from_counts(std::move(counts));
+  if (counts.empty()) counts.push_back(0);  // interrupted before any label
+  DatasetBias b = bias_from_counts(std::move(counts));
+  b.complete = complete;
+  return b;
 }
 
 }  // namespace deep500::training

@@ -2,6 +2,7 @@
 // what a sampler draws over one epoch, and how far it is from uniform.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@ struct DatasetBias {
   double entropy = 0;        // of the class frequencies, in nats
   double kl_to_uniform = 0;  // KL(frequencies || uniform) = ln(K) - entropy, nats
   double max_min_ratio = 0;  // largest / smallest count; +inf when a class is never drawn
+  bool complete = true;      // false: interrupted before the epoch was drawn
   std::string summary() const;
 };
 
@@ -26,7 +28,9 @@ DatasetBias bias_from_counts(std::vector<int64_t> counts);
 // Draws one full epoch (the sampler's current epoch, from its first batch)
 // and histograms the labels of the drawn samples (with repetitions). The
 // sampler is left at the state it had. num_classes 0: d.num_classes(), or
-// else 1 + the largest label drawn.
-DatasetBias dataset_bias(const Dataset& d, Sampler& sampler, int64_t num_classes = 0);
+// else 1 + the largest label drawn. Stops (complete = false) once
+// `interrupt` is set: a label can be a whole sample read (a Python dataset).
+DatasetBias dataset_bias(const Dataset& d, Sampler& sampler, int64_t num_classes = 0,
+                         const std::atomic<bool>* interrupt = nullptr);
 
 }  // namespace deep500::training

@@ -90,3 +90,41 @@ def test_ctrl_c_stops_training_cleanly_and_raises_keyboard_interrupt(tmp_path):
     assert time.monotonic() - start < 10, "stops after the current batch"
     written = json.load(open(metrics))
     assert written["summary"]["interrupted"] is True, written["summary"]
+
+
+SLOW_DATASET = """
+import sys, time, numpy as np, deep500
+class Slow:
+    num_classes = 2
+    def __len__(self): return 2000
+    def __getitem__(self, i):
+        if i == 1: print("reading", flush=True)
+        time.sleep(0.02)  # 40 s for one pass over the labels
+        return {"input": np.zeros((1, 28, 28), np.float32), "label": np.int64(i % 2)}
+try:
+    deep500.train(builtin="mlp", dataset=Slow(), epochs=1, batch_size=4, progress=False,
+                  prefetch_threads=int(sys.argv[2]), metrics_json=sys.argv[1])
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", flush=True)
+    sys.exit(130)
+"""
+
+
+@pytest.mark.parametrize("prefetch", [0, 2])
+def test_ctrl_c_while_a_python_dataset_is_read_stops_at_once(tmp_path, prefetch):
+    """Before the first batch, the class histogram (DatasetBias) reads every
+    label: Ctrl-C there stops it too, and no partial histogram is recorded."""
+    metrics = tmp_path / "metrics.json"
+    job = subprocess.Popen([sys.executable, "-c", SLOW_DATASET, str(metrics), str(prefetch)],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env=os.environ.copy())
+    assert job.stdout.readline().strip() == "reading"
+    time.sleep(1.0)
+    start = time.monotonic()
+    job.send_signal(signal.SIGINT)
+    out, _ = job.communicate(timeout=60)
+    assert job.returncode == 130 and "KeyboardInterrupt" in out, out
+    assert time.monotonic() - start < 10, "it used to read all 2000 samples first"
+    written = json.load(open(metrics))
+    assert written["summary"]["interrupted"] is True, written["summary"]
+    assert "counts" not in written["dataset_bias"], written["dataset_bias"]
