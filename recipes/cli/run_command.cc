@@ -4,10 +4,15 @@
 // interrupted. A recipe with training.distributed.ranks = N runs on N MPI
 // ranks: outside mpirun, `run` starts itself again as
 // `mpirun -np N deep500 run ...` (with --oversubscribe when N exceeds the
-// cores, --allow-run-as-root as root); under mpirun every rank runs the
-// recipe and rank 0 prints and writes.
+// cores, --allow-run-as-root as root) and waits for it, exiting 130 when
+// interrupted; under mpirun every rank runs the recipe and rank 0 prints
+// and writes.
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -22,6 +27,8 @@
 #include "recipes/recipe.h"
 #include "recipes/reproduce.h"
 #include "recipes/runner.h"
+
+extern char** environ;
 
 namespace deep500::cli {
 
@@ -46,9 +53,11 @@ int recipe_ranks(const RunCommandOptions& o) {
   return r.task == "training" ? r.training.ranks : 1;
 }
 
-// Replaces this process with `mpirun -np RANKS <this program> run ...`.
-[[noreturn]] void relaunch_under_mpirun(int ranks, const RunCommandOptions& o) {
-  std::vector<std::string> args = {"mpirun", "-np", std::to_string(ranks)};
+// `mpirun -np RANKS <this program> run ...` for the recipe's arguments.
+std::vector<std::string> mpirun_command(int ranks, const RunCommandOptions& o) {
+  // --stdin none: mpirun runs in a process group of its own (below), where
+  // reading the terminal would stop it.
+  std::vector<std::string> args = {"mpirun", "-np", std::to_string(ranks), "--stdin", "none"};
   if (static_cast<unsigned>(ranks) > std::thread::hardware_concurrency())
     args.push_back("--oversubscribe");
   if (geteuid() == 0) args.push_back("--allow-run-as-root");
@@ -60,14 +69,42 @@ int recipe_ranks(const RunCommandOptions& o) {
   if (!o.history.empty()) args.insert(args.end(), {"--history", o.history});
   if (!o.plots) args.push_back("--no-plots");
   if (!o.progress) args.push_back("--no-progress");
+  return args;
+}
+
+// Runs the recipe under mpirun and waits for it: its exit status, or
+// kInterrupted after SIGINT/SIGTERM. The signal reaches the ranks once,
+// through mpirun (in a process group of its own, so that Ctrl-C does not
+// also reach every rank directly), and the ranks record the run as
+// interrupted; mpirun itself exits 1 then.
+int run_under_mpirun(int ranks, const RunCommandOptions& o) {
+  std::vector<std::string> args = mpirun_command(ranks, o);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::cout << "deep500 run: " << o.recipe << " trains on " << ranks
             << " ranks: " << join(args, " ") << std::endl;
-  execvp("mpirun", argv.data());
-  throw Error(cat(o.recipe, ": runs on ", ranks, " ranks, but mpirun could not be started (",
-                  "install openmpi-bin)"));
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  InterruptScope interrupt;  // before the spawn: a signal meanwhile is not lost
+  pid_t pid = 0;
+  const int spawned = posix_spawnp(&pid, "mpirun", nullptr, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  DEEP500_CHECK(spawned == 0, o.recipe, ": runs on ", ranks,
+                " ranks, but mpirun could not be started (install openmpi-bin)");
+  int status = 0;
+  bool forwarded = false;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (!forwarded && InterruptScope::requested().load()) {
+      kill(pid, SIGINT);
+      forwarded = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (InterruptScope::requested().load()) return kInterrupted;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 // Under mpirun: the world communicator for the runner (null otherwise).
@@ -81,7 +118,7 @@ int run_command(const RunCommandOptions& o) {
   RunOptions r = run_options(o);
   if (!o.dry_run && !distributed::launched_by_mpirun()) {
     const int ranks = recipe_ranks(o);
-    if (ranks > 1) relaunch_under_mpirun(ranks, o);
+    if (ranks > 1) return run_under_mpirun(ranks, o);
   }
   r.communicator = o.dry_run ? nullptr : mpirun_world();
   std::ostream silent(nullptr);

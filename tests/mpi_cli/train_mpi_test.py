@@ -180,11 +180,34 @@ def check_bound_rank_counts_the_machine(tmp):
     print("mpirun -np 1 --bind-to core: cores >= 2 met")
 
 
+def check_interrupted_distributed_recipe(tmp):
+    """Ctrl-C (SIGINT to `deep500 run`'s process group) of a recipe that
+    started mpirun itself: the ranks stop after their batch, the run is
+    recorded interrupted, and `deep500 run` exits 130 (mpirun alone exits 1)."""
+    recipe = os.path.join(os.path.dirname(__file__), "..", "..", "recipes",
+                          "fashion_mnist_lenet_allreduce.yaml")
+    out_dir = os.path.join(tmp, "interrupted")
+    job = subprocess.Popen([DEEP500, "run", recipe, "--set", "training.distributed.ranks=2",
+                            "--no-plots", "--no-progress", "--output-dir", out_dir],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           start_new_session=True)
+    for line in job.stdout:
+        if "(training)" in line:
+            break
+    time.sleep(3)  # into the batches
+    os.killpg(job.pid, signal.SIGINT)  # as a terminal's Ctrl-C
+    out, _ = job.communicate(timeout=120)
+    assert job.returncode == 130, f"exit {job.returncode}:\n{out}"
+    assert "deep500 run: interrupted" in out, out
+    print("interrupted 2-rank recipe: exit 130, recorded interrupted")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     for scheme in ("allreduce", "ps"):
         check_matches_one_process(tmp, scheme)
     if os.cpu_count() >= 2:
         check_bound_rank_counts_the_machine(tmp)
+    check_interrupted_distributed_recipe(tmp)
 check_killed_rank_ends_the_job()
 check_silent_rank_ends_the_job()
 check_nccl_communicator()
