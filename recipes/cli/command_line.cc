@@ -1,11 +1,15 @@
 #include "recipes/cli/command_line.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "deep/error.h"
 #include "deep/sizes.h"
+#include "deep/text.h"
 #include "frameworks/register_all.h"
 #include "operators/custom_op_loader.h"
 #include "recipes/cli/commands.h"
@@ -139,6 +143,16 @@ CommandLine::CommandLine(const std::string& description, const std::string& foot
   app_->add_flag("--parse-only", parse_only_)->group("");
 }
 
+void print_stderr_line(const std::string& text) {
+  const std::string line = "deep500: " + text + "\n";
+  for (size_t done = 0; done < line.size();) {  // one call unless interrupted or over PIPE_BUF
+    const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
 CommandLine::~CommandLine() = default;
 
 Command CommandLine::add(const std::string& name, const std::string& help) {
@@ -155,7 +169,7 @@ int CommandLine::run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app_->exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "deep500: error: " << e.what() << " (see --help)\n";
+    print_stderr_line(cat("error: ", e.what(), " (see --help)"));
     return kBadInput;
   }
   if (parse_only_) return kSuccess;
@@ -165,16 +179,17 @@ int CommandLine::run(int argc, char** argv) {
     for (const auto& [app, action] : actions_)
       if (app->parsed()) return action();
   } catch (const Error& e) {
-    std::cerr << "deep500: error: " << e.what() << "\n";
+    print_stderr_line(cat("error: ", e.what()));
     return kBadInput;
   } catch (const std::bad_alloc&) {  // memory outside tensors' budget ran out
-    std::cerr << "deep500: error: out of memory: the system refused an allocation (the memory "
-                 "budget is "
-              << format_bytes(memory_budget()) << " from " << memory_budget_source()
-              << "; set memory.budget lower to stop sooner with a clearer message)\n";
+    print_stderr_line(
+        cat("error: out of memory: the system refused an allocation (the memory "
+            "budget is ",
+            format_bytes(memory_budget()), " from ", memory_budget_source(),
+            "; set memory.budget lower to stop sooner with a clearer message)"));
     return kBadInput;
   } catch (const std::exception& e) {
-    std::cerr << "deep500: internal error: " << e.what() << "\n";
+    print_stderr_line(cat("internal error: ", e.what()));
     return kInternalError;
   }
   return kSuccess;

@@ -3,11 +3,11 @@
 // communicator they run on.
 #pragma once
 
-#include <iostream>
 #include <memory>
 #include <string>
 
 #include "deep/error.h"
+#include "deep/text.h"
 #include "distributed/mpi_communicator.h"
 #include "distributed/nccl_communicator.h"
 #include "recipes/cli/commands.h"
@@ -24,7 +24,7 @@ auto on_every_rank(distributed::Communicator* comm, F run) {
   try {
     return run();
   } catch (const Error& e) {
-    std::cerr << "deep500: error: rank " << comm->rank() << ": " << e.what() << std::endl;
+    print_stderr_line(cat("error: rank ", comm->rank(), ": ", e.what()));
     distributed::abort_job(kBadInput);
   }
 }

@@ -165,6 +165,11 @@ def check_nccl_communicator():
         print("nccl: 2 ranks trained on NCCL")
         return
     assert r.returncode == 2, r.stdout
+    # Each rank's error is one write(): lines of ranks failing together never
+    # interleave into one garbled line.
+    for l in r.stdout.splitlines():
+        if "deep500:" in l:
+            assert l.startswith("deep500: ") and l.count("deep500:") == 1, r.stdout
     line = next((l for l in r.stdout.splitlines() if "nccl communicator, rank" in l), None)
     assert line and line.startswith("deep500: error: rank "), r.stdout
     print(f"nccl without one GPU per rank: exit 2: {line}")
