@@ -37,11 +37,6 @@ std::mutex mpi_mutex;
 
 // Polls made back to back before a wait starts yielding the CPU between polls.
 constexpr int kSpinPolls = 2000;
-// A wait longer than this sleeps between polls instead: with more ranks than
-// cores (mpirun --oversubscribe), yielding ranks keep the scheduler busy
-// and take the cores from the ranks that compute.
-constexpr auto kYieldFor = std::chrono::milliseconds(1);
-constexpr auto kBackoffSleep = std::chrono::microseconds(20);
 // Between the checks of a cancelled request.
 constexpr auto kPollSleep = std::chrono::microseconds(100);
 // How long a cancelled receive may take to be confirmed before it is freed.
@@ -125,19 +120,13 @@ class Pending {
     check_mpi(code, at_);
     return done != 0;
   }
-  // Polls test() (spinning, then yielding the CPU between polls, then
-  // sleeping between them) until complete;
+  // Polls test() (spinning, then yielding the CPU between polls) until complete;
   // Error after `timeout` seconds.
   void wait(double timeout) {
-    const auto start = Clock::now();
-    const auto deadline = start + std::chrono::duration<double>(timeout);
+    const auto deadline = Clock::now() + std::chrono::duration<double>(timeout);
     for (int polls = 0; !test(); ++polls) {
-      const auto now = Clock::now();
-      if (now >= deadline) time_out(timeout);
-      if (now - start >= kYieldFor)
-        std::this_thread::sleep_for(kBackoffSleep);
-      else if (polls >= kSpinPolls)
-        std::this_thread::yield();
+      if (Clock::now() >= deadline) time_out(timeout);
+      if (polls >= kSpinPolls) std::this_thread::yield();
     }
   }
   // Error unless receive request `i` got exactly `bytes` bytes (after wait).
