@@ -111,6 +111,9 @@ json load_run_results(const std::string& ref, const std::string& history_path) {
   }
   DEEP500_CHECK(fs::exists(file, ec), ref, ": no such run, results folder or results.json (", file,
                 ")");
+  DEEP500_CHECK(!fs::exists(fs::path(file).parent_path() / kIncompleteMarker, ec), ref,
+                ": an incomplete run (its folder holds ", kIncompleteMarker,
+                ": deep500 run was stopped before it recorded the run)");
   const uint64_t size = regular_file_size(file);
   DEEP500_CHECK(size <= kMaxResultsBytes, file, ": ", size, " bytes; results.json is at most ",
                 kMaxResultsBytes, " bytes");

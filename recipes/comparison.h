@@ -18,6 +18,9 @@ namespace deep500::recipes {
 // its results folder or the results.json file itself. Error naming the
 // reference when none is found or the file is not a run's results.
 nlohmann::json load_run_results(const std::string& ref, const std::string& history_path);
+// The file `deep500 run` keeps in a results folder until the run is in the
+// history; load_run_results refuses a folder that holds it.
+inline constexpr const char* kIncompleteMarker = "INCOMPLETE";
 
 struct MetricComparison {
   std::string name;

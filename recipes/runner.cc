@@ -16,6 +16,7 @@
 #include "deep/text.h"
 #include "metrics/json_reporter.h"
 #include "network/model.h"
+#include "recipes/comparison.h"
 #include "recipes/environment.h"
 #include "recipes/history.h"
 #include "recipes/machine.h"
@@ -201,6 +202,12 @@ RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream&
   if (o.communicator) s.status = rank_zero_status(*o.communicator, s.status);
   if (!writes) return s;
   s.results_dir = new_results_dir(base, o.output_dir);
+  // Until the run is recorded: a process killed meanwhile leaves a folder
+  // that readers refuse (load_run_results), not a run that seems complete.
+  const fs::path marker = fs::path(s.results_dir) / kIncompleteMarker;
+  write_output_file(marker.string(),
+                    {"deep500 run stopped before it recorded this run in the history\n"},
+                    "writing " + std::string(kIncompleteMarker));
 
   nlohmann::json results = {{"format_version", metrics::kResultFormatVersion},
                             {"recipe",
@@ -252,6 +259,8 @@ RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream&
   rec.metrics = m.final_values;
   for (const auto& v : verdicts) rec.criteria.push_back({v.criterion, v.passed, v.detail});
   s.run_id = history->record(rec);
+  std::error_code ec;
+  fs::remove(marker, ec);
 
   for (const auto& v : verdicts)
     out << (v.passed ? "  PASS  " : "  FAIL  ") << v.criterion << "  (" << v.detail << ")\n";

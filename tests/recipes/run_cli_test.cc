@@ -227,6 +227,17 @@ TEST_F(RunCli, CompareScoreboardAndReproduceRecordedRuns) {
   EXPECT_NEAR(std::stod(changed.out.substr(at + shown.size())), recorded, 1e-4) << changed.out;
   EXPECT_NE(changed.out.find("did not reproduce"), std::string::npos) << changed.out;
 
+  // A recorded run's folder has no INCOMPLETE marker; a folder that has one
+  // (deep500 run killed before recording it) is refused by its readers.
+  const fs::path second = runs[1]["results_dir"].get<std::string>();
+  EXPECT_FALSE(fs::exists(second / "INCOMPLETE"));
+  std::ofstream(second / "INCOMPLETE") << "killed\n";
+  auto incomplete = run("compare " + second.string() + " 1" + where);
+  EXPECT_EQ(incomplete.rc, 2) << incomplete.out;
+  EXPECT_NE(incomplete.out.find("an incomplete run (its folder holds INCOMPLETE"),
+            std::string::npos)
+      << incomplete.out;
+
   auto missing = run("reproduce 99" + where);
   EXPECT_EQ(missing.rc, 2) << missing.out;
   EXPECT_NE(missing.out.find("no run with id 99"), std::string::npos) << missing.out;
