@@ -49,6 +49,14 @@ std::string judge(const std::map<std::string, double>& first,
 
 }  // namespace
 
+int recorded_ranks(const std::string& ref, const std::string& history_path) {
+  const json run = load_run_results(ref, history_path);
+  const Recipe r =
+      parse_recipe(json_to_yaml(run.at("resolved_recipe")),
+                   cat(run.at("results_file").get<std::string>(), ": resolved_recipe"), {});
+  return r.task == "training" ? r.training.ranks : 1;
+}
+
 Reproduction reproduce_run(const std::string& ref, const RunOptions& o, std::ostream& out) {
   const json first = load_run_results(ref, history_path(o.output_dir, o.history));
   const std::string file = first.at("results_file").get<std::string>();
@@ -59,7 +67,8 @@ Reproduction reproduce_run(const std::string& ref, const RunOptions& o, std::ost
   again.reproduces = file;
   Reproduction rep;
   rep.run = run_loaded_recipe(r, again, out);
-  if (rep.run.status == "interrupted") return rep;
+  // A rank other than 0 of a distributed run writes nothing to compare.
+  if (rep.run.status == "interrupted" || rep.run.results_dir.empty()) return rep;
   const json second = load_run_results(rep.run.results_dir, "");
   rep.verdict = judge(final_values(first), final_values(second), r, rep.metric_differences);
   rep.setup_differences = setup_differences(first, second);

@@ -29,6 +29,9 @@ struct Reproduction {
   std::vector<FieldDifference> setup_differences;
 };
 
+// The MPI ranks the recorded run `ref` trained on (1 for other tasks).
+int recorded_ranks(const std::string& ref, const std::string& history_path);
+
 // `o.recipe`, `o.sets` and `o.dry_run` are not used. Error for bad input.
 Reproduction reproduce_run(const std::string& ref, const RunOptions& o, std::ostream& out);
 

@@ -2,8 +2,8 @@
 // (recipes/runner.h, recipes/reproduce.h) behind a SIGINT/SIGTERM scope,
 // so an interrupted run stops after its current batch and is recorded as
 // interrupted. A recipe with training.distributed.ranks = N runs on N MPI
-// ranks: outside mpirun, `run` starts itself again as
-// `mpirun -np N deep500 run ...` (with --oversubscribe when N exceeds the
+// ranks: outside mpirun, `run` (and `reproduce` of such a run) starts
+// itself again as `mpirun -np N deep500 run ...` (with --oversubscribe when N exceeds the
 // cores, --allow-run-as-root as root) and waits for it, exiting 130 when
 // interrupted; under mpirun every rank runs the recipe and rank 0 prints
 // and writes.
@@ -53,8 +53,10 @@ int recipe_ranks(const RunCommandOptions& o) {
   return r.task == "training" ? r.training.ranks : 1;
 }
 
-// `mpirun -np RANKS <this program> run ...` for the recipe's arguments.
-std::vector<std::string> mpirun_command(int ranks, const RunCommandOptions& o) {
+// `mpirun -np RANKS <this program> COMMAND ...` (run or reproduce) for the
+// same arguments.
+std::vector<std::string> mpirun_command(int ranks, const std::string& command,
+                                        const RunCommandOptions& o) {
   // --stdin none: mpirun runs in a process group of its own (below), where
   // reading the terminal would stop it.
   std::vector<std::string> args = {"mpirun", "-np", std::to_string(ranks), "--stdin", "none"};
@@ -64,7 +66,7 @@ std::vector<std::string> mpirun_command(int ranks, const RunCommandOptions& o) {
   std::error_code ec;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   DEEP500_CHECK(!ec, "cannot tell this program's path to start it under mpirun: ", ec.message());
-  args.insert(args.end(), {self, "run", o.recipe, "--output-dir", o.output_dir});
+  args.insert(args.end(), {self, command, o.recipe, "--output-dir", o.output_dir});
   for (const auto& s : o.sets) args.insert(args.end(), {"--set", s});
   if (!o.history.empty()) args.insert(args.end(), {"--history", o.history});
   if (!o.plots) args.push_back("--no-plots");
@@ -72,17 +74,17 @@ std::vector<std::string> mpirun_command(int ranks, const RunCommandOptions& o) {
   return args;
 }
 
-// Runs the recipe under mpirun and waits for it: its exit status, or
+// Runs the command under mpirun and waits for it: its exit status, or
 // kInterrupted after SIGINT/SIGTERM. The signal reaches the ranks once,
 // through mpirun (in a process group of its own, so that Ctrl-C does not
 // also reach every rank directly), and the ranks record the run as
 // interrupted; mpirun itself exits 1 then.
-int run_under_mpirun(int ranks, const RunCommandOptions& o) {
-  std::vector<std::string> args = mpirun_command(ranks, o);
+int run_under_mpirun(int ranks, const std::string& command, const RunCommandOptions& o) {
+  std::vector<std::string> args = mpirun_command(ranks, command, o);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::cout << "deep500 run: " << o.recipe << " trains on " << ranks
+  std::cout << "deep500 " << command << ": " << o.recipe << " trains on " << ranks
             << " ranks: " << join(args, " ") << std::endl;
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
@@ -118,7 +120,7 @@ int run_command(const RunCommandOptions& o) {
   RunOptions r = run_options(o);
   if (!o.dry_run && !distributed::launched_by_mpirun()) {
     const int ranks = recipe_ranks(o);
-    if (ranks > 1) return run_under_mpirun(ranks, o);
+    if (ranks > 1) return run_under_mpirun(ranks, "run", o);
   }
   r.communicator = o.dry_run ? nullptr : mpirun_world();
   std::ostream silent(nullptr);
@@ -130,6 +132,10 @@ int run_command(const RunCommandOptions& o) {
 }
 
 int reproduce_command(const RunCommandOptions& o) {
+  if (!distributed::launched_by_mpirun()) {
+    const int ranks = recorded_ranks(o.recipe, history_path(o.output_dir, o.history));
+    if (ranks > 1) return run_under_mpirun(ranks, "reproduce", o);
+  }
   RunOptions r = run_options(o);
   r.communicator = mpirun_world();
   if (r.communicator && r.communicator->rank() != 0) {

@@ -207,12 +207,30 @@ def check_interrupted_distributed_recipe(tmp):
     print("interrupted 2-rank recipe: exit 130, recorded interrupted")
 
 
+def check_reproduce_distributed_run(tmp):
+    """`deep500 reproduce` of a 2-rank run starts mpirun as `run` does, and
+    the rerun is the same bit for bit."""
+    recipe = os.path.join(os.path.dirname(__file__), "..", "..", "recipes",
+                          "fashion_mnist_lenet_allreduce.yaml")
+    out_dir = os.path.join(tmp, "reproduce")
+    sets = ["training.distributed.ranks=2", "training.epochs=1", "training.subset=1024",
+            "training.test_subset=256", "criteria=[]"]
+    first = subprocess.run([DEEP500, "run", recipe, "--no-plots", "--no-progress",
+                            "--output-dir", out_dir] + [a for s in sets for a in ("--set", s)],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+    assert first.returncode == 0 and "run 1 in" in first.stdout, first.stdout
+    out = run([DEEP500, "reproduce", "1", "--no-plots", "--no-progress", "--output-dir", out_dir])
+    assert "trains on 2 ranks" in out and "reproduced bit for bit" in out, out
+    print("reproduce of a 2-rank run: bit for bit")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     for scheme in ("allreduce", "ps"):
         check_matches_one_process(tmp, scheme)
     if os.cpu_count() >= 2:
         check_bound_rank_counts_the_machine(tmp)
     check_interrupted_distributed_recipe(tmp)
+    check_reproduce_distributed_run(tmp)
 check_killed_rank_ends_the_job()
 check_silent_rank_ends_the_job()
 check_nccl_communicator()
