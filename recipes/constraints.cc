@@ -66,7 +66,8 @@ void check_constraint_syntax(const std::string& constraint, bool version, const 
     double v = 0;
     ok = ok && (version ? version_like(c.value) : parse_float(c.value, v) && std::isfinite(v));
   }
-  DEEP500_CHECK(ok, what.empty() ? "" : what + ": ", "expected ", version ? "a version" : "a number",
+  DEEP500_CHECK(ok, what.empty() ? "" : what + ": ", "expected ",
+                version ? "a version" : "a number",
                 " constraint such as '>=2.6' or '>=1,<2', got '", constraint, "'");
 }
 
