@@ -145,4 +145,14 @@ void check_output_path(const std::string& path, const std::string& what) {
                 "' of '", path, "': ", std::strerror(errno));
 }
 
+void print_stderr_line(const std::string& text) {
+  const std::string line = "deep500: " + text + "\n";
+  for (size_t done = 0; done < line.size();) {  // one call unless interrupted or over PIPE_BUF
+    const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
 }  // namespace deep500

@@ -34,4 +34,8 @@ void install_output_file(const std::string& temp, const std::string& path, const
 // existing writable device; not a directory or another special file).
 void check_output_path(const std::string& path, const std::string& what);
 
+// Writes "deep500: " + text + "\n" to stderr in one write(), so that the
+// lines of several ranks (or processes) sharing a terminal never interleave.
+void print_stderr_line(const std::string& text);
+
 }  // namespace deep500

@@ -1,13 +1,11 @@
 #include "recipes/cli/command_line.h"
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "deep/error.h"
+#include "deep/output_file.h"
 #include "deep/sizes.h"
 #include "deep/text.h"
 #include "frameworks/register_all.h"
@@ -141,16 +139,6 @@ CommandLine::CommandLine(const std::string& description, const std::string& foot
   // Test hook of tests/docs/check_docs.py: parse the command line (option
   // names, value types, required arguments) and exit 0 without running it.
   app_->add_flag("--parse-only", parse_only_)->group("");
-}
-
-void print_stderr_line(const std::string& text) {
-  const std::string line = "deep500: " + text + "\n";
-  for (size_t done = 0; done < line.size();) {  // one call unless interrupted or over PIPE_BUF
-    const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<size_t>(n);
-  }
 }
 
 CommandLine::~CommandLine() = default;

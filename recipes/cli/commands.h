@@ -37,10 +37,6 @@ inline constexpr int kBadInput = 2;     // bad option, value, file or model: one
 inline constexpr int kInternalError = 3;
 inline constexpr int kInterrupted = 130;  // SIGINT/SIGTERM: stopped early, results written
 
-// Writes "deep500: " + text + "\n" to stderr in one write(), so that the
-// lines of several ranks (or processes) sharing a terminal never interleave.
-void print_stderr_line(const std::string& text);
-
 struct OnnxTestOptions {
   std::vector<std::string> dirs;
   std::vector<std::string> backends;

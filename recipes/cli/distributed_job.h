@@ -7,6 +7,7 @@
 #include <string>
 
 #include "deep/error.h"
+#include "deep/output_file.h"
 #include "deep/text.h"
 #include "distributed/mpi_communicator.h"
 #include "distributed/nccl_communicator.h"
