@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 
 #include "deep/error.h"
 
@@ -147,6 +148,8 @@ void check_output_path(const std::string& path, const std::string& what) {
 
 void print_stderr_line(const std::string& text) {
   const std::string line = "deep500: " + text + "\n";
+  std::cout.flush();  // what was printed before stays before (as std::cerr's tie did)
+  std::fflush(stdout);
   for (size_t done = 0; done < line.size();) {  // one call unless interrupted or over PIPE_BUF
     const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
     if (n < 0 && errno == EINTR) continue;
