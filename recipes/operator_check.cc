@@ -46,9 +46,13 @@ std::string check_backend_rows(const ops::NodeSpec& node, const std::vector<Tens
         measured ? short_number(c.max_abs_error, 3) : "-",
         measured ? short_number(c.max_rel_error, 3) : "-",
         c.worst_index >= 0 ? cat(c.name, "[", c.worst_index, "]") : "-",
-        c.message.empty() ? cat(g.implementation, " in ", name_of(g.computed_in), ", ",
-                                c.checked_elements, " elements")
-                          : c.message);
+        c.message.empty()
+            ? cat(g.implementation, " in ", name_of(g.computed_in), ", ", c.checked_elements,
+                  " elements",
+                  c.directional_checked ? cat(" + 1 random direction (rel err ",
+                                              short_number(c.directional_rel_error, 2), ")")
+                                        : "")
+            : c.message);
   }
   tally(g.status);
   return out;

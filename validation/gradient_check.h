@@ -5,6 +5,15 @@
 // output y_k, with random weights w_k fixed by the seed; backward() receives
 // grad_outputs = w and must return dL/dx for each differentiable input. Each
 // checked element j of input x gets (L(x + h e_j) - L(x - h e_j)) / (2h).
+// In float64, each input is also checked along one seeded random direction v
+// over all its elements, (L(x + h v) - L(x - h v)) / (2h) against <dL/dx, v>
+// (as PyTorch's fast gradcheck does): two forward calls whatever the size,
+// and an error anywhere in the gradient (a scale, one channel's sign, a
+// dropped gradient) moves it, where a sample of elements may miss it. Its
+// finite difference is taken at steps h and h/2: their difference estimates
+// the error from elements crossing a kink (ReLU's 0) and widens the
+// tolerance; past 1% of the value the direction is inconclusive and the
+// elements alone judge.
 //
 // Inputs that the operator does not declare differentiable, or that are not
 // floating-point, are reported as NotDifferentiable (never as passed). An
@@ -34,6 +43,13 @@ struct GradientCheckOptions {
   // (or all of it when smaller). checked_elements says how many were checked.
   int64_t max_touched_elements = int64_t{1} << 27;
   int64_t min_elements_per_input = 16;
+  // The same bound in the cost model's forward FLOPs (ops::cost), for
+  // operators whose work per element is large (a 3x3 convolution over 64
+  // channels: 1,152 FLOPs per output): the elements' forward calls spend at
+  // most max_forward_flops. The node overload sets forward_flops.
+  double max_forward_flops = 4.0e9;
+  double forward_flops = 0;  // of one forward call; 0: unknown (no bound)
+  bool directional = true;   // the random-direction check above (float64 inputs)
   // Run the operator on float64 copies of floating inputs (the registry
   // overload). When the backend refuses float64, it runs in the original
   // type with epsilon, rtol and atol below instead, and the result says so.
@@ -54,6 +70,8 @@ struct InputGradientCheck {
   double max_rel_error = 0;  // |a - n| / max(|a|, |n|)
   int64_t worst_index = -1;  // flat index of the worst element
   int64_t checked_elements = 0;
+  bool directional_checked = false;  // the random-direction check judged (not inconclusive)
+  double directional_rel_error = 0;  // its |a - n| / max(|a|, |n|)
   std::string message;
 };
 

@@ -63,6 +63,9 @@ py::dict gradient_json(const validation::GradientCheckResult& r) {
     i["status"] = validation::gradient_status_name(in.status);
     i["max_abs_error"] = in.max_abs_error;
     i["max_rel_error"] = in.max_rel_error;
+    i["checked_elements"] = in.checked_elements;
+    i["directional_checked"] = in.directional_checked;
+    i["directional_rel_error"] = in.directional_rel_error;
     i["message"] = in.message;
     inputs.append(i);
   }

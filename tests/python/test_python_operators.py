@@ -52,6 +52,9 @@ def test_gradient_check_against_finite_differences_passes():
     r = deep500.check_gradient(deep500.op("Swish", domain="com.example"), inputs(), "python")
     assert r["passed"], r
     assert r["inputs"][0]["status"] == "passed" and r["inputs"][0]["max_rel_error"] < 1e-5
+    # Every element of this small input, and one random direction over all of them.
+    assert r["inputs"][0]["checked_elements"] == inputs()[0].size, r
+    assert r["inputs"][0]["directional_checked"] and r["inputs"][0]["directional_rel_error"] < 1e-6
 
 
 def test_a_wrong_gradient_fails_the_check():

@@ -183,6 +183,91 @@ TEST(ValidationGradientCheck, LargeTensorsAreCheckedOnABoundedSample) {
   EXPECT_EQ(big.inputs.at(0).checked_elements, GradientCheckOptions{}.min_elements_per_input);
 }
 
+// The reference Conv with one planted backward bug: every check below runs
+// the real kernel's forward and backward, then changes the gradients.
+enum class Planted { None, ScaledBy1_01, OneChannelSign, NoBiasGradient };
+class PlantedConv final : public ops::Operator {
+ public:
+  PlantedConv(const ops::OpContext& ctx, Planted bug)
+      : conv_(std::move(ops::Registry::global().create(ctx, {"reference"}).value().op)),
+        bug_(bug) {}
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    conv_->forward(in, out);
+  }
+  bool has_backward() const override { return true; }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    return conv_->differentiable_inputs(n);
+  }
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor> out,
+                std::span<Tensor> gx) override {
+    conv_->backward(gy, in, out, gx);
+    if (bug_ == Planted::ScaledBy1_01)
+      for (int64_t i = 0; i < gx[0].numel(); ++i) gx[0].data<double>()[i] *= 1.01;
+    if (bug_ == Planted::OneChannelSign) {  // output channel 3 of dW
+      const int64_t per_channel = gx[1].numel() / gx[1].dim(0);
+      for (int64_t i = 3 * per_channel; i < 4 * per_channel; ++i) gx[1].data<double>()[i] *= -1;
+    }
+    if (bug_ == Planted::NoBiasGradient) gx[2] = Tensor();
+  }
+
+ private:
+  std::unique_ptr<ops::Operator> conv_;
+  Planted bug_;
+};
+
+GradientCheckResult check_planted(Planted bug, uint64_t seed, const GradientCheckOptions& o) {
+  frameworks::register_all();
+  ops::Registry reg;
+  reg.add({"", "Conv", 1, INT_MAX, "planted", "planted:conv", ops::make_factory<PlantedConv>(bug)});
+  ops::NodeSpec n = node("Conv", {"x", "w", "b"});
+  ops::Attribute pads;
+  pads.kind = ops::Attribute::Kind::Ints;
+  pads.ints = {1, 1, 1, 1};
+  n.attributes.set("pads", pads);
+  return check_gradient(n, floats({{2, 8, 10, 10}, {16, 8, 3, 3}, {16}}, seed), "planted", o, reg);
+}
+
+// Four elements per input, too few to meet a bug in one channel of 16 or in
+// a bias reliably: the random direction catches each planted bug, names it,
+// and passes the correct kernel on ten seeds.
+TEST(ValidationGradientCheck, TheRandomDirectionCatchesPlantedBugsSamplesMiss) {
+  GradientCheckOptions o;
+  o.min_elements_per_input = o.max_elements_per_input = 4;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    o.seed = seed;
+    const auto ok = check_planted(Planted::None, seed, o);
+    EXPECT_EQ(ok.status, CheckStatus::Passed) << "seed " << seed << ": " << ok.message;
+    for (const auto& c : ok.inputs) EXPECT_TRUE(c.directional_checked) << c.name;
+  }
+  o.seed = 7;
+  const auto scaled = check_planted(Planted::ScaledBy1_01, 3, o);
+  EXPECT_EQ(scaled.inputs.at(0).status, GradientStatus::Failed) << scaled.message;
+  EXPECT_NE(scaled.message.find("along a random direction"), std::string::npos) << scaled.message;
+  const auto sign = check_planted(Planted::OneChannelSign, 3, o);
+  EXPECT_EQ(sign.inputs.at(1).status, GradientStatus::Failed) << sign.message;
+  EXPECT_NE(sign.message.find("along a random direction"), std::string::npos) << sign.message;
+  const auto bias = check_planted(Planted::NoBiasGradient, 3, o);
+  EXPECT_EQ(bias.inputs.at(2).status, GradientStatus::Failed) << bias.message;
+  EXPECT_NE(bias.inputs.at(2).message.find("along a random direction, backward gives 0"),
+            std::string::npos)
+      << bias.inputs.at(2).message;
+  EXPECT_EQ(bias.inputs.at(0).status, GradientStatus::Passed) << bias.message;
+}
+
+// A convolution's forward calls are bounded in the cost model's FLOPs too:
+// max_forward_flops / (2 * one forward's FLOPs) elements per input.
+TEST(ValidationGradientCheck, ConvolutionsAreCheckedWithinAFlopBudget) {
+  frameworks::register_all();
+  ops::NodeSpec n = node("Conv", {"x", "w"});
+  const auto in = floats({{1, 32, 28, 28}, {32, 32, 3, 3}});
+  GradientCheckOptions o;
+  const double flops = 2.0 * 32 * 32 * 9 * 26 * 26;  // no pads: 26x26 outputs
+  auto r = check_gradient(n, in, "reference", o);
+  EXPECT_EQ(r.status, CheckStatus::Passed) << r.message;
+  EXPECT_EQ(r.inputs.at(0).checked_elements,
+            static_cast<int64_t>(o.max_forward_flops / (2 * flops)));
+}
+
 TEST(ValidationGradientCheck, MissingBackendIsSkipped) {
   frameworks::register_all();
   auto r = check_gradient(node("Relu", {"x"}), floats({{3}}), "no-such-backend");
