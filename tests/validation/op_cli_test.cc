@@ -48,6 +48,20 @@ TEST_F(OpCli, CheckPassesForwardAndGradient) {
   EXPECT_EQ(r.out.find("FAILED"), std::string::npos) << r.out;
 }
 
+// oneDNN computes only in float32: its Conv backward is held to the
+// reference's (the reference itself checked in float64), where float32 finite
+// differences over a 3x3x32 reduction fail correct kernels.
+TEST_F(OpCli, AFloat32BackendIsCheckedAgainstTheReferencesBackward) {
+  CliRun r =
+      run("op check Conv --input x:float32:1x32x20x20 --input w:float32:32x32x3x3 "
+          "--attr pads=1,1,1,1 --backend onednn --grad");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("gradient (ref)  passed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("backward against the reference's, itself checked in float64"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(OpCli, CheckFailsWhenNothingRuns) {
   // oneDNN has no Det kernel: it refuses, nothing is checked, the check fails.
   CliRun r = run("op check Det --input x:float32:2x3x3 --backend onednn");
