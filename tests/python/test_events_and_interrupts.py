@@ -77,19 +77,27 @@ except KeyboardInterrupt:
 """
 
 
-def test_ctrl_c_stops_training_cleanly_and_raises_keyboard_interrupt(tmp_path):
-    metrics = tmp_path / "metrics.json"
-    job = subprocess.Popen([sys.executable, "-c", SCRIPT, str(metrics)], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, env=os.environ.copy())
-    assert job.stdout.readline().strip() == "training"
-    time.sleep(0.5)  # into the batches
+def interrupted_metrics(script, args, ready, settle):
+    """Runs `script` in a fresh interpreter, sends SIGINT `settle` seconds
+    after it prints `ready`, and asserts it raised KeyboardInterrupt (exit
+    130) within 10 s; the metrics JSON it wrote (its first argument)."""
+    job = subprocess.Popen([sys.executable, "-c", script] + [str(a) for a in args],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env=os.environ.copy())
+    assert job.stdout.readline().strip() == ready
+    time.sleep(settle)
     start = time.monotonic()
     job.send_signal(signal.SIGINT)
     out, _ = job.communicate(timeout=60)
     assert job.returncode == 130 and "KeyboardInterrupt" in out, out
-    assert time.monotonic() - start < 10, "stops after the current batch"
-    written = json.load(open(metrics))
+    assert time.monotonic() - start < 10, "it stops at once"
+    written = json.load(open(args[0]))
     assert written["summary"]["interrupted"] is True, written["summary"]
+    return written
+
+
+def test_ctrl_c_stops_training_cleanly_and_raises_keyboard_interrupt(tmp_path):
+    interrupted_metrics(SCRIPT, [tmp_path / "metrics.json"], "training", 0.5)  # into the batches
 
 
 SLOW_DATASET = """
@@ -114,17 +122,6 @@ except KeyboardInterrupt:
 def test_ctrl_c_while_a_python_dataset_is_read_stops_at_once(tmp_path, prefetch):
     """Before the first batch, the class histogram (DatasetBias) reads every
     label: Ctrl-C there stops it too, and no partial histogram is recorded."""
-    metrics = tmp_path / "metrics.json"
-    job = subprocess.Popen([sys.executable, "-c", SLOW_DATASET, str(metrics), str(prefetch)],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           env=os.environ.copy())
-    assert job.stdout.readline().strip() == "reading"
-    time.sleep(1.0)
-    start = time.monotonic()
-    job.send_signal(signal.SIGINT)
-    out, _ = job.communicate(timeout=60)
-    assert job.returncode == 130 and "KeyboardInterrupt" in out, out
-    assert time.monotonic() - start < 10, "it used to read all 2000 samples first"
-    written = json.load(open(metrics))
-    assert written["summary"]["interrupted"] is True, written["summary"]
+    written = interrupted_metrics(SLOW_DATASET, [tmp_path / "metrics.json", prefetch], "reading",
+                                  1.0)  # it used to read all 2000 samples first
     assert "counts" not in written["dataset_bias"], written["dataset_bias"]
