@@ -27,17 +27,12 @@ std::string tally_line(validation::CheckStatus s) {
                                                 : "tally\tS\n";
 }
 
-// "gradient" row of backend `b` judged against the reference's backward,
-// with the reference's own float64 check in the row.
-std::string backward_against_reference_rows(const ops::NodeSpec& node,
-                                            const std::vector<Tensor>& inputs,
-                                            const std::string& b) {
-  auto ref = validation::check_gradient(node, inputs, "reference");
-  auto cmp = validation::compare_backward_with_reference(node, inputs, b);
-  const bool ref_ok = ref.status == validation::CheckStatus::Passed;
-  validation::CheckStatus status = cmp.status;
-  if (status == validation::CheckStatus::Passed && !ref_ok)
-    status = validation::CheckStatus::Failed;
+// The "gradient (ref)" row of a verdict judged against the reference's
+// backward, with the reference's own float64 check in it.
+std::string backward_against_reference_row(const validation::GradientVerdict& v,
+                                           const std::string& b) {
+  const auto& ref = v.reference;
+  const auto& cmp = *v.against_reference;
   int64_t elements = 0;
   bool directions = !ref.inputs.empty();
   for (const auto& c : ref.inputs)
@@ -46,21 +41,21 @@ std::string backward_against_reference_rows(const ops::NodeSpec& node,
       directions = directions && c.directional_checked;
     }
   const std::string reference =
-      ref_ok ? cat("the reference's, itself checked in ", name_of(ref.computed_in), " (", elements,
-                   " elements", directions ? " + random directions" : "", ")")
-             : cat("the reference's, whose own check did not pass: ",
-                   ref.message.empty() ? validation::check_status_name(ref.status) : ref.message);
+      ref.status == validation::CheckStatus::Passed
+          ? cat("the reference's, itself checked in ", name_of(ref.computed_in), " (", elements,
+                " elements", directions ? " + random directions" : "", ")")
+          : cat("the reference's, whose own check did not pass: ",
+                ref.message.empty() ? validation::check_status_name(ref.status) : ref.message);
   const std::string tail = cmp.status == validation::CheckStatus::Passed
                                ? cat(cmp.implementation, " backward against ", reference, ", ",
                                      cmp.compared_inputs, " gradient(s)")
                                : cmp.message;
   const bool measured = cmp.compared_inputs > 0;
-  std::string out = "row\t" +
-                    check_row(b, "gradient (ref)", validation::check_status_name(status),
-                              measured ? short_number(cmp.max_abs_error, 3) : "-",
-                              measured ? short_number(cmp.max_rel_error, 3) : "-", "-", tail) +
-                    "\n";
-  return out + tally_line(status);
+  return "row\t" +
+         check_row(b, "gradient (ref)", validation::check_status_name(v.status),
+                   measured ? short_number(cmp.max_abs_error, 3) : "-",
+                   measured ? short_number(cmp.max_rel_error, 3) : "-", "-", tail) +
+         "\n" + tally_line(v.status);
 }
 
 }  // namespace
@@ -80,16 +75,9 @@ std::string check_backend_rows(const ops::NodeSpec& node, const std::vector<Tens
       short_number(f.max_rel_error, 3), worst, f.message.empty() ? f.implementation : f.message);
   tally(f.status);
   if (!grad) return out;
-  auto g = validation::check_gradient(node, inputs, b);
-  // A backend that refused float64 (oneDNN, cuDNN) is held to the
-  // reference's backward, itself checked against float64 finite
-  // differences: float32 finite differences over long reductions fail
-  // correct kernels (a 3x3x64 Conv: 24 of 2048 elements).
-  if (!custom && b != "reference" && g.computed_in != DataType::Double &&
-      g.status != validation::CheckStatus::Skipped) {
-    out += backward_against_reference_rows(node, inputs, b);
-    return out;
-  }
+  const validation::GradientVerdict v = validation::judge_gradient(node, inputs, b);
+  if (v.against_reference) return out + backward_against_reference_row(v, b);
+  const auto& g = v.own;
   if (g.inputs.empty())
     row(b, "gradient", validation::check_status_name(g.status), "-", "-", "-", g.message);
   for (const auto& c : g.inputs) {

@@ -406,4 +406,22 @@ BackwardComparison compare_backward_with_reference(const ops::NodeSpec& node,
   return r;
 }
 
+GradientVerdict judge_gradient(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
+                               const std::string& backend, const ops::Registry& registry) {
+  GradientVerdict v;
+  v.own = check_gradient(node, inputs, backend, {}, registry);
+  v.status = v.own.status;
+  const bool low_precision =
+      v.own.computed_in != DataType::Double && v.own.status != CheckStatus::Skipped;
+  if (backend == "reference" || !low_precision ||
+      !registry.create(ops::OpContext{node, descs_of(inputs)}, {"reference"}).ok())
+    return v;
+  v.reference = check_gradient(node, inputs, "reference", {}, registry);
+  v.against_reference = compare_backward_with_reference(node, inputs, backend, {}, registry);
+  v.status = v.against_reference->status;
+  if (v.status == CheckStatus::Passed && v.reference.status != CheckStatus::Passed)
+    v.status = CheckStatus::Failed;
+  return v;
+}
+
 }  // namespace deep500::validation

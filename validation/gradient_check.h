@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -116,5 +117,22 @@ struct BackwardComparison {
 BackwardComparison compare_backward_with_reference(
     const ops::NodeSpec& node, const std::vector<Tensor>& inputs, const std::string& backend,
     Tolerance tolerance = {1e-4, 1e-5}, const ops::Registry& registry = ops::Registry::global());
+
+// The verdict on a backend's gradients that `op check --grad` and Python's
+// check_gradient give: the backend's float64 finite-difference check where
+// it computes in float64 or no reference kernel implements the node; for a
+// backend that computes only in a lower precision (oneDNN, cuDNN), its
+// backward against the reference's, the reference itself checked by float64
+// finite differences (float32 finite differences over long reductions fail
+// correct kernels: 24 of 2048 elements of a 3x3x64 Conv).
+struct GradientVerdict {
+  CheckStatus status = CheckStatus::Failed;
+  GradientCheckResult own;                              // the backend's finite-difference check
+  std::optional<BackwardComparison> against_reference;  // set when it judged
+  GradientCheckResult reference;                        // the reference's own check, then
+};
+GradientVerdict judge_gradient(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
+                               const std::string& backend,
+                               const ops::Registry& registry = ops::Registry::global());
 
 }  // namespace deep500::validation

@@ -73,6 +73,29 @@ py::dict gradient_json(const validation::GradientCheckResult& r) {
   return d;
 }
 
+// judge_gradient's verdict: the finite-difference check's fields, or the
+// comparison with the reference's backward and the reference's own check.
+py::dict verdict_json(const validation::GradientVerdict& v) {
+  if (!v.against_reference) {
+    py::dict d = gradient_json(v.own);
+    d["method"] = "finite differences";
+    return d;
+  }
+  const auto& c = *v.against_reference;
+  py::dict d;
+  d["status"] = validation::check_status_name(v.status);
+  d["passed"] = v.status == validation::CheckStatus::Passed;
+  d["message"] = c.message;
+  d["implementation"] = c.implementation;
+  d["backend"] = v.own.backend;
+  d["method"] = "reference backward";
+  d["max_abs_error"] = c.max_abs_error;
+  d["max_rel_error"] = c.max_rel_error;
+  d["compared_inputs"] = c.compared_inputs;
+  d["reference_check"] = gradient_json(v.reference);
+  return d;
+}
+
 // A Python function on arrays as the forward check's reference (called with
 // the GIL held: the check runs with it).
 validation::ReferenceFunction python_reference(const py::object& fn) {
@@ -268,16 +291,18 @@ void bind_operators(py::module_& m) {
         check_backend_name(backend);
         const std::vector<Tensor> tensors = borrow_list(keep, inputs, spec.op_type + " input");
         const ops::NodeSpec node = node_for(spec, tensors);
-        validation::GradientCheckResult r;
+        validation::GradientVerdict v;
         {
           py::gil_scoped_release release;
-          r = validation::check_gradient(node, tensors, backend);
+          v = validation::judge_gradient(node, tensors, backend);
         }
-        return gradient_json(r);
+        return verdict_json(v);
       },
       py::arg("spec"), py::arg("inputs"), py::arg("backend"),
-      "Backward of `backend` against central finite differences of its forward (float64 when "
-      "the backend takes it), as `deep500 op check --grad`.");
+      "Backward of `backend` against central finite differences of its forward in float64, as "
+      "`deep500 op check --grad`; a backend that computes only in float32 (onednn, cudnn) "
+      "against the reference's backward (method \"reference backward\"), the reference itself "
+      "checked in float64 (reference_check).");
 }
 
 }  // namespace deep500::python

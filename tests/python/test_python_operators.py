@@ -53,8 +53,21 @@ def test_gradient_check_against_finite_differences_passes():
     assert r["passed"], r
     assert r["inputs"][0]["status"] == "passed" and r["inputs"][0]["max_rel_error"] < 1e-5
     # Every element of this small input, and one random direction over all of them.
+    assert r["method"] == "finite differences", r
     assert r["inputs"][0]["checked_elements"] == inputs()[0].size, r
     assert r["inputs"][0]["directional_checked"] and r["inputs"][0]["directional_rel_error"] < 1e-6
+
+
+def test_a_float32_backend_is_held_to_the_reference_backward():
+    """oneDNN computes in float32 only: its Conv backward is compared with the
+    reference's, the reference checked against float64 finite differences."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, 16, 12, 12)).astype(np.float32)
+    w = rng.standard_normal((16, 16, 3, 3)).astype(np.float32)
+    r = deep500.check_gradient(deep500.op("Conv", pads=[1, 1, 1, 1]), [x, w], "onednn")
+    assert r["passed"] and r["method"] == "reference backward", r
+    assert r["compared_inputs"] == 2 and r["reference_check"]["passed"], r
+    assert all(i["directional_checked"] for i in r["reference_check"]["inputs"]), r
 
 
 def test_a_wrong_gradient_fails_the_check():
