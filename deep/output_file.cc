@@ -150,12 +150,7 @@ void print_stderr_line(const std::string& text) {
   const std::string line = "deep500: " + text + "\n";
   std::cout.flush();  // what was printed before stays before (as std::cerr's tie did)
   std::fflush(stdout);
-  for (size_t done = 0; done < line.size();) {  // one call unless interrupted or over PIPE_BUF
-    const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<size_t>(n);
-  }
+  write_all(STDERR_FILENO, {line});  // one write() unless interrupted or over PIPE_BUF
 }
 
 }  // namespace deep500

@@ -127,7 +127,7 @@ BackwardComparison compare_backward_with_reference(
 // correct kernels: 24 of 2048 elements of a 3x3x64 Conv).
 struct GradientVerdict {
   CheckStatus status = CheckStatus::Failed;
-  GradientCheckResult own;                              // the backend's finite-difference check
+  GradientCheckResult own;  // the backend's own check, unless against_reference
   std::optional<BackwardComparison> against_reference;  // set when it judged
   GradientCheckResult reference;                        // the reference's own check, then
 };
