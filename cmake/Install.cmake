@@ -27,6 +27,8 @@ function(deep500_install_package)
   if(TARGET deep500_libtorch)  # a dlopen'ed plugin: installed, not exported
     install(TARGETS deep500_libtorch LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   endif()
+  # Beside the library as recipes/CMakeLists.txt expects it (deep500 plot).
+  install(PROGRAMS scripts/plot_results.py DESTINATION ${CMAKE_INSTALL_DATADIR}/deep500)
   install(DIRECTORY deep metrics operators network training distributed validation frameworks
           DESTINATION ${DEEP500_INSTALL_INCLUDEDIR}
           FILES_MATCHING PATTERN "*.h" PATTERN "examples" EXCLUDE)

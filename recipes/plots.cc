@@ -1,10 +1,12 @@
 #include "recipes/plots.h"
 
+#include <dlfcn.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -19,9 +21,24 @@ namespace {
 constexpr const char* kPython = "/usr/bin/python3";  // Debian's modules are visible to it only
 constexpr int kNoMatplotlib = 3;                     // plot_results.py's exit code for it
 
+// plot_results.py, beside this library: DEEP500_DATA_FROM_LIB from its
+// folder, in the build tree as in an install (recipes/CMakeLists.txt).
+std::string plot_script() {
+  Dl_info info{};
+  DEEP500_CHECK(dladdr(reinterpret_cast<void*>(&render_plots), &info) != 0 && info.dli_fname,
+                "plots: cannot tell where the deep500 library is");
+  const std::filesystem::path script = (std::filesystem::path(info.dli_fname).parent_path() /
+                                        DEEP500_DATA_FROM_LIB / "plot_results.py")
+                                           .lexically_normal();
+  std::error_code ec;
+  DEEP500_CHECK(std::filesystem::is_regular_file(script, ec), "plots: ", script.string(),
+                " not found (deep500 is installed without its plot script)");
+  return script.string();
+}
+
 // Runs plot_results.py with `script_args`; the note it printed.
 std::string run_plot_script(const std::vector<std::string>& script_args) {
-  const std::string script = std::string(DEEP500_SOURCE_DIR) + "/scripts/plot_results.py";
+  const std::string script = plot_script();
   std::vector<std::string> args = {kPython, script};
   args.insert(args.end(), script_args.begin(), script_args.end());
   std::vector<char*> argv;

@@ -31,6 +31,18 @@ if "$prefix/bin/deep500" settings | grep "libtorch.plugin" > "$work/plugin.txt";
   grep -q "$prefix/lib/" "$work/plugin.txt" || fail "libtorch plugin not looked up in the prefix: $(cat "$work/plugin.txt")"
 fi
 
+# The installed command plots a run without the source tree: a one-operator
+# op matrix recipe (its criterion `cells >= 100` fails: exit 1), then plot.
+rc=0
+(cd "$work" && "$prefix/bin/deep500" run "$src/recipes/op_matrix.yaml" --output-dir "$work/runs" \
+  --no-plots --no-progress --set op_matrix.ops=[Relu] --set op_matrix.backends=[reference] \
+  --set op_matrix.speed=false --set op_matrix.peak=false > "$work/run.txt" 2>&1) || rc=$?
+[ "$rc" -le 1 ] || { cat "$work/run.txt"; fail "the op matrix run failed (exit $rc)"; }
+run_dir=$(ls -d "$work"/runs/op_matrix/*/ | head -n 1)
+"$prefix/bin/deep500" plot "$run_dir" --out "$work/plots" > "$work/plot.txt" 2>&1 ||
+  { cat "$work/plot.txt"; fail "deep500 plot of the installed command failed"; }
+[ -s "$work/plots/op_matrix.png" ] || fail "no op_matrix.png: $(cat "$work/plot.txt")"
+
 # The Python module imports from the prefix alone and loads the prefix's libraries.
 PYTHONPATH="$prefix/lib/python3/dist-packages" /usr/bin/python3 -c '
 import sys, numpy, deep500
