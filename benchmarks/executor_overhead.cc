@@ -31,6 +31,7 @@
 #include "benchmarks/bench_cli.h"
 #include "deep/npy.h"
 #include "frameworks/register_all.h"
+#include "metrics/statistics.h"
 #include "network/model.h"
 #include "network/optimized_executor.h"
 #include "network/reference_executor.h"
@@ -42,14 +43,6 @@ namespace {
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  double pos = q * static_cast<double>(v.size() - 1);
-  size_t i = static_cast<size_t>(pos);
-  double f = pos - static_cast<double>(i);
-  return i + 1 < v.size() ? v[i] * (1 - f) + v[i + 1] * f : v[i];
 }
 
 struct KernelSum : network::ExecutorEvents {
@@ -159,7 +152,7 @@ int main(int argc, char** argv) {
           // Upper bound from one run: its time outside kernels (listener included).
           same.push_back((with_events.back() - sums.back()) / with_events.back() * 100);
         }
-        double med_total = quantile(totals, 0.5), med_sum = quantile(sums, 0.5);
+        double med_total = metrics::percentile(totals, 50), med_sum = metrics::percentile(sums, 50);
         double overhead = (med_total - med_sum) / med_total * 100;
         std::printf(
             "  threads %d: total %.2f ms (IQR %.2f..%.2f), kernel sum %.2f ms over %d nodes\n"
@@ -168,19 +161,21 @@ int main(int argc, char** argv) {
             "    within events runs (time outside kernels, listener included): median %.4f %%, "
             "max %.4f %%\n"
             "    peak activation %.1f MB\n",
-            t, med_total * 1e3, quantile(totals, 0.25) * 1e3, quantile(totals, 0.75) * 1e3,
-            med_sum * 1e3, ks.nodes, overhead, quantile(paired, 0.5), quantile(paired, 0.25),
-            quantile(paired, 0.75), quantile(same, 0.5), quantile(same, 1.0),
+            t, med_total * 1e3, metrics::percentile(totals, 25) * 1e3,
+            metrics::percentile(totals, 75) * 1e3, med_sum * 1e3, ks.nodes, overhead,
+            metrics::percentile(paired, 50), metrics::percentile(paired, 25),
+            metrics::percentile(paired, 75), metrics::percentile(same, 50),
+            metrics::percentile(same, 100),
             static_cast<double>(exec.peak_activation_bytes()) / 1e6);
         out["overhead"][std::to_string(t)] = {
             {"total_ms_median", med_total * 1e3},
             {"kernel_sum_ms_median", med_sum * 1e3},
             {"overhead_percent", overhead},
-            {"paired_overhead_percent_median", quantile(paired, 0.5)},
-            {"paired_overhead_percent_q1", quantile(paired, 0.25)},
-            {"paired_overhead_percent_q3", quantile(paired, 0.75)},
-            {"events_run_outside_kernels_percent_median", quantile(same, 0.5)},
-            {"events_run_outside_kernels_percent_max", quantile(same, 1.0)},
+            {"paired_overhead_percent_median", metrics::percentile(paired, 50)},
+            {"paired_overhead_percent_q1", metrics::percentile(paired, 25)},
+            {"paired_overhead_percent_q3", metrics::percentile(paired, 75)},
+            {"events_run_outside_kernels_percent_median", metrics::percentile(same, 50)},
+            {"events_run_outside_kernels_percent_max", metrics::percentile(same, 100)},
             {"peak_activation_bytes", exec.peak_activation_bytes()},
             {"pairs", pairs}};
       }
@@ -206,8 +201,8 @@ int main(int argc, char** argv) {
         for (int c = 0; c < 4; ++c) t[c].push_back(time_run(*execs[c], feeds));
       std::printf("ResNet-18 batch 16, 1 thread, rewrites added one at a time (median ms):\n");
       for (int c = 0; c < 4; ++c) {
-        std::printf("  %-26s %8.2f ms\n", names[c], quantile(t[c], 0.5) * 1e3);
-        out["ablation"][names[c]] = quantile(t[c], 0.5) * 1e3;
+        std::printf("  %-26s %8.2f ms\n", names[c], metrics::percentile(t[c], 50) * 1e3);
+        out["ablation"][names[c]] = metrics::percentile(t[c], 50) * 1e3;
       }
     }
     // Part 2: latency and throughput, optimized vs reference executor.
@@ -231,12 +226,13 @@ int main(int argc, char** argv) {
       };
       auto o1 = measure(opt, b1, n1), r1 = measure(ref, b1, n1);
       auto o16 = measure(opt, b16, n16), r16 = measure(ref, b16, n16);
-      double ol = quantile(o1, 0.5) * 1e3, rl = quantile(r1, 0.5) * 1e3;
-      double ot = 16 / quantile(o16, 0.5), rt = 16 / quantile(r16, 0.5);
+      double ol = metrics::percentile(o1, 50) * 1e3, rl = metrics::percentile(r1, 50) * 1e3;
+      double ot = 16 / metrics::percentile(o16, 50), rt = 16 / metrics::percentile(r16, 50);
       std::printf(
           "  %-14s latency: optimized %8.2f ms (min %.2f, max %.2f)  reference %8.2f ms"
           "  (x%.2f)\n",
-          net, ol, quantile(o1, 0) * 1e3, quantile(o1, 1) * 1e3, rl, rl / ol);
+          net, ol, metrics::percentile(o1, 0) * 1e3, metrics::percentile(o1, 100) * 1e3, rl,
+          rl / ol);
       std::printf("  %-14s throughput: optimized %7.1f img/s  reference %7.1f img/s  (x%.2f)\n",
                   net, ot, rt, ot / rt);
       out["networks"][net] = {{"latency_ms_optimized", ol},

@@ -29,6 +29,7 @@
 #include "deep/random.h"
 #include "frameworks/onednn/common.h"
 #include "frameworks/register_all.h"
+#include "metrics/statistics.h"
 #include "operators/registry.h"
 
 using namespace deep500;
@@ -90,18 +91,13 @@ std::string ran(const ops::Operator& op) {
   return k ? k->last_impl() : "?";
 }
 
-// Median and a distribution-free 95% CI of the median (order statistics).
+// The median and its distribution-free 95% confidence interval.
 struct Stat {
   double median, lo, hi;
 };
 Stat stat(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  double half = 0.98 * std::sqrt(static_cast<double>(n));
-  size_t lo = static_cast<size_t>(std::max(0.0, std::floor(n / 2.0 - half)));
-  size_t hi = static_cast<size_t>(std::min(n - 1.0, std::ceil(n / 2.0 + half)));
-  double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  return {med, v[lo], v[hi]};
+  const metrics::Summary s = metrics::summarize(std::move(v));
+  return {s.median, s.ci_low, s.ci_high};
 }
 
 struct Row {

@@ -1,7 +1,9 @@
 // Errors and expected outcomes (ARCHITECTURE.md, idea 7).
 //
 // Bad user input throws deep500::Error whose message names the file / node /
-// field and what was expected. Expected outcomes (an unsupported
+// field and what was expected. A broken invariant of our own code (a bug,
+// whatever the input) is DEEP500_ASSERT's InternalError: the command line
+// exits 3 for it, 2 for an Error (deep/exit_codes.h). Expected outcomes (an unsupported
 // configuration, a backend not built) are values: deep500::Refusal inside a
 // deep500::Expected<T>. Library code never aborts the process.
 #pragma once
@@ -35,6 +37,21 @@ std::string cat(const Parts&... parts) {
 #define DEEP500_CHECK(cond, ...)                                      \
   do {                                                                \
     if (!(cond)) throw ::deep500::Error(::deep500::cat(__VA_ARGS__)); \
+  } while (0)
+
+// A bug of ours, not of the input: an invariant that failed.
+class InternalError : public std::logic_error {
+ public:
+  explicit InternalError(const std::string& what) : std::logic_error(one_line(what)) {}
+};
+
+// Checks an invariant of our own code (never of user input: that is
+// DEEP500_CHECK); the message names the source line.
+#define DEEP500_ASSERT(cond, ...)                                                      \
+  do {                                                                                 \
+    if (!(cond))                                                                       \
+      throw ::deep500::InternalError(::deep500::cat(                                   \
+          __FILE__, ":", __LINE__, ": invariant failed: ", #cond, ": ", __VA_ARGS__)); \
   } while (0)
 
 // `e` with `context` (e.g. a node's description) in front, unless its message

@@ -93,6 +93,11 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual std::string name() const = 0;  // "in-process", "mpi", "nccl"
+  // True when the ranks are processes of a job: an Error on one rank must
+  // end the job (distributed/job.h), or the others wait for it until their
+  // timeout. False when they are threads of one process whose group fails
+  // the others' calls itself.
+  virtual bool ranks_are_processes() const { return true; }
 
   // In place: every rank ends with the reduction of all ranks' `inout`.
   void allreduce(Tensor& inout, ReduceOp op = ReduceOp::Sum);

@@ -36,6 +36,7 @@ class InProcessCommunicator : public Communicator {
   int rank() const override { return rank_; }
   int size() const override;
   std::string name() const override { return "in-process"; }
+  bool ranks_are_processes() const override { return false; }
   std::unique_ptr<Communicator> split(int color, int key) override;
   // Marks the group failed: the other ranks' calls throw Error with `why`.
   void fail(const std::string& why);

@@ -5,6 +5,7 @@
 #include "distributed/mpi_communicator.h"
 
 #include "distributed/mpi_stall.h"  // mpi.h, C API only
+#include "distributed/mpi_watchdog.h"
 
 #include <algorithm>
 #include <array>
@@ -96,7 +97,7 @@ class Pending {
   // Starts one request: `call(MPI_Request*)` is the MPI_I... call.
   template <class Call>
   void start(Kind kind, Call call) {
-    DEEP500_CHECK(n_ < static_cast<int>(requests_.size()), at_, ": too many requests");
+    DEEP500_ASSERT(n_ < static_cast<int>(requests_.size()), at_, ": too many requests");
     int code;
     {
       std::lock_guard<std::mutex> lock(mpi_mutex);
@@ -262,73 +263,16 @@ void initialize_mpi() {
                 provided, ", below MPI_THREAD_SERIALIZED");
 }
 
-// Ends the job when a blocking collective outlives its deadline: a blocking
-// MPI call cannot be interrupted, so the watchdog thread prints the
-// operation and this rank and exits the process (mpirun then ends the
-// others). Arming and disarming are a few uncontended stores (no wake-up);
-// the thread checks every 20 ms. Never destroyed: its thread may still run
-// when static destructors do.
-class Watchdog {
- public:
-  static Watchdog& instance() {
-    static Watchdog* w = new Watchdog;
-    return *w;
-  }
-  void arm(const std::string& what, double timeout) {
-    std::lock_guard<std::mutex> lock(m_);
-    what_ = what;
-    timeout_ = timeout;
-    deadline_ = Clock::now() +
-                std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
-    armed_ = true;
-  }
-  void disarm() {
-    std::lock_guard<std::mutex> lock(m_);
-    armed_ = false;
-  }
-
- private:
-  Watchdog() {
-    std::thread([this] { watch(); }).detach();
-  }
-  void watch() {
-    for (;;) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      std::string what;
-      double timeout = 0;
-      {
-        std::lock_guard<std::mutex> lock(m_);
-        if (!armed_ || Clock::now() < deadline_) continue;
-        what = what_;
-        timeout = timeout_;
-      }
-      // The collective may still finish while the others are asked: too late.
-      const std::string others = stall_report(what, timeout);
-      std::fprintf(stderr,
-                   "deep500: error: %s: did not complete within %s s (a rank died or stopped "
-                   "answering)%s; ending the job\n",
-                   what.c_str(), short_number(timeout).c_str(), others.c_str());
-      std::fflush(stderr);
-      std::_Exit(2);
-    }
-  }
-  std::mutex m_;
-  bool armed_ = false;
-  Clock::time_point deadline_;
-  std::string what_;
-  double timeout_ = 0;
-};
-
 // Runs the blocking MPI call `call` under the MPI lock and the watchdog.
 template <class Call>
 void blocking(const std::string& at, double timeout, Call call) {
-  Watchdog::instance().arm(at, timeout);
+  MpiWatchdog::instance().arm(at, timeout);
   int code;
   {
     std::lock_guard<std::mutex> lock(mpi_mutex);
     code = call();
   }
-  Watchdog::instance().disarm();
+  MpiWatchdog::instance().disarm();
   check_mpi(code, at);
 }
 

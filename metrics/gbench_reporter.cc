@@ -46,17 +46,16 @@ class GbenchReporter final : public Reporter {
   explicit GbenchReporter(std::ostream& out) : out_(out) {}
   void report(const Context& c, const std::vector<Result>& results) override {
     nlohmann::json j;
-    j["context"] = {
-        {"date", c.timestamp_utc},
-        {"host_name", c.hostname},
-        {"executable", "deep500"},
-        {"num_cpus", c.logical_cpus},
-        {"mhz_per_cpu", 0},
-        {"cpu_scaling_enabled", false},
-        {"caches", nlohmann::json::array()},
-        {"load_avg", nlohmann::json::array()},
-        {"library_build_type", lower(c.build_type)},
-        {"deep500", {{"format_version", kResultFormatVersion}, {"context", to_json(c)}}}};
+    j["context"] = {{"date", c.timestamp_utc},
+                    {"host_name", c.hostname},
+                    {"executable", "deep500"},
+                    {"num_cpus", c.logical_cpus},
+                    {"mhz_per_cpu", 0},
+                    {"cpu_scaling_enabled", false},
+                    {"caches", nlohmann::json::array()},
+                    {"load_avg", nlohmann::json::array()},
+                    {"library_build_type", lower(c.build_type)},
+                    {"deep500", result_header(c)}};
     auto& out = j["benchmarks"] = nlohmann::json::array();
     for (size_t f = 0; f < results.size(); ++f) {
       const Result& r = results[f];

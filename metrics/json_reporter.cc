@@ -15,9 +15,7 @@ class JsonReporter final : public Reporter {
  public:
   explicit JsonReporter(std::ostream& out) : out_(out) {}
   void report(const Context& context, const std::vector<Result>& results) override {
-    nlohmann::json j;
-    j["format_version"] = kResultFormatVersion;
-    j["context"] = to_json(context);
+    nlohmann::json j = result_header(context);
     j["results"] = nlohmann::json::array();
     for (const auto& r : results) j["results"].push_back(to_json(r));
     out_ << j.dump(1) << "\n";
@@ -28,6 +26,10 @@ class JsonReporter final : public Reporter {
 };
 
 }  // namespace
+
+nlohmann::json result_header(const Context& c) {
+  return {{"format_version", kResultFormatVersion}, {"context", to_json(c)}};
+}
 
 nlohmann::json to_json(const Context& c) {
   return {{"cpu_model", c.cpu_model},

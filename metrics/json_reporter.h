@@ -14,6 +14,9 @@ namespace deep500::metrics {
 // raised when a field changes meaning or disappears.
 inline constexpr int kResultFormatVersion = 1;
 
+// The top of every result file: {"format_version": ..., "context": ...}.
+nlohmann::json result_header(const Context& c);
+
 nlohmann::json to_json(const Context& c);
 nlohmann::json to_json(const RunnerSettings& s);
 nlohmann::json to_json(const Summary& s);

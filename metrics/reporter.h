@@ -38,6 +38,11 @@ std::string csv_field(const std::string& s);
 // measures no CPU time). deep500's own context is under context.deep500.
 std::unique_ptr<Reporter> make_gbench_reporter(std::ostream& out);
 
+// The reporter named `format`: console, json, csv or gbench; Error naming
+// `option` (e.g. "--format") for another name.
+std::unique_ptr<Reporter> make_reporter(const std::string& format, std::ostream& out,
+                                        const std::string& option = "format");
+
 // "12.3 us", "4.56 ms": three significant digits in a unit that fits.
 std::string format_seconds(double seconds);
 

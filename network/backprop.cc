@@ -75,6 +75,18 @@ std::vector<const onnx::NodeProto*> nodes_between(
   return out;
 }
 
+std::set<std::string> names_depending_on(const std::vector<const onnx::NodeProto*>& nodes,
+                                         const std::vector<std::string>& sources) {
+  std::set<std::string> depends(sources.begin(), sources.end());
+  for (const auto* n : nodes) {
+    bool d = false;
+    for (const auto& in : n->input()) d = d || depends.count(in);
+    if (d)
+      for (const auto& o : n->output()) depends.insert(o);
+  }
+  return depends;
+}
+
 std::map<std::string, Tensor> gradients(const std::vector<const onnx::NodeProto*>& nodes,
                                         const std::map<std::string, int>& opsets,
                                         const TensorLookup& forward_values,
@@ -82,13 +94,7 @@ std::map<std::string, Tensor> gradients(const std::vector<const onnx::NodeProto*
                                         const std::vector<std::string>& wrt,
                                         const std::vector<std::string>& backends) {
   // Only names that depend on `wrt` need gradients; other nodes are skipped.
-  std::set<std::string> depends(wrt.begin(), wrt.end());
-  for (const auto* n : nodes) {
-    bool d = false;
-    for (const auto& in : n->input()) d = d || depends.count(in);
-    if (d)
-      for (const auto& o : n->output()) depends.insert(o);
-  }
+  const std::set<std::string> depends = names_depending_on(nodes, wrt);
   std::map<std::string, Tensor> grads;
   for (const auto& [name, g] : output_grads)
     if (g.defined()) grads[name] = g;

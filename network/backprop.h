@@ -25,6 +25,11 @@ std::vector<const onnx::NodeProto*> nodes_between(
     const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
     const std::set<std::string>& sources, const std::set<std::string>& targets);
 
+// The names `nodes` (in graph order) compute from any name in `sources`,
+// the sources included: the values that get gradients.
+std::set<std::string> names_depending_on(const std::vector<const onnx::NodeProto*>& nodes,
+                                         const std::vector<std::string>& sources);
+
 // Gradients of the seeded outputs w.r.t. each name in `wrt`.
 //  nodes:          the forward nodes, in execution order (forward already ran)
 //  opsets:         domain ("" = ai.onnx) -> opset version, to create kernels

@@ -88,13 +88,7 @@ std::unique_ptr<BackwardPlan> build_backward_plan(OptimizedExecutor::Plan& plan,
   std::set<std::string> sources(params.begin(), params.end());
   auto path = nodes_between(nodes, sources, {loss});
   // As network::gradients(): only names that depend on a parameter get gradients.
-  std::set<std::string> depends(params.begin(), params.end());
-  for (const auto* n : path) {
-    bool d = false;
-    for (const auto& in : n->input()) d = d || depends.count(in);
-    if (d)
-      for (const auto& o : n->output()) depends.insert(o);
-  }
+  const std::set<std::string> depends = names_depending_on(path, params);
   std::map<std::string, int> grad_index;
   auto grad_of = [&](const std::string& name) {
     auto [it, fresh] = grad_index.try_emplace(name, static_cast<int>(bp->grad_names.size()));

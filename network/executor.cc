@@ -3,8 +3,10 @@
 #include <algorithm>
 
 #include "deep/error.h"
+#include "deep/text.h"
 #include "network/optimized_executor.h"
 #include "network/reference_executor.h"
+#include "operators/registry.h"
 
 namespace deep500::network {
 
@@ -60,6 +62,29 @@ std::vector<std::string> parameter_names(const Model& model) {
     if (is_floating(t)) names.push_back(init.name());
   }
   return names;
+}
+
+std::unique_ptr<GraphExecutor> make_executor(const std::string& spec, const Model& model,
+                                             ExecutorOptions options) {
+  const std::string prefix = "backend:";
+  if (spec.rfind(prefix, 0) == 0) {
+    options.backends.clear();
+    for (const auto& b : split(spec.substr(prefix.size()), ','))
+      if (!b.empty()) options.backends.push_back(b);
+    DEEP500_CHECK(!options.backends.empty(), "executor '", spec,
+                  "': expected backend:NAMES, e.g. backend:",
+                  join(ops::Registry::global().default_preference()));
+    return ExecutorRegistry::global().create("reference", model, options);
+  }
+  const auto& executors = ExecutorRegistry::global();
+  const auto names = executors.names();
+  const auto backends = ops::Registry::global().backends();
+  if (std::find(names.begin(), names.end(), spec) == names.end() &&
+      std::find(backends.begin(), backends.end(), spec) != backends.end())
+    throw Error(cat("unknown executor '", spec, "': '", spec,
+                    "' is a kernel backend; for the reference executor with it use backend:", spec,
+                    ",reference"));
+  return executors.create(spec, model, options);
 }
 
 }  // namespace deep500::network

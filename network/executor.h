@@ -107,6 +107,13 @@ class ExecutorRegistry : public NamedRegistry<ExecutorFactory> {
   }
 };
 
+// The executor `spec` names: a registered executor ("reference",
+// "optimized", a framework's), or "backend:NAMES" for the reference
+// executor with that kernel preference. Throws Error naming `spec` when it
+// is neither (a kernel backend's bare name says how to ask for it).
+std::unique_ptr<GraphExecutor> make_executor(const std::string& spec, const Model& model,
+                                             ExecutorOptions options = {});
+
 // Checks a feed against the graph input's declared element type and, when
 // `check_shape`, its static dimensions; the Error names the model, the input
 // and both shapes. Inputs not typed as tensors are not checked here.

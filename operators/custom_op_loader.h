@@ -25,7 +25,7 @@ struct CustomOpSignature {
 std::optional<CustomOpSignature> find_custom_operator(const std::string& domain,
                                                       const std::string& op_type);
 // Declares the signature of a custom operator registered by other means
-// than a library (a Python operator, python/bindings/python_operator.h), so
+// than a library (a Python operator, python/bindings/python_operator.cc), so
 // that find_custom_operator knows it; a later declaration replaces an
 // earlier one. Error for counts outside 0-1024 inputs, 1-1024 outputs.
 void declare_custom_operator(const std::string& domain, const std::string& op_type,

@@ -45,11 +45,10 @@ nlohmann::json outcome_json(const ConformanceOutcome& o, const network::Executor
   const auto ran = network::settings_of(network::resolved(eo));
   context.settings.insert(context.settings.begin(), ran.begin(), ran.end());
   context.settings.insert(context.settings.begin(), {"executor", "reference"});
-  nlohmann::json j = {{"format_version", metrics::kResultFormatVersion},
-                      {"context", metrics::to_json(context)},
-                      {"interrupted", o.interrupted},
-                      {"cases", o.cases},
-                      {"rows", nlohmann::json::array()}};
+  nlohmann::json j = metrics::result_header(context);
+  j["interrupted"] = o.interrupted;
+  j["cases"] = o.cases;
+  j["rows"] = nlohmann::json::array();
   for (const auto& r : o.rows)
     j["rows"].push_back({{"name", r.name},
                          {"path", r.path},

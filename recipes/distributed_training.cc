@@ -59,8 +59,9 @@ std::unique_ptr<training::Sampler> make_sampler(const DistributedSetup& d, int64
                                                            d.comm->size(), d.shard);
 }
 
-nlohmann::json rank_figures(const DistributedSetup& d, const distributed::DistributedOptimizer& opt,
-                            const training::TrainingReport& report) {
+DistributedFigures rank_figures(const DistributedSetup& d,
+                                const distributed::DistributedOptimizer& opt,
+                                const training::TrainingReport& report) {
   const auto& s = opt.stats();
   const auto traffic = opt.traffic();
   const std::vector<double> mine = {static_cast<double>(s.steps),
@@ -71,28 +72,64 @@ nlohmann::json rank_figures(const DistributedSetup& d, const distributed::Distri
                                     static_cast<double>(traffic.bytes_received)};
   Tensor all;
   d.comm->allgather(Tensor::from_vector<double>({static_cast<int64_t>(mine.size())}, mine), all);
+  DistributedFigures f;
   const double* v = all.data<double>();
-  nlohmann::json ranks = nlohmann::json::array();
   for (int r = 0; r < d.comm->size(); ++r, v += mine.size())
+    f.per_rank.push_back({static_cast<int64_t>(v[0]), v[1], v[2], v[3], static_cast<int64_t>(v[4]),
+                          static_cast<int64_t>(v[5])});
+  f.scheme = distributed::to_string(d.scheme);
+  f.shard = distributed::to_string(d.shard);
+  f.communicator = d.comm->name();
+  f.ranks = d.comm->size();
+  f.overlapped_buckets = s.overlapped_buckets;
+  f.has_staleness = s.max_clock_gap >= 0;
+  f.max_clock_gap = s.max_clock_gap;
+  f.mean_update_staleness = s.mean_update_staleness;
+  f.staleness_bound = d.scheme.staleness;
+  return f;
+}
+
+double DistributedFigures::communication_seconds() const {
+  double slowest = 0;
+  for (const auto& r : per_rank) slowest = std::max(slowest, r.communication_seconds);
+  return slowest;
+}
+
+double DistributedFigures::compute_seconds() const {
+  if (per_rank.empty()) return 0;
+  return per_rank[0].training_seconds - per_rank[0].communication_seconds;
+}
+
+double DistributedFigures::communication_bytes() const {
+  double bytes = 0;
+  for (const auto& r : per_rank) bytes += static_cast<double>(r.bytes_sent);
+  return bytes;
+}
+
+nlohmann::json to_json(const DistributedFigures& f) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (size_t r = 0; r < f.per_rank.size(); ++r) {
+    const RankFigures& x = f.per_rank[r];
     ranks.push_back({{"rank", r},
-                     {"steps", static_cast<int64_t>(v[0])},
-                     {"communication_seconds", v[1]},
-                     {"local_step_seconds", v[2]},
-                     {"training_seconds", v[3]},
-                     {"bytes_sent", static_cast<int64_t>(v[4])},
-                     {"bytes_received", static_cast<int64_t>(v[5])}});
+                     {"steps", x.steps},
+                     {"communication_seconds", x.communication_seconds},
+                     {"local_step_seconds", x.local_step_seconds},
+                     {"training_seconds", x.training_seconds},
+                     {"bytes_sent", x.bytes_sent},
+                     {"bytes_received", x.bytes_received}});
+  }
   nlohmann::json staleness = nullptr;
-  if (s.max_clock_gap >= 0)
-    staleness = {{"max_clock_gap", s.max_clock_gap},
-                 {"bound", d.scheme.staleness < 0 ? nlohmann::json(nullptr)
-                                                  : nlohmann::json(d.scheme.staleness)},
-                 {"mean_update_staleness", s.mean_update_staleness}};
-  return {{"scheme", distributed::to_string(d.scheme)},
-          {"overlapped_buckets", s.overlapped_buckets},
+  if (f.has_staleness)
+    staleness = {{"max_clock_gap", f.max_clock_gap},
+                 {"bound", f.staleness_bound < 0 ? nlohmann::json(nullptr)
+                                                 : nlohmann::json(f.staleness_bound)},
+                 {"mean_update_staleness", f.mean_update_staleness}};
+  return {{"scheme", f.scheme},
+          {"overlapped_buckets", f.overlapped_buckets},
           {"staleness", staleness},
-          {"shard", distributed::to_string(d.shard)},
-          {"communicator", d.comm->name()},
-          {"ranks", d.comm->size()},
+          {"shard", f.shard},
+          {"communicator", f.communicator},
+          {"ranks", f.ranks},
           {"per_rank", ranks}};
 }
 

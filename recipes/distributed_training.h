@@ -46,10 +46,39 @@ void check_same_configuration(const DistributedSetup& d,
 std::unique_ptr<training::Sampler> make_sampler(const DistributedSetup& d, int64_t samples,
                                                 const training::SamplerOptions& options);
 
-// Per-rank figures gathered onto every rank: scheme, communicator, ranks,
-// and for each rank its steps, seconds in communication and in the local
-// update, training seconds and bytes sent and received.
-nlohmann::json rank_figures(const DistributedSetup& d, const distributed::DistributedOptimizer& opt,
-                            const training::TrainingReport& report);
+// One rank's part of a distributed run.
+struct RankFigures {
+  int64_t steps = 0;
+  double communication_seconds = 0, local_step_seconds = 0, training_seconds = 0;
+  int64_t bytes_sent = 0, bytes_received = 0;
+};
+
+// What a distributed run records: its scheme, shard mode, communicator and
+// ranks, per rank the figures above, and for the asynchronous schemes the
+// staleness they saw.
+struct DistributedFigures {
+  std::string scheme, shard, communicator;
+  int ranks = 0;
+  int64_t overlapped_buckets = 0;
+  bool has_staleness = false;  // the asynchronous schemes
+  int64_t max_clock_gap = 0;
+  double mean_update_staleness = 0;
+  int staleness_bound = -1;  // -1: unbounded
+  std::vector<RankFigures> per_rank;
+
+  // The slowest rank's seconds in communication.
+  double communication_seconds() const;
+  // Rank 0's training seconds less its communication.
+  double compute_seconds() const;
+  // Every rank's bytes sent.
+  double communication_bytes() const;
+};
+
+nlohmann::json to_json(const DistributedFigures& f);
+
+// Every rank's figures gathered onto every rank (collective).
+DistributedFigures rank_figures(const DistributedSetup& d,
+                                const distributed::DistributedOptimizer& opt,
+                                const training::TrainingReport& report);
 
 }  // namespace deep500::recipes

@@ -9,11 +9,12 @@
 #include "deep/text.h"
 #include "metrics/chrome_trace.h"
 #include "metrics/json_reporter.h"
+#include "network/executor.h"
 #include "network/model.h"
 #include "network/settings.h"
 #include "network/trace_events.h"
 #include "recipes/model_feeds.h"
-#include "validation/layer_compare.h"
+#include "validation/compare.h"
 
 namespace deep500::recipes {
 
@@ -52,11 +53,10 @@ std::vector<OutputCheck> check_outputs(const std::map<std::string, Tensor>& got,
 }
 
 nlohmann::json outcome_json(const InferenceOutcome& o, const network::GraphExecutor& exec) {
-  nlohmann::json j = {{"format_version", metrics::kResultFormatVersion},
-                      {"context", metrics::to_json(network::result_context(&exec))},
-                      {"outputs_match", o.outputs_match},
-                      {"outputs", nlohmann::json::array()},
-                      {"scenarios", nlohmann::json::array()}};
+  nlohmann::json j = metrics::result_header(network::result_context(&exec));
+  j["outputs_match"] = o.outputs_match;
+  j["outputs"] = nlohmann::json::array();
+  j["scenarios"] = nlohmann::json::array();
   for (const auto& c : o.outputs)
     j["outputs"].push_back({{"name", c.name},
                             {"ok", c.comparison.ok},
@@ -96,13 +96,12 @@ InferenceOutcome run_inference(const InferenceTask& t) {
   options.backends = t.backends;
   options.threads = t.threads;
   network::apply_settings(t.settings, &options);
-  auto exec = validation::make_executor(t.executor, model, options);
+  auto exec = network::make_executor(t.executor, model, options);
 
   metrics::ChromeTrace trace;
   network::ChromeTraceRecorder recorder(trace);
   trace.name_process(1, "deep500 inference " + t.model + " (" + exec->name() + ")");
-  trace.set_other_data({{"format_version", metrics::kResultFormatVersion},
-                        {"context", metrics::to_json(network::result_context(exec.get()))}});
+  trace.set_other_data(metrics::result_header(network::result_context(exec.get())));
   exec->add_events(&recorder);
   o.values = exec->inference(query);
   exec->remove_events(&recorder);

@@ -8,7 +8,7 @@
 
 #include "deep/npy.h"
 #include "deep/output_file.h"
-#include "validation/forward_check.h"
+#include "operators/run_node.h"
 
 namespace deep500::recipes {
 
@@ -97,7 +97,7 @@ std::map<std::string, Tensor> load_feeds(const network::Model& model,
     DEEP500_CHECK(!dynamic, "input '", name, "' is declared ", describe(d),
                   " (-1 = any): random values need static shapes; pass --input ", name,
                   "=FILE.npy");
-    feeds[name] = validation::random_inputs({d}, seed + k)[0];
+    feeds[name] = ops::random_inputs({d}, seed + k)[0];
   }
   return feeds;
 }

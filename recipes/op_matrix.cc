@@ -16,6 +16,7 @@
 #include "metrics/json_reporter.h"
 #include "network/node_threads.h"
 #include "operators/registry.h"
+#include "operators/run_node.h"
 #include "recipes/operator_task.h"
 #include "validation/forward_check.h"
 #include "validation/gradient_check.h"
@@ -62,7 +63,7 @@ std::vector<Case> shape_file_cases(const MatrixOptions& o) {
   std::vector<Case> cases;
   for (const auto& p : make_problems(op.op_type, {}, o.shapes_path, o.dtype, o.batch))
     cases.push_back({cat(op.op_type, " ", p.label), make_node(op, def, p),
-                     [d = descs(p), seed = o.seed] { return validation::random_inputs(d, seed); }});
+                     [d = descs(p), seed = o.seed] { return ops::random_inputs(d, seed); }});
   return cases;
 }
 
@@ -228,9 +229,7 @@ void write_matrix_json(const OpMatrix& m, const metrics::Context& context, std::
 }
 
 nlohmann::json matrix_json(const OpMatrix& m, const metrics::Context& context) {
-  nlohmann::json j;
-  j["format_version"] = metrics::kResultFormatVersion;
-  j["context"] = metrics::to_json(context);
+  nlohmann::json j = metrics::result_header(context);
   j["backends"] = m.backends;
   j["peak"] = {{"flops_per_second", m.peaks.cpu.flops_per_second},
                {"implementation", metrics::describe(m.peaks.cpu)}};

@@ -1,7 +1,7 @@
 #include "recipes/op_workload.h"
 
 #include "operators/cost_model.h"
-#include "validation/forward_check.h"
+#include "operators/run_node.h"
 
 namespace deep500::recipes {
 
@@ -32,7 +32,7 @@ void OpWorkload::setup() {
   if (inputs_.empty()) inputs_ = placed(host_inputs_);
   op_.op->forward(inputs_, outputs_);
   if (!backward_ || !grad_outputs_.empty()) return;
-  host_grad_outputs_ = validation::random_inputs(descs_of(outputs_), seed_ + 1);
+  host_grad_outputs_ = ops::random_inputs(descs_of(outputs_), seed_ + 1);
   grad_outputs_ = placed(host_grad_outputs_);
   grad_inputs_.resize(inputs_.size());
 }

@@ -10,9 +10,9 @@
 #include "operators/attribute_text.h"
 #include "operators/cost_model.h"
 #include "operators/registry.h"
+#include "operators/run_node.h"
 #include "recipes/kernel_worker.h"
 #include "recipes/op_workload.h"
-#include "validation/forward_check.h"
 
 namespace deep500::recipes {
 
@@ -190,7 +190,7 @@ BenchmarkOutcome run_operator_benchmark(const OperatorBenchmark& b, std::ostream
   auto stop = [&] { return b.interrupt && b.interrupt->load(); };
   for (size_t i = 0; i < b.problems.size() && !stop(); ++i) {
     const Problem& problem = b.problems[i];
-    auto inputs = validation::random_inputs(descs(problem), b.seed, b.low, b.high);
+    auto inputs = ops::random_inputs(descs(problem), b.seed, b.low, b.high);
     for (const auto& backend : backends) {
       const bool on_device = !ops::Registry::global().capabilities(backend).device.is_host();
       for (const char* pass : passes) {

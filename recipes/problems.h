@@ -3,7 +3,7 @@
 // line: shapes per input "1x64x56x56:1x64x56x56", or Conv/Gemm/MatMul
 // descriptors "mb1ic64ih56oc64oh56kh3ph1"; docs/benchmarking.md). Text from
 // the user is untrusted: every size is checked, every error is one line
-// naming the option or FILE:LINE (tests/fuzz/fuzz_shape_file.cc).
+// naming the option or FILE:LINE (fuzzed by tests/fuzz/fuzz_cli_text.cc).
 #pragma once
 
 #include <onnx/onnx_pb.h>

@@ -4,7 +4,7 @@
 
 #include "deep/error.h"
 #include "deep/text.h"
-#include "validation/forward_check.h"
+#include "operators/run_node.h"
 #include "validation/op_specs.h"
 
 namespace deep500::recipes {
@@ -24,7 +24,7 @@ Tensor run_op(const std::string& op, const std::string& attributes,
     in.absent = !t.defined();
     spec.inputs.push_back(in);
   }
-  return validation::run_node(spec.node(), inputs, "reference").at(static_cast<size_t>(which));
+  return ops::run_node(spec.node(), inputs, "reference").at(static_cast<size_t>(which));
 }
 
 Tensor int64s(const std::vector<int64_t>& v) {

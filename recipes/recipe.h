@@ -31,7 +31,7 @@ struct Recipe {
   ModelManifest model;
   bool has_reference = false;
   ReferenceLog reference;
-  std::string task;  // training, conformance, inference, operator_benchmark, op_matrix
+  std::string task;  // a row of recipe_task_table() (recipes/recipe_task.h)
   // The training task's own fields (optimizer, schedule, epochs, ...); the
   // model, data, executor and threads come from the manifests.
   TrainingTask training;
@@ -53,20 +53,13 @@ struct Recipe {
   Overrides overrides;                                // --set PATH -> VALUE
 };
 
-// The tasks a recipe can name.
-std::vector<std::string> recipe_tasks();
-// The metrics the recipe's task measures (criteria may name these):
-// conformance adds SUITE.passed, SUITE.failed, SUITE.skipped per suite.
-// Latencies are in seconds (criteria convert ms and us). The operator
-// benchmark measures, per backend B and operator OP, B.gflops and
-// OP.B.gflops (geometric means over problems and passes), their
-// percent_of_peak, and peak_gflops, measured, errors.
-std::vector<std::string> benchmark_metrics(const OperatorBenchmarkSuite& suite);
-// The op matrix measures cells, passed, failed, refused, oracle, peak_gflops,
-// seconds, and per backend B: B.passed, B.failed, B.refused and, over its
-// timed cells, the geometric means B.ratio_to_fastest and B.percent_of_peak.
-std::vector<std::string> matrix_metrics(const MatrixOptions& o);
+// The metrics the recipe's task measures (criteria may name these; the
+// task's row in recipes/recipe_task.h lists them). Latencies are in seconds
+// (criteria convert ms and us).
 std::vector<std::string> recipe_metrics(const Recipe& r);
+// The MPI ranks the recipe's task runs on (training.distributed.ranks; 1
+// for the other tasks).
+int recipe_ranks(const Recipe& r);
 
 // Reads and validates the recipe and its manifests, applying `sets`
 // (PATH=VALUE) in order. Error: one line naming file, line, column, field.

@@ -54,7 +54,7 @@ int recorded_ranks(const std::string& ref, const std::string& history_path) {
   const Recipe r =
       parse_recipe(json_to_yaml(run.at("resolved_recipe")),
                    cat(run.at("results_file").get<std::string>(), ": resolved_recipe"), {});
-  return r.task == "training" ? r.training.ranks : 1;
+  return recipe_ranks(r);
 }
 
 Reproduction reproduce_run(const std::string& ref, const RunOptions& o, std::ostream& out) {

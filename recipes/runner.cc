@@ -158,8 +158,12 @@ std::string rank_zero_status(distributed::Communicator& comm, const std::string&
 
 }  // namespace
 
-RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream& out) {
-  const DetectedMachine machine = detect_machine();
+namespace {
+
+// The machine meets the recipe's constraints, its artifacts are the ones
+// it names, and the model has the inputs and outputs its manifest declares.
+DetectedMachine check_recipe(const Recipe& r, const RunOptions& o) {
+  DetectedMachine machine = detect_machine();
   const auto unmet = unmet_constraints(r.hardware, r.software, machine);
   DEEP500_CHECK(unmet.empty(), o.recipe, ": ", unmet.empty() ? "" : unmet[0],
                 unmet.size() > 1 ? cat(" (and ", unmet.size() - 1, " more)") : "");
@@ -172,7 +176,133 @@ RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream&
                                 : training::make_builtin_model(r.model.builtin, r.training.seed);
     check_declared_values(r.model, net.model());
   }
-  // Rank 0 (or the one process) writes results and the history.
+  return machine;
+}
+
+// The task's run between its start and end times, under the recipe's
+// environment variables (set for the task alone: plots run after).
+struct TimedRun {
+  TaskRun task;
+  std::string started, finished;  // UTC, ISO 8601
+};
+
+TimedRun run_timed(const Recipe& r, const RunOptions& o, std::ostream& out) {
+  TimedRun t;
+  t.started = utc_time("%Y-%m-%dT%H:%M:%SZ");
+  {
+    EnvironmentScope environment(r.software.environment);
+    t.task = run_task(r, o, out);
+  }
+  t.finished = utc_time("%Y-%m-%dT%H:%M:%SZ");
+  return t;
+}
+
+std::vector<Verdict> judge(const Recipe& r, const Measurements& m) {
+  std::vector<Verdict> verdicts;
+  for (const auto& c : r.criteria)
+    verdicts.push_back(evaluate(c, m, r.has_reference ? &r.reference : nullptr));
+  return verdicts;
+}
+
+// passed, failed or interrupted; rank 0's on every rank of a distributed run.
+std::string run_status(const TaskRun& task, const std::vector<Verdict>& verdicts,
+                       distributed::Communicator* comm) {
+  const bool all_passed =
+      std::all_of(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return v.passed; });
+  const std::string status = task.interrupted             ? "interrupted"
+                             : all_passed && !task.broken ? "passed"
+                                                          : "failed";
+  return comm ? rank_zero_status(*comm, status) : status;
+}
+
+nlohmann::json machine_json(const DetectedMachine& machine) {
+  return {{"architecture", machine.architecture},
+          {"cpu_model", machine.cpu_model},
+          {"isa", machine.isa},
+          {"cores", machine.cores},
+          {"memory_gib", machine.memory_gib},
+          {"gpus", machine.gpus},
+          {"hostname", machine.hostname}};
+}
+
+// results.json: the recipe as it ran, the machine, the task's context,
+// seeds, figures and details, and the verdicts.
+nlohmann::json results_json(const Recipe& r, const RunOptions& o, const DetectedMachine& machine,
+                            const TimedRun& run, const std::vector<Verdict>& verdicts,
+                            const std::string& status) {
+  return {{"format_version", metrics::kResultFormatVersion},
+          {"recipe",
+           {{"name", r.header.name},
+            {"version", r.header.version},
+            {"description", r.header.description},
+            {"file", fs::absolute(o.recipe).string()}}},
+          {"reproduces", o.reproduces},
+          {"resolved_recipe", yaml_to_json(r.resolved)},
+          {"manifest_files", r.manifest_files},
+          {"overrides", r.overrides},
+          {"machine", machine_json(machine)},
+          {"software", machine.software},
+          {"context", run.task.context},
+          {"seeds", run.task.seeds},
+          {"started_utc", run.started},
+          {"finished_utc", run.finished},
+          {"status", status},
+          {"metrics", metrics_json(run.task.measurements)},
+          {"criteria", verdicts_json(verdicts)},
+          {r.task, run.task.details}};
+}
+
+// results.json, metrics.csv and (where the task records one) trace.json.
+void write_results(const std::string& dir, const nlohmann::json& results, const TaskRun& task) {
+  write_output_file((fs::path(dir) / "results.json").string(), {results.dump(2) + "\n"},
+                    "writing results.json");
+  write_output_file((fs::path(dir) / "metrics.csv").string(), {task.csv}, "writing metrics.csv");
+  if (!task.trace.is_null())
+    write_output_file((fs::path(dir) / "trace.json").string(), {task.trace.dump() + "\n"},
+                      "writing trace.json");
+}
+
+RunRecord run_record(const Recipe& r, const nlohmann::json& results, const TimedRun& run,
+                     const std::vector<Verdict>& verdicts, const std::string& results_dir) {
+  RunRecord rec;
+  rec.recipe = r.header.name;
+  rec.recipe_version = r.header.version;
+  rec.task = r.task;
+  rec.status = results.at("status");
+  rec.started_utc = run.started;
+  rec.finished_utc = run.finished;
+  rec.seconds = run.task.seconds;
+  rec.results_dir = fs::absolute(results_dir).string();
+  rec.git_revision = run.task.context.value("git_revision", "unknown");
+  rec.hostname = results.at("machine").at("hostname");
+  rec.resolved_recipe = results.at("resolved_recipe").dump();
+  rec.metrics = run.task.measurements.final_values;
+  for (const auto& v : verdicts) rec.criteria.push_back({v.criterion, v.passed, v.detail});
+  return rec;
+}
+
+// Writes the results into a new folder and records the run in the history.
+// Until it is recorded, the folder holds a marker: a process killed
+// meanwhile leaves a folder that readers refuse (load_run_results), not a
+// run that seems complete.
+void record_run(const Recipe& r, const nlohmann::json& results, const TimedRun& run,
+                const std::vector<Verdict>& verdicts, History& history, RunSummary& s) {
+  const fs::path marker = fs::path(s.results_dir) / kIncompleteMarker;
+  write_output_file(marker.string(),
+                    {"deep500 run stopped before it recorded this run in the history\n"},
+                    "writing " + std::string(kIncompleteMarker));
+  write_results(s.results_dir, results, run.task);
+  s.run_id = history.record(run_record(r, results, run, verdicts, s.results_dir));
+  std::error_code ec;
+  fs::remove(marker, ec);
+}
+
+}  // namespace
+
+RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream& out) {
+  const DetectedMachine machine = check_recipe(r, o);
+  // Rank 0 (or the one process) writes results and the history, into a
+  // folder checked writable before the task runs.
   const bool writes = !o.communicator || o.communicator->rank() == 0;
   std::unique_ptr<History> history;
   fs::path base;
@@ -180,88 +310,16 @@ RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream&
     history = std::make_unique<History>(history_path(o.output_dir, o.history));
     base = results_base(o.output_dir, r.header.name);
   }
-
   out << "deep500 run: " << r.header.name << " " << r.header.version << " (" << r.task << ")"
       << std::endl;
-  const std::string started = utc_time("%Y-%m-%dT%H:%M:%SZ");
-  const TaskRun task = [&] {
-    EnvironmentScope environment(r.software.environment);  // the task's only (plots run after)
-    return run_task(r, o, out);
-  }();
-  const std::string finished = utc_time("%Y-%m-%dT%H:%M:%SZ");
-  out << task.summary << std::endl;
-
-  const Measurements& m = task.measurements;
-  std::vector<Verdict> verdicts;
-  for (const auto& c : r.criteria)
-    verdicts.push_back(evaluate(c, m, r.has_reference ? &r.reference : nullptr));
-  const bool all_passed =
-      std::all_of(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return v.passed; });
+  const TimedRun run = run_timed(r, o, out);
+  out << run.task.summary << std::endl;
+  const std::vector<Verdict> verdicts = judge(r, run.task.measurements);
   RunSummary s;
-  s.status = task.interrupted ? "interrupted" : all_passed && !task.broken ? "passed" : "failed";
-  if (o.communicator) s.status = rank_zero_status(*o.communicator, s.status);
+  s.status = run_status(run.task, verdicts, o.communicator);
   if (!writes) return s;
   s.results_dir = new_results_dir(base, o.output_dir);
-  // Until the run is recorded: a process killed meanwhile leaves a folder
-  // that readers refuse (load_run_results), not a run that seems complete.
-  const fs::path marker = fs::path(s.results_dir) / kIncompleteMarker;
-  write_output_file(marker.string(),
-                    {"deep500 run stopped before it recorded this run in the history\n"},
-                    "writing " + std::string(kIncompleteMarker));
-
-  nlohmann::json results = {{"format_version", metrics::kResultFormatVersion},
-                            {"recipe",
-                             {{"name", r.header.name},
-                              {"version", r.header.version},
-                              {"description", r.header.description},
-                              {"file", fs::absolute(o.recipe).string()}}},
-                            {"reproduces", o.reproduces},
-                            {"resolved_recipe", yaml_to_json(r.resolved)},
-                            {"manifest_files", r.manifest_files},
-                            {"overrides", r.overrides},
-                            {"machine",
-                             {{"architecture", machine.architecture},
-                              {"cpu_model", machine.cpu_model},
-                              {"isa", machine.isa},
-                              {"cores", machine.cores},
-                              {"memory_gib", machine.memory_gib},
-                              {"gpus", machine.gpus},
-                              {"hostname", machine.hostname}}},
-                            {"software", machine.software},
-                            {"context", task.context},
-                            {"seeds", task.seeds},
-                            {"started_utc", started},
-                            {"finished_utc", finished},
-                            {"status", s.status},
-                            {"metrics", metrics_json(m)},
-                            {"criteria", verdicts_json(verdicts)},
-                            {r.task, task.details}};
-  write_output_file((fs::path(s.results_dir) / "results.json").string(), {results.dump(2) + "\n"},
-                    "writing results.json");
-  write_output_file((fs::path(s.results_dir) / "metrics.csv").string(), {task.csv},
-                    "writing metrics.csv");
-  if (!task.trace.is_null())
-    write_output_file((fs::path(s.results_dir) / "trace.json").string(), {task.trace.dump() + "\n"},
-                      "writing trace.json");
-
-  RunRecord rec;
-  rec.recipe = r.header.name;
-  rec.recipe_version = r.header.version;
-  rec.task = r.task;
-  rec.status = s.status;
-  rec.started_utc = started;
-  rec.finished_utc = finished;
-  rec.seconds = task.seconds;
-  rec.results_dir = fs::absolute(s.results_dir).string();
-  rec.git_revision = task.context.value("git_revision", "unknown");
-  rec.hostname = machine.hostname;
-  rec.resolved_recipe = results["resolved_recipe"].dump();
-  rec.metrics = m.final_values;
-  for (const auto& v : verdicts) rec.criteria.push_back({v.criterion, v.passed, v.detail});
-  s.run_id = history->record(rec);
-  std::error_code ec;
-  fs::remove(marker, ec);
-
+  record_run(r, results_json(r, o, machine, run, verdicts, s.status), run, verdicts, *history, s);
   for (const auto& v : verdicts)
     out << (v.passed ? "  PASS  " : "  FAIL  ") << v.criterion << "  (" << v.detail << ")\n";
   if (o.plots) out << render_plots({s.results_dir}, s.results_dir) << "\n";

@@ -90,21 +90,8 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
-// What --metrics-json, --metrics-csv, --loss-csv, --save-params and
-// --save-model ask for.
-void write_training_outputs(const TrainingTask& o, const nlohmann::json& metrics,
-                            training::Trainer& trainer, const std::string& losses,
-                            network::Network& net) {
-  if (!o.metrics_json.empty()) write_text(o.metrics_json, metrics.dump(2) + "\n");
-  if (!o.metrics_csv.empty()) trainer.metrics().write_csv(o.metrics_csv);
-  if (!o.loss_csv.empty()) write_text(o.loss_csv, losses);
-  if (!o.save_params.empty()) write_outputs(o.save_params, trainer.parameters());
-  if (!o.save_model.empty()) net.save(o.save_model);
-}
-
-}  // namespace
-
-TrainingOutcome run_training(const TrainingTask& o) {
+// Every option checked and every output writable before anything loads.
+void check_task(const TrainingTask& o) {
   DEEP500_CHECK(o.model.empty() != o.builtin.empty(),
                 "expected either an ONNX model file or --model NAME (built in: lenet5, mlp)");
   DEEP500_CHECK(o.epochs >= 0, "--epochs: expected >= 0, got ", o.epochs);
@@ -117,7 +104,6 @@ TrainingOutcome run_training(const TrainingTask& o) {
   DEEP500_CHECK(o.checkpoint_every_batches >= 0, "--checkpoint-every-batches: expected >= 0");
   DEEP500_CHECK(o.checkpoint_every_batches == 0 || !o.checkpoint.empty(),
                 "--checkpoint-every-batches needs --checkpoint FILE");
-  // Every output can be written before training starts, not after it ends.
   for (const auto& [path, option] :
        {std::pair{o.metrics_json, "--metrics-json"}, std::pair{o.metrics_csv, "--metrics-csv"},
         std::pair{o.loss_csv, "--loss-csv"}, std::pair{o.checkpoint, "--checkpoint"},
@@ -127,16 +113,10 @@ TrainingOutcome run_training(const TrainingTask& o) {
   std::error_code ec;
   if (!o.resume.empty())
     DEEP500_CHECK(std::filesystem::exists(o.resume, ec), "--resume: file not found: ", o.resume);
+}
 
-  // Settings first: they bound what loading may allocate (memory.budget).
-  network::ExecutorOptions eo;
-  // Ranks on one host share its cores unless --threads says otherwise.
-  eo.threads = o.threads > 0 ? o.threads : distributed::threads_per_local_rank();
-  network::apply_settings(o.settings, &eo);
-  // Optimizer and scheme next: an unknown name or hyper-parameter fails
-  // before any loading.
-  const DistributedSetup dist = distributed_setup(o.communicator, o.scheme, o.shard);
-  check_same_configuration(dist, configuration_fields(o));
+// What the distributed schemes cannot do, refused before anything loads.
+void check_distributed_task(const TrainingTask& o, const DistributedSetup& dist) {
   DEEP500_CHECK(dist.enabled() || o.timeline.empty(),
                 "--timeline: the timeline is of distributed runs (--distributed SCHEME)");
   DEEP500_CHECK(!dist.enabled() || o.checkpoint.empty() || dist.scheme.name == "allreduce",
@@ -146,72 +126,82 @@ TrainingOutcome run_training(const TrainingTask& o) {
                     (dist.scheme.name != "async-ps" && dist.scheme.name != "ssp"),
                 "--lr-schedule: not available with the asynchronous schemes (the server's ",
                 "optimizer runs on its own thread)");
-  auto opt = training::make_optimizer(o.optimizer, o.hyper);
-  auto schedule =
-      training::parse_lr_schedule(o.lr_schedule, opt->learning_rate(), o.epochs, "--lr-schedule");
-  auto transforms = training::parse_transforms(o.augment, "--augment");
+}
 
-  const training::RunSeeds seeds = training::run_seeds(o.seed);
-  std::string logits = o.logits, loss = o.loss, input = o.input;
+// The network trained, with its loss appended where the task asks for one,
+// and the names of the values the trainer feeds and reads.
+struct TrainingGraph {
+  network::Network net;
+  std::string name;  // the file or the built-in network
+  std::string logits, loss, input;
+};
+
+TrainingGraph load_graph(const TrainingTask& o, uint64_t initialization_seed) {
+  std::error_code ec;
   network::Network net = [&] {
     if (!o.builtin.empty()) {
       DEEP500_CHECK(o.logits.empty() && o.loss.empty(),
                     "--logits/--loss are for ONNX files; --model ", o.builtin,
                     " has its own (logits)");
-      return training::make_builtin_model(o.builtin, seeds.initialization);
+      return training::make_builtin_model(o.builtin, initialization_seed);
     }
     DEEP500_CHECK(std::filesystem::exists(o.model, ec), "model: file not found: ", o.model);
     return network::Network::load(o.model);
   }();
-  const std::string model_name = o.builtin.empty() ? o.model : o.builtin;
-  if (!o.builtin.empty()) logits = "logits";
-  DEEP500_CHECK(!logits.empty() || !loss.empty(), o.model,
+  TrainingGraph g{std::move(net), o.builtin.empty() ? o.model : o.builtin,
+                  o.builtin.empty() ? o.logits : "logits", o.loss, o.input};
+  DEEP500_CHECK(!g.logits.empty() || !g.loss.empty(), o.model,
                 ": give --logits NAME (class scores [N, C]) or --loss NAME (a scalar loss)");
-  if (loss.empty()) loss = training::add_softmax_cross_entropy(net, logits, o.labels);
-  if (input.empty()) {
+  if (g.loss.empty()) g.loss = training::add_softmax_cross_entropy(g.net, g.logits, o.labels);
+  if (g.input.empty()) {
     std::vector<std::string> others;
-    for (const auto& in : net.inputs())
+    for (const auto& in : g.net.inputs())
       if (in != o.labels) others.push_back(in);
-    DEEP500_CHECK(others.size() == 1, model_name,
-                  ": cannot tell which graph input takes the images (", others.size(),
-                  " candidates); give --input NAME");
-    input = others[0];
+    DEEP500_CHECK(others.size() == 1, g.name, ": cannot tell which graph input takes the images (",
+                  others.size(), " candidates); give --input NAME");
+    g.input = others[0];
   }
+  return g;
+}
 
-  training::TrainTestData data;
-  if (!o.train_data) data = training::load_datasets(o.dataset, "--dataset " + to_string(o.dataset));
-  const Dataset* train = o.train_data ? o.train_data : data.train.get();
-  const Dataset* test = o.train_data ? o.test_data : data.test.get();
-  for (const auto& [split, expected, set] : {std::tuple{"train", o.expected_train_samples, train},
-                                             std::tuple{"test", o.expected_test_samples, test}})
+// The splits trained and tested on (the task's or the caller's), their
+// sizes checked against the manifest and their subsets taken.
+struct TrainingData {
+  training::TrainTestData loaded;
+  std::unique_ptr<Dataset> train_subset, test_subset;
+  const Dataset* train = nullptr;
+  const Dataset* test = nullptr;  // null: no test split
+};
+
+TrainingData load_data(const TrainingTask& o) {
+  TrainingData d;
+  if (!o.train_data)
+    d.loaded = training::load_datasets(o.dataset, "--dataset " + to_string(o.dataset));
+  d.train = o.train_data ? o.train_data : d.loaded.train.get();
+  d.test = o.train_data ? o.test_data : d.loaded.test.get();
+  for (const auto& [split, expected, set] : {std::tuple{"train", o.expected_train_samples, d.train},
+                                             std::tuple{"test", o.expected_test_samples, d.test}})
     DEEP500_CHECK(expected == 0 || (set && set->size() == expected), "dataset ", dataset_name(o),
                   ": the ", split, " split has ", set ? set->size() : 0,
                   " samples, the manifest says ", expected);
-  std::unique_ptr<Dataset> train_subset, test_subset;
   if (o.subset > 0)
-    train = (train_subset = std::make_unique<training::SubsetDataset>(*train, o.subset)).get();
-  if (o.test_subset > 0 && test)
-    test = (test_subset = std::make_unique<training::SubsetDataset>(*test, o.test_subset)).get();
+    d.train =
+        (d.train_subset = std::make_unique<training::SubsetDataset>(*d.train, o.subset)).get();
+  if (o.test_subset > 0 && d.test)
+    d.test =
+        (d.test_subset = std::make_unique<training::SubsetDataset>(*d.test, o.test_subset)).get();
+  return d;
+}
 
-  auto exec = validation::make_executor(o.executor, net.model(), eo);
-
-  training::SamplerOptions so;
-  so.batch_size = o.batch_size;
-  so.seed = seeds.shuffle;
-  auto sampler = make_sampler(dist, train->size(), so);
-  // What the sampler draws in one epoch, per class (Deep500's DatasetBias).
-  const training::DatasetBias bias = training::dataset_bias(*train, *sampler, 0, o.interrupt);
-  std::unique_ptr<distributed::DistributedOptimizer> scheme;
-  if (dist.enabled()) scheme = distributed::make_scheme(dist.scheme, *dist.comm, *opt);
-  // Overlap: the scheme hears of each gradient as backprop completes it.
-  network::ExecutorEvents* overlap = scheme ? scheme->executor_events() : nullptr;
-  if (overlap) exec->add_events(overlap);
-
+training::TrainerConfig trainer_config(const TrainingTask& o, const TrainingGraph& g,
+                                       const DistributedSetup& dist,
+                                       const training::RunSeeds& seeds,
+                                       std::vector<training::TransformPtr> transforms) {
   training::TrainerConfig cfg;
   cfg.epochs = o.epochs;
-  cfg.feeds = {{"input", input}, {"label", o.labels}};
-  cfg.loss = loss;
-  cfg.logits = logits;
+  cfg.feeds = {{"input", g.input}, {"label", o.labels}};
+  cfg.loss = g.loss;
+  cfg.logits = g.logits;
   cfg.target_accuracy = o.target_accuracy;
   cfg.stop_at_target = o.stop_at_target;
   cfg.time_limit_seconds = o.time_limit;
@@ -223,107 +213,27 @@ TrainingOutcome run_training(const TrainingTask& o) {
   cfg.interrupt = o.interrupt;
   cfg.loader.threads = o.prefetch_threads;
   cfg.loader.prefetch = std::max(2, o.prefetch_threads);
-  cfg.loader.transforms = transforms;
+  cfg.loader.transforms = std::move(transforms);
   cfg.loader.seed = seeds.augmentation;
-  training::Trainer trainer(net, *exec, scheme ? *scheme : *opt, *sampler, *train, test, cfg);
+  return cfg;
+}
 
-  std::unique_ptr<training::ScheduleEvents> sched_events;
-  if (schedule) {
-    sched_events = std::make_unique<training::ScheduleEvents>(
-        *opt,
-        std::vector<training::HyperParameterSchedule>{training::HyperParameterSchedule(schedule)});
-    trainer.add_events(sched_events.get());
-  }
-  LossLog loss_log;
-  if (!o.loss_csv.empty()) trainer.add_events(&loss_log);
-  for (training::TrainingEvents* e : o.events) trainer.add_events(e);
-  if (!o.resume.empty()) trainer.resume(o.resume);
-  if (scheme) scheme->synchronize(trainer.parameters());
-  const bool timeline = scheme && (o.record_timeline || !o.timeline.empty());
-  if (timeline) dist.comm->start_timeline();
-
-  // As asked: a schedule changes the optimizer's values while it runs.
-  const auto asked_hyper = opt->hyper_parameters();
-  training::TrainingReport r = trainer.run();
-  if (scheme) {  // asynchronous schemes: every rank ends with the server's parameters
-    scheme->finish(trainer.parameters());
-    for (const auto& [name, t] : trainer.parameters()) net.set_parameter(name, t);
-  }
-  if (overlap) exec->remove_events(overlap);
-  // Per-rank figures before the timeline is gathered (that traffic is not training's).
-  const nlohmann::json figures = scheme ? rank_figures(dist, *scheme, r) : nlohmann::json();
-  nlohmann::json trace;
-  if (timeline) trace = distributed::gather_timeline(*dist.comm, "deep500 train " + model_name);
-
+// Training samples per second of all ranks together (each trains an equal
+// share, in lockstep), over the epochs' training time.
+double samples_per_second(const training::TrainingReport& r, int ranks) {
   int64_t samples = 0;
-  double train_seconds = 0;
+  double seconds = 0;
   for (const auto& e : r.epochs) {
     samples += e.samples;
-    if (e.samples_per_second > 0) train_seconds += e.samples / e.samples_per_second;
+    if (e.samples_per_second > 0) seconds += e.samples / e.samples_per_second;
   }
-  // All ranks together (each trains an equal share, in lockstep).
-  const double ranks = dist.enabled() ? dist.comm->size() : 1;
-  const double samples_per_second = train_seconds > 0 ? ranks * samples / train_seconds : 0;
+  return seconds > 0 ? ranks * samples / seconds : 0;
+}
 
-  TrainingOutcome outcome;
-  {
-    nlohmann::json& j = outcome.metrics = trainer.metrics().to_json();
-    j["format_version"] = metrics::kResultFormatVersion;
-    auto unknown_if_negative = [](double v) {
-      return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v);
-    };
-    j["config"] = {{"model", model_name},
-                   {"dataset", dataset_name(o)},
-                   {"train_samples", train->size()},
-                   {"test_samples", test ? test->size() : 0},
-                   {"optimizer", o.optimizer},
-                   {"hyper_parameters", asked_hyper},
-                   {"final_hyper_parameters", opt->hyper_parameters()},
-                   {"lr_schedule", o.lr_schedule},
-                   {"epochs", o.epochs},
-                   {"batch_size", o.batch_size},
-                   {"seed", o.seed},
-                   {"seeds",
-                    {{"initialization", seeds.initialization},
-                     {"shuffle", seeds.shuffle},
-                     {"trainer", seeds.trainer},
-                     {"augmentation", seeds.augmentation}}},
-                   {"threads", o.threads},
-                   {"executor", o.executor},
-                   {"prefetch_threads", o.prefetch_threads},
-                   {"augment", o.augment},
-                   {"resumed_from", o.resume}};
-    j["context"] = metrics::to_json(network::result_context(exec.get()));
-    if (scheme) j["distributed"] = figures;
-    // Statistics of a whole epoch only (an interrupted count is no histogram).
-    j["dataset_bias"] =
-        bias.complete ? nlohmann::json{{"counts", bias.counts},
-                                       {"total", bias.total},
-                                       {"entropy", bias.entropy},
-                                       {"kl_to_uniform", bias.kl_to_uniform},
-                                       {"max_min_ratio", std::isfinite(bias.max_min_ratio)
-                                                             ? nlohmann::json(bias.max_min_ratio)
-                                                             : nlohmann::json(nullptr)}}
-                      : nlohmann::json{{"interrupted_after", bias.total}};
-    j["summary"] = {{"epochs_completed", r.epochs_completed},
-                    {"steps", r.steps},
-                    {"stopped_early", r.stopped_early},
-                    {"interrupted", r.interrupted},
-                    {"stop_reason", r.stop_reason},
-                    {"final_train_loss", r.final_train_loss},
-                    {"final_train_accuracy", unknown_if_negative(r.final_train_accuracy)},
-                    {"final_test_accuracy", unknown_if_negative(r.final_test_accuracy)},
-                    {"target_accuracy", o.target_accuracy},
-                    {"time_to_accuracy", unknown_if_negative(r.time_to_accuracy)},
-                    {"samples_per_second", samples_per_second},
-                    {"seconds", r.seconds}};
-  }
-  if (dist.writes()) write_training_outputs(o, outcome.metrics, trainer, loss_log.text, net);
-  if (dist.writes() && !o.timeline.empty()) write_text(o.timeline, trace.dump() + "\n");
-  outcome.timeline = std::move(trace);
-
-  std::string line =
-      cat("deep500 train: ", model_name, " ", r.epochs_completed, " epochs, ", r.steps, " steps");
+std::string summary_line(const TrainingOutcome& out, const TrainingTask& o) {
+  const training::TrainingReport& r = out.report;
+  std::string line = cat("deep500 train: ", out.config.model, " ", r.epochs_completed, " epochs, ",
+                         r.steps, " steps");
   if (r.final_test_accuracy >= 0)
     line += cat(", test accuracy ", fixed(r.final_test_accuracy, 4));
   else if (r.final_train_accuracy >= 0)
@@ -333,13 +243,234 @@ TrainingOutcome run_training(const TrainingTask& o) {
     line += r.time_to_accuracy >= 0 ? cat(", time to ", o.target_accuracy, " accuracy ",
                                           fixed(r.time_to_accuracy, 1), " s")
                                     : cat(", target ", o.target_accuracy, " not reached");
-  line += cat(", ", fixed(samples_per_second, 0), " samples/s, ", fixed(r.seconds, 1), " s");
-  if (scheme) line += cat(", ", dist.comm->size(), " ranks (", scheme->scheme(), ")");
+  line += cat(", ", fixed(out.samples_per_second, 0), " samples/s, ", fixed(r.seconds, 1), " s");
+  if (out.distributed)
+    line += cat(", ", out.distributed->ranks, " ranks (", out.distributed->scheme, ")");
   if (r.stopped_early) line += cat(" (stopped: ", r.stop_reason, ")");
-  outcome.summary = line;
-  outcome.epochs_csv = trainer.metrics().to_csv();
-  outcome.report = std::move(r);
-  return outcome;
+  return line;
+}
+
+nlohmann::json config_json(const TrainingConfig& c) {
+  return {{"model", c.model},
+          {"dataset", c.dataset},
+          {"train_samples", c.train_samples},
+          {"test_samples", c.test_samples},
+          {"optimizer", c.optimizer},
+          {"hyper_parameters", c.hyper_parameters},
+          {"final_hyper_parameters", c.final_hyper_parameters},
+          {"lr_schedule", c.lr_schedule},
+          {"epochs", c.epochs},
+          {"batch_size", c.batch_size},
+          {"seed", c.seed},
+          {"seeds",
+           {{"initialization", c.seeds.initialization},
+            {"shuffle", c.seeds.shuffle},
+            {"trainer", c.seeds.trainer},
+            {"augmentation", c.seeds.augmentation}}},
+          {"threads", c.threads},
+          {"executor", c.executor},
+          {"prefetch_threads", c.prefetch_threads},
+          {"augment", c.augment},
+          {"resumed_from", c.resumed_from}};
+}
+
+// Statistics of a whole epoch only (an interrupted count is no histogram).
+nlohmann::json bias_json(const training::DatasetBias& b) {
+  if (!b.complete) return {{"interrupted_after", b.total}};
+  return {{"counts", b.counts},
+          {"total", b.total},
+          {"entropy", b.entropy},
+          {"kl_to_uniform", b.kl_to_uniform},
+          {"max_min_ratio", std::isfinite(b.max_min_ratio) ? nlohmann::json(b.max_min_ratio)
+                                                           : nlohmann::json(nullptr)}};
+}
+
+nlohmann::json unknown_if_negative(double v) {
+  return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v);
+}
+
+nlohmann::json summary_json(const TrainingOutcome& out, double target_accuracy) {
+  const training::TrainingReport& r = out.report;
+  return {{"epochs_completed", r.epochs_completed},
+          {"steps", r.steps},
+          {"stopped_early", r.stopped_early},
+          {"interrupted", r.interrupted},
+          {"stop_reason", r.stop_reason},
+          {"final_train_loss", r.final_train_loss},
+          {"final_train_accuracy", unknown_if_negative(r.final_train_accuracy)},
+          {"final_test_accuracy", unknown_if_negative(r.final_test_accuracy)},
+          {"target_accuracy", target_accuracy},
+          {"time_to_accuracy", unknown_if_negative(r.time_to_accuracy)},
+          {"samples_per_second", out.samples_per_second},
+          {"seconds", r.seconds}};
+}
+
+// One training run's parts, built in order by the phases below (each
+// refers to those before it, so they are members in that order).
+class TrainingRun {
+ public:
+  explicit TrainingRun(const TrainingTask& o) : o_(o) {}
+  TrainingOutcome run();
+
+ private:
+  void prepare();        // settings, scheme, optimizer, schedule, augmentation
+  void build_trainer();  // network, data, executor, sampler, scheme, trainer
+  void add_listeners();  // schedule, loss log, the caller's; resume and synchronize
+  TrainingOutcome train();
+  TrainingConfig config() const;
+  void write_files(const TrainingOutcome& out);
+
+  const TrainingTask& o_;
+  network::ExecutorOptions eo_;
+  DistributedSetup dist_;
+  std::unique_ptr<training::Optimizer> opt_;
+  std::shared_ptr<const training::LrSchedule> schedule_;
+  std::vector<training::TransformPtr> transforms_;
+  training::RunSeeds seeds_;
+  std::optional<TrainingGraph> graph_;
+  TrainingData data_;
+  std::unique_ptr<network::GraphExecutor> exec_;
+  std::unique_ptr<training::Sampler> sampler_;
+  training::DatasetBias bias_;
+  std::unique_ptr<distributed::DistributedOptimizer> scheme_;
+  network::ExecutorEvents* overlap_ = nullptr;  // the scheme's, while training
+  std::unique_ptr<training::Trainer> trainer_;
+  std::unique_ptr<training::ScheduleEvents> schedule_events_;
+  LossLog loss_log_;
+};
+
+void TrainingRun::prepare() {
+  // Settings first: they bound what loading may allocate (memory.budget).
+  // Ranks on one host share its cores unless --threads says otherwise.
+  eo_.threads = o_.threads > 0 ? o_.threads : distributed::threads_per_local_rank();
+  network::apply_settings(o_.settings, &eo_);
+  // Optimizer and scheme next: an unknown name or hyper-parameter fails
+  // before any loading.
+  dist_ = distributed_setup(o_.communicator, o_.scheme, o_.shard);
+  check_same_configuration(dist_, configuration_fields(o_));
+  check_distributed_task(o_, dist_);
+  opt_ = training::make_optimizer(o_.optimizer, o_.hyper);
+  schedule_ = training::parse_lr_schedule(o_.lr_schedule, opt_->learning_rate(), o_.epochs,
+                                          "--lr-schedule");
+  transforms_ = training::parse_transforms(o_.augment, "--augment");
+  seeds_ = training::run_seeds(o_.seed);
+}
+
+void TrainingRun::build_trainer() {
+  graph_.emplace(load_graph(o_, seeds_.initialization));
+  data_ = load_data(o_);
+  exec_ = network::make_executor(o_.executor, graph_->net.model(), eo_);
+  training::SamplerOptions so;
+  so.batch_size = o_.batch_size;
+  so.seed = seeds_.shuffle;
+  sampler_ = make_sampler(dist_, data_.train->size(), so);
+  bias_ = training::dataset_bias(*data_.train, *sampler_, 0, o_.interrupt);
+  if (dist_.enabled()) scheme_ = distributed::make_scheme(dist_.scheme, *dist_.comm, *opt_);
+  // Overlap: the scheme hears of each gradient as backprop completes it.
+  overlap_ = scheme_ ? scheme_->executor_events() : nullptr;
+  if (overlap_) exec_->add_events(overlap_);
+  trainer_ = std::make_unique<training::Trainer>(
+      graph_->net, *exec_, scheme_ ? *scheme_ : *opt_, *sampler_, *data_.train, data_.test,
+      trainer_config(o_, *graph_, dist_, seeds_, transforms_));
+}
+
+void TrainingRun::add_listeners() {
+  if (schedule_) {
+    schedule_events_ = std::make_unique<training::ScheduleEvents>(
+        *opt_,
+        std::vector<training::HyperParameterSchedule>{training::HyperParameterSchedule(schedule_)});
+    trainer_->add_events(schedule_events_.get());
+  }
+  if (!o_.loss_csv.empty()) trainer_->add_events(&loss_log_);
+  for (training::TrainingEvents* e : o_.events) trainer_->add_events(e);
+  if (!o_.resume.empty()) trainer_->resume(o_.resume);
+  if (scheme_) scheme_->synchronize(trainer_->parameters());
+}
+
+TrainingConfig TrainingRun::config() const {
+  TrainingConfig c;
+  c.model = graph_->name;
+  c.dataset = dataset_name(o_);
+  c.train_samples = data_.train->size();
+  c.test_samples = data_.test ? data_.test->size() : 0;
+  c.optimizer = o_.optimizer;
+  c.final_hyper_parameters = opt_->hyper_parameters();
+  c.lr_schedule = o_.lr_schedule;
+  c.epochs = o_.epochs;
+  c.batch_size = o_.batch_size;
+  c.seed = o_.seed;
+  c.seeds = seeds_;
+  c.threads = o_.threads;
+  c.executor = o_.executor;
+  c.prefetch_threads = o_.prefetch_threads;
+  c.augment = o_.augment;
+  c.resumed_from = o_.resume;
+  c.target_accuracy = o_.target_accuracy;
+  return c;
+}
+
+TrainingOutcome TrainingRun::train() {
+  const bool timeline = scheme_ && (o_.record_timeline || !o_.timeline.empty());
+  if (timeline) dist_.comm->start_timeline();
+  // As asked: a schedule changes the optimizer's values while it runs.
+  const auto asked_hyper = opt_->hyper_parameters();
+  TrainingOutcome out;
+  out.report = trainer_->run();
+  if (scheme_) {  // asynchronous schemes: every rank ends with the server's parameters
+    scheme_->finish(trainer_->parameters());
+    for (const auto& [name, t] : trainer_->parameters()) graph_->net.set_parameter(name, t);
+  }
+  if (overlap_) exec_->remove_events(overlap_);
+  // Per-rank figures before the timeline is gathered (that traffic is not training's).
+  if (scheme_) out.distributed = rank_figures(dist_, *scheme_, out.report);
+  if (timeline)
+    out.timeline = distributed::gather_timeline(*dist_.comm, "deep500 train " + graph_->name);
+  out.epochs = trainer_->metrics();
+  out.config = config();
+  out.config.hyper_parameters = asked_hyper;
+  out.context = network::result_context(exec_.get());
+  out.dataset_bias = bias_;
+  out.samples_per_second = samples_per_second(out.report, dist_.enabled() ? dist_.comm->size() : 1);
+  out.summary = summary_line(out, o_);
+  return out;
+}
+
+// What --metrics-json, --metrics-csv, --loss-csv, --save-params,
+// --save-model and --timeline ask for (rank 0 alone).
+void TrainingRun::write_files(const TrainingOutcome& out) {
+  if (!dist_.writes()) return;
+  if (!o_.metrics_json.empty()) write_text(o_.metrics_json, to_json(out).dump(2) + "\n");
+  if (!o_.metrics_csv.empty()) out.epochs.write_csv(o_.metrics_csv);
+  if (!o_.loss_csv.empty()) write_text(o_.loss_csv, loss_log_.text);
+  if (!o_.save_params.empty()) write_outputs(o_.save_params, trainer_->parameters());
+  if (!o_.save_model.empty()) graph_->net.save(o_.save_model);
+  if (!o_.timeline.empty()) write_text(o_.timeline, out.timeline.dump() + "\n");
+}
+
+TrainingOutcome TrainingRun::run() {
+  check_task(o_);
+  prepare();
+  build_trainer();
+  add_listeners();
+  TrainingOutcome out = train();
+  write_files(out);
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const TrainingOutcome& out) {
+  nlohmann::json j = out.epochs.to_json();
+  j.update(metrics::result_header(out.context));
+  j["config"] = config_json(out.config);
+  if (out.distributed) j["distributed"] = to_json(*out.distributed);
+  j["dataset_bias"] = bias_json(out.dataset_bias);
+  j["summary"] = summary_json(out, out.config.target_accuracy);
+  return j;
+}
+
+TrainingOutcome run_training(const TrainingTask& task) {
+  return TrainingRun(task).run();
 }
 
 }  // namespace deep500::recipes

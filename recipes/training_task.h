@@ -11,14 +11,20 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "distributed/communicator.h"
+#include "metrics/context.h"
+#include "recipes/distributed_training.h"
 #include "training/data/dataset_spec.h"
+#include "training/dataset_bias.h"
+#include "training/run_seeds.h"
 #include "training/trainer.h"
+#include "training/training_metrics.h"
 
 namespace deep500::recipes {
 
@@ -78,15 +84,46 @@ struct TrainingTask {
   std::string save_model;   // the trained ONNX model
 };
 
+// What a run was given, as its results record it (the config section).
+struct TrainingConfig {
+  std::string model;                            // the file or the built-in network's name
+  std::string dataset;                          // the spec's text, or the caller's dataset
+  int64_t train_samples = 0, test_samples = 0;  // after --subset/--test-subset
+  std::string optimizer;
+  std::map<std::string, double> hyper_parameters;        // as asked
+  std::map<std::string, double> final_hyper_parameters;  // after the schedule
+  std::string lr_schedule;
+  int64_t epochs = 0, batch_size = 0;
+  uint64_t seed = 0;
+  training::RunSeeds seeds;  // what `seed` gave each random stream
+  int threads = 0;
+  std::string executor;
+  int prefetch_threads = 0;
+  std::vector<std::string> augment;
+  std::string resumed_from;
+  double target_accuracy = 0;  // 0: none (recorded in the summary section)
+};
+
+// Everything a training run measured, typed; to_json(outcome) is its one
+// serialised form (what --metrics-json writes and results.json records).
 struct TrainingOutcome {
   training::TrainingReport report;
-  // Per-epoch rows, config (with the seeds), machine context, dataset bias
-  // and summary: what --metrics-json writes.
-  nlohmann::json metrics;
-  std::string epochs_csv;   // the per-epoch rows as CSV (what --metrics-csv writes)
-  std::string summary;      // one line: epochs, accuracy, loss, samples/s, time
-  nlohmann::json timeline;  // distributed runs with record_timeline, on rank 0 (else null)
+  training::TrainingMetrics epochs;  // the per-epoch rows
+  TrainingConfig config;
+  metrics::Context context;  // the machine and every setting that ran
+  // Distributed runs: every rank's figures (else null).
+  std::optional<DistributedFigures> distributed;
+  // What the sampler drew in the first epoch, per class (Deep500's
+  // DatasetBias); `complete` false when interrupted before it was drawn.
+  training::DatasetBias dataset_bias;
+  double samples_per_second = 0;  // all ranks together, over training time
+  std::string summary;            // one line: epochs, accuracy, loss, samples/s, time
+  nlohmann::json timeline;        // distributed runs with record_timeline, on rank 0 (else null)
 };
+
+// Per-epoch rows, config (with the seeds), machine context, dataset bias,
+// distributed figures and summary.
+nlohmann::json to_json(const TrainingOutcome& outcome);
 
 // Validates the task (Error naming the option or field), then trains.
 // Errors of the data, the model or the outputs come before the first batch.

@@ -8,10 +8,6 @@
 namespace deep500::validation {
 namespace {
 
-ops::OpContext context_for(const ops::NodeSpec& node, const std::vector<Tensor>& inputs) {
-  return ops::OpContext{node, descs_of(inputs)};
-}
-
 // Index of the largest absolute difference (for outputs that are within
 // tolerance, where compare() reports no index).
 int64_t largest_difference(const Tensor& a, const Tensor& e) {
@@ -39,36 +35,6 @@ const char* check_status_name(CheckStatus s) {
   return "?";
 }
 
-std::vector<Tensor> random_inputs(const std::vector<TensorDesc>& descs, uint64_t seed, double lo,
-                                  double hi) {
-  Random rng(seed);
-  std::vector<Tensor> out;
-  for (const auto& d : descs) {
-    if (d.dtype == DataType::Undefined) {
-      out.emplace_back();
-      continue;
-    }
-    DEEP500_CHECK(d.dtype != DataType::String, "random_inputs: string tensors are not supported");
-    Tensor t(d);
-    rng.fill_uniform(t, lo, hi);
-    out.push_back(t);
-  }
-  return out;
-}
-
-std::vector<Tensor> run_node(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
-                             const std::string& backend, const ops::Registry& registry,
-                             std::string* implementation) {
-  auto ctx = context_for(node, inputs);
-  auto created = registry.create(ctx, {backend});
-  if (!created.ok()) throw Error(created.refusal().reason);
-  if (implementation) *implementation = created->implementation;
-  std::vector<Tensor> outputs(node.outputs.size());
-  created->op->forward(inputs, outputs);
-  if (implementation) *implementation = created->ran_implementation();
-  return outputs;
-}
-
 namespace {
 
 // Runs `node` on `backend` into r.implementation and `actual`; false (with r
@@ -76,7 +42,7 @@ namespace {
 bool run_under_test(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
                     const std::string& backend, const ops::Registry& registry,
                     ForwardCheckResult& r, std::vector<Tensor>& actual) {
-  auto made = registry.create(context_for(node, inputs), {backend});
+  auto made = registry.create(ops::context_for(node, inputs), {backend});
   if (!made.ok()) {
     r.status = CheckStatus::Skipped;
     r.message = made.refusal().reason;
@@ -176,7 +142,7 @@ ForwardCheckResult check_forward(const ops::NodeSpec& node, const std::vector<Te
                                  const ops::Registry& registry) {
   ForwardCheckResult r;
   r.backend = backend;
-  auto ref = registry.create(context_for(node, inputs), {o.reference_backend});
+  auto ref = registry.create(ops::context_for(node, inputs), {o.reference_backend});
   if (!ref.ok()) {
     r.status = CheckStatus::Skipped;
     r.message = "no reference to compare with: " + ref.refusal().reason;

@@ -16,17 +16,13 @@
 
 #include "deep/tensor.h"
 #include "operators/registry.h"
+#include "operators/run_node.h"
 #include "validation/compare.h"
 
 namespace deep500::validation {
 
 enum class CheckStatus { Passed, Failed, Skipped };
 const char* check_status_name(CheckStatus s);  // "passed", "FAILED", "skipped"
-
-// Seeded random inputs: floating types uniform in [lo, hi), integers uniform
-// in [lo, hi] rounded, bool fair coin flips. Same seed, same tensors.
-std::vector<Tensor> random_inputs(const std::vector<TensorDesc>& descs, uint64_t seed,
-                                  double lo = -1, double hi = 1);
 
 struct ForwardCheckOptions {
   std::string reference_backend = "reference";
@@ -85,12 +81,5 @@ ForwardCheckResult check_forward(const ops::NodeSpec& node, const std::vector<Te
 ForwardCheckResult check_forward_self_consistent(
     const ops::NodeSpec& node, const std::vector<Tensor>& inputs, const std::string& backend,
     const ops::Registry& registry = ops::Registry::global());
-
-// Runs `node` once on `backend` (refusals throw Error); for tools that need
-// the outputs themselves.
-std::vector<Tensor> run_node(const ops::NodeSpec& node, const std::vector<Tensor>& inputs,
-                             const std::string& backend,
-                             const ops::Registry& registry = ops::Registry::global(),
-                             std::string* implementation = nullptr);
 
 }  // namespace deep500::validation

@@ -9,36 +9,12 @@
 
 namespace deep500::validation {
 
-std::unique_ptr<network::GraphExecutor> make_executor(const std::string& spec,
-                                                      const network::Model& model,
-                                                      network::ExecutorOptions options) {
-  const std::string prefix = "backend:";
-  if (spec.rfind(prefix, 0) == 0) {
-    options.backends.clear();
-    for (const auto& b : split(spec.substr(prefix.size()), ','))
-      if (!b.empty()) options.backends.push_back(b);
-    DEEP500_CHECK(!options.backends.empty(), "executor '", spec,
-                  "': expected backend:NAMES, e.g. backend:",
-                  join(ops::Registry::global().default_preference()));
-    return network::ExecutorRegistry::global().create("reference", model, options);
-  }
-  const auto& executors = network::ExecutorRegistry::global();
-  const auto names = executors.names();
-  const auto backends = ops::Registry::global().backends();
-  if (std::find(names.begin(), names.end(), spec) == names.end() &&
-      std::find(backends.begin(), backends.end(), spec) != backends.end())
-    throw Error(cat("unknown executor '", spec, "': '", spec,
-                    "' is a kernel backend; for the reference executor with it use backend:", spec,
-                    ",reference"));
-  return executors.create(spec, model, options);
-}
-
 std::vector<LayerValue> capture_layers(const network::Model& model,
                                        const std::string& executor_spec,
                                        const std::map<std::string, Tensor>& feeds,
                                        const network::ExecutorOptions& options) {
   const network::Model all = network::with_intermediate_outputs(model);
-  auto exec = make_executor(executor_spec, all, options);
+  auto exec = network::make_executor(executor_spec, all, options);
   auto values = exec->inference(feeds);
   std::vector<LayerValue> layers;
   int index = 0;

@@ -24,12 +24,6 @@
 
 namespace deep500::validation {
 
-// Throws Error naming `spec` when it is neither a registered executor nor
-// "backend:..." with at least one name.
-std::unique_ptr<network::GraphExecutor> make_executor(const std::string& spec,
-                                                      const network::Model& model,
-                                                      network::ExecutorOptions options = {});
-
 struct LayerValue {
   std::string node;  // node name ("#index" when the node has none)
   std::string op_type;

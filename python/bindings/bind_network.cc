@@ -1,5 +1,5 @@
 // Level 1 from Python: ONNX models (network/model.h) and executors
-// (validation/layer_compare.h's make_executor: a registered executor or
+// (network/executor.h's make_executor: a registered executor or
 // backend:NAMES), inference and backprop.
 #include <pybind11/stl.h>
 
@@ -11,7 +11,6 @@
 #include "network/model.h"
 #include "python/bindings/bindings.h"
 #include "python/bindings/numpy_tensor.h"
-#include "validation/layer_compare.h"
 
 namespace py = pybind11;
 
@@ -56,7 +55,7 @@ void bind_network(py::module_& m) {
       .def(py::init([](const Model& model, const std::string& executor, int threads) {
              network::ExecutorOptions options;
              options.threads = threads;
-             return validation::make_executor(executor, model, options);
+             return network::make_executor(executor, model, options);
            }),
            py::arg("model"), py::arg("executor") = "optimized", py::arg("threads") = 0,
            py::keep_alive<1, 2>(),

@@ -177,7 +177,7 @@ void bind_operators(py::module_& m) {
         std::vector<Tensor> out;
         {
           py::gil_scoped_release release;
-          out = validation::run_node(node, tensors, backend);
+          out = ops::run_node(node, tensors, backend);
         }
         return to_numpy(out);
       },

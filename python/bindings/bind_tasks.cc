@@ -5,10 +5,10 @@
 
 #include <sstream>
 
+#include "distributed/job.h"
 #include "python/bindings/bindings.h"
 #include "python/bindings/python_dataset.h"
 #include "python/bindings/python_events.h"
-#include "recipes/cli/distributed_job.h"
 #include "recipes/interrupt.h"
 #include "recipes/runner.h"
 #include "recipes/training_task.h"
@@ -36,7 +36,7 @@ py::dict outcome_dict(const recipes::TrainingOutcome& o) {
   d["stop_reason"] = r.stop_reason;
   d["non_finite"] = r.non_finite;
   d["interrupted"] = r.interrupted;
-  d["metrics"] = to_python(o.metrics);
+  d["metrics"] = to_python(recipes::to_json(o));
   return d;
 }
 
@@ -116,7 +116,8 @@ void bind_tasks(py::module_& m) {
           py::gil_scoped_release release;
           // As `deep500 train`: an Error on one rank ends every rank (no rank
           // waits for it); one process raises it as usual.
-          out = cli::on_every_rank(task.communicator, [&] { return recipes::run_training(task); });
+          out = distributed::on_every_rank(task.communicator,
+                                           [&] { return recipes::run_training(task); });
         }
         if (out.report.interrupted) raise_keyboard_interrupt();
         return outcome_dict(out);

@@ -54,6 +54,10 @@ Command& Command::option(const std::string& flags, unsigned long long& into,
   last_ = app_->add_option(flags, into, help);
   return *this;
 }
+Command& Command::option(const std::string& flags, unsigned long& into, const std::string& help) {
+  last_ = app_->add_option(flags, into, help);
+  return *this;
+}
 Command& Command::option(const std::string& flags, double& into, const std::string& help) {
   last_ = app_->add_option(flags, into, help);
   return *this;

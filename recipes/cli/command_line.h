@@ -42,6 +42,7 @@ class Command {
   Command& option(const std::string& flags, long& into, const std::string& help);
   Command& option(const std::string& flags, long long& into, const std::string& help);
   Command& option(const std::string& flags, unsigned long long& into, const std::string& help);
+  Command& option(const std::string& flags, unsigned long& into, const std::string& help);
   Command& option(const std::string& flags, double& into, const std::string& help);
   // Repeatable: each occurrence adds one value.
   Command& option(const std::string& flags, std::vector<std::string>& into,

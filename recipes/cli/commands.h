@@ -6,9 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "deep/exit_codes.h"
 #include "metrics/runner.h"
-
-namespace deep500::recipes {}
+#include "network/executor_options.h"
+#include "recipes/conformance_task.h"
+#include "recipes/inference_task.h"
+#include "recipes/operator_task.h"
+#include "recipes/runner.h"
+#include "recipes/training_task.h"
 
 namespace deep500::cli {
 
@@ -30,23 +35,10 @@ void add_history_commands(CommandLine& line);  // history, scoreboard, info, plo
 // The command files call the recipes library (tasks, feeds, interrupts).
 using namespace deep500::recipes;
 
-// The exit codes of every command (--help prints them).
-inline constexpr int kSuccess = 0;
-inline constexpr int kCheckFailed = 1;  // a check, comparison or criterion failed
-inline constexpr int kBadInput = 2;     // bad option, value, file or model: one line on stderr
-inline constexpr int kInternalError = 3;
-inline constexpr int kInterrupted = 130;  // SIGINT/SIGTERM: stopped early, results written
-
 struct OnnxTestOptions {
-  std::vector<std::string> dirs;
-  std::vector<std::string> backends;
-  std::string filter;  // substring of the case name
-  double timeout_seconds = 60;
-  bool isolate = true;
-  bool verbose = false;               // print every case, not only failures
-  std::string json_path;              // write {"context": ..., "rows": [...]} as JSON
-  long min_pass = -1;                 // exit 1 when fewer cases pass
-  std::vector<std::string> settings;  // NAME=VALUE (network/settings.h)
+  ConformanceTask task;   // the options bind into it
+  std::string json_path;  // write {"context": ..., "rows": [...]} as JSON
+  long min_pass = -1;     // exit 1 when fewer cases pass
 };
 int onnx_test(const OnnxTestOptions& o);
 
@@ -54,29 +46,22 @@ int onnx_test(const OnnxTestOptions& o);
 // reference (check) or measured with the metrics Runner (bench).
 struct OpOptions {
   std::string mode;  // "check" or "bench"
-  std::string op_type;
-  std::string domain;  // "" = ai.onnx
-  int opset = 17;
-  std::vector<std::string> inputs;      // NAME:dtype:shape, e.g. x:float32:Nx3x224x224
-  std::vector<std::string> attrs;       // key=value; typed by the ONNX schema
-  int outputs = -1;                     // node outputs; -1 = the schema's minimum
-  std::vector<std::string> backends;    // empty = reference; "all" = every registered one
-  unsigned long long seed = 42;         // of the random inputs
-  std::vector<double> range = {-1, 1};  // uniform input range
-  bool isolate = true;  // each backend's check / first run in a worker process (a crash is a row)
-  // check
-  bool grad = false;  // also run the gradient check
-  // bench
-  std::string shapes_path;         // benchdnn-style problems, one a line
-  std::string dtype = "float32";   // element type of --shapes problems
-  std::vector<int64_t> batch;      // values of N in shapes (mb of Conv/MatMul, m of Gemm)
-  bool backward = false;           // also time backward() (pass "backward")
-  bool include_transfers = false;  // device backends: also time with host copies in and out
-  int threads = 0;                 // OpenMP threads of the kernels (0 = library default)
-  std::string format = "console";  // stdout: console | json | csv | gbench
+  // The operator (op type, domain, opset, attributes, outputs), backends
+  // (empty = reference; "all" = every registered one), seed, isolation,
+  // threads and timing bind into the benchmark; `op check` uses its
+  // operator, backends, seed and isolation.
+  OperatorBenchmark bench;
+  // The problems, as text: NAME:dtype:shape inputs, or a benchdnn-style
+  // shape file of `dtype` problems, once per batch value.
+  std::vector<std::string> inputs;
+  std::string shapes_path;
+  std::string dtype = "float32";
+  std::vector<int64_t> batch;
+  std::vector<double> range = {-1, 1};  // uniform input range LOW,HIGH
+  bool grad = false;                    // check: also the gradient check
+  std::string format = "console";       // bench: stdout is console | json | csv | gbench
   std::string json_path, csv_path, gbench_path;
-  metrics::RunnerSettings runner;     // --warmup, --min-reps, --max-reps, --min-time, --max-time
-  std::vector<std::string> settings;  // NAME=VALUE (recipes/cli/settings.h)
+  std::vector<std::string> settings;  // NAME=VALUE (network/settings.h)
 };
 int op_command(const OpOptions& o);
 
@@ -84,17 +69,10 @@ int op_command(const OpOptions& o);
 // output as OUTPUT_DIR/<output name>.npy, then times the scenarios asked
 // for; the recipes' inference task (recipes/cli/infer_command.cc).
 struct InferOptions {
-  std::string model;
-  std::vector<std::string> inputs;  // NAME=FILE.npy
-  std::string output_dir;
-  std::string executor = "reference";  // registry name or backend:NAMES
-  std::vector<std::string> backends;   // kernel preference (reference executor)
-  int threads = 0;
-  std::string trace_path;              // Chrome trace of every node (Perfetto)
-  std::vector<std::string> passes;     // graph passes applied before running ("default" = all)
-  std::vector<std::string> scenarios;  // SingleStream, Offline (recipes/inference_task.h)
-  std::string json_path;               // context and scenario statistics as JSON
-  std::vector<std::string> settings;   // NAME=VALUE (recipes/cli/settings.h)
+  InferenceTask task;      // the options bind into it (executor reference, threads 0)
+  std::string output_dir;  // OUTPUT_DIR/<output name>.npy
+  std::string trace_path;  // Chrome trace of every node (Perfetto)
+  std::string json_path;   // context and scenario statistics as JSON
 };
 int infer_command(const InferOptions& o);
 
@@ -106,9 +84,8 @@ struct GradOptions {
   std::vector<std::string> inputs;  // NAME=FILE.npy
   std::string output_dir;
   std::string executor = "reference";
-  std::vector<std::string> backends;
-  int threads = 0;
-  std::vector<std::string> settings;  // NAME=VALUE (recipes/cli/settings.h)
+  network::ExecutorOptions executor_options;  // --backend and --threads bind into it
+  std::vector<std::string> settings;          // NAME=VALUE (network/settings.h)
 };
 int grad_command(const GradOptions& o);
 
@@ -125,9 +102,9 @@ struct CompareOptions {
   std::string b;
   std::vector<std::string> inputs;  // NAME=FILE.npy; others seeded random
   unsigned long long seed = 42;
-  double rtol = -1, atol = -1;  // < 0: per-dtype defaults (validation/compare.h)
-  int threads = 0;
-  std::vector<std::string> settings;  // NAME=VALUE (recipes/cli/settings.h)
+  double rtol = -1, atol = -1;                // < 0: per-dtype defaults (validation/compare.h)
+  network::ExecutorOptions executor_options;  // --threads binds into it
+  std::vector<std::string> settings;          // NAME=VALUE (network/settings.h)
 };
 int compare_command(const CompareOptions& o);
 int compare_runs_command(const CompareOptions& o);
@@ -135,60 +112,24 @@ int compare_runs_command(const CompareOptions& o);
 // deep500 train (--model lenet5 | MODEL.onnx --logits NAME) --dataset SPEC:
 // trains with the Level 2 Trainer (recipes/cli/train_command.cc,
 // docs/training.md). Prints a summary line; writes metrics, per-batch losses,
-// checkpoints and the final parameters where asked.
+// checkpoints and the final parameters where asked. The options bind
+// straight into the task; these are the ones the command line reads as text
+// or alone has.
 struct TrainOptions {
-  std::string model;              // ONNX file ("" with builtin)
-  std::string builtin;            // --model NAME (training/models.h)
-  std::string logits;             // class scores [N, C] of the ONNX model
-  std::string loss;               // an existing scalar loss ("" = append softmax cross-entropy)
-  std::string input;              // graph input fed with the images ("" = the only other input)
-  std::string labels = "labels";  // graph input fed with the labels
-  std::string dataset;  // fashion-mnist[:DIR] | mnist:DIR | idx:... | cifar10:DIR | npz:...
-  std::string optimizer = "momentum";
-  std::vector<std::string> hyper;  // name=value
-  std::string lr_schedule;  // step:SIZE[:GAMMA] | cosine[:T_MAX[:ETA_MIN]] | warmup:STEPS[:F]
-  long long epochs = 1, batch_size = 64;
-  unsigned long long seed = 1;
-  int threads = 1;
-  std::string executor = "optimized";
-  std::string checkpoint;
-  long long checkpoint_every_batches = 0;
-  std::string resume;
-  std::string metrics_json, metrics_csv, loss_csv;
-  std::string save_params;  // DIR/<parameter>.npy at the end
-  std::string save_model;   // the trained ONNX model
-  double target_accuracy = 0;
-  bool stop_at_target = false;
-  double time_limit = 0;
-  long long subset = 0, test_subset = 0;  // first N samples (0 = all)
-  int prefetch_threads = 1;
-  std::vector<std::string> augment;  // flip[:P], crop:SIZE:PAD, cutout:SIZE
-  bool progress = true;
-  bool continue_on_non_finite = false;  // apply NaN/Inf steps instead of stopping (exit 1)
-  std::string distributed;              // scheme under mpirun ("" = one process)
-  std::string shard = "replicated";     // replicated | partitioned
-  std::string communicator = "mpi";     // mpi | nccl (distributed)
-  double comm_timeout = 300;            // seconds (distributed)
-  std::string timeline;                 // Chrome trace of every rank's communication calls
-  std::vector<std::string> settings;    // NAME=VALUE (recipes/cli/settings.h)
+  TrainingTask task;
+  std::string dataset;               // DatasetSpec's text form
+  std::vector<std::string> hyper;    // name=value
+  std::string distributed;           // the scheme under mpirun ("" = one process)
+  std::string communicator = "mpi";  // mpi | nccl (distributed)
 };
 int train_command(const TrainOptions& o);
 
 // deep500 run RECIPE.yaml (recipes/runner.h): exit 0 when every criterion
 // holds, 1 when one fails, 130 when interrupted.
-struct RunCommandOptions {
-  std::string recipe;
-  std::vector<std::string> sets;  // PATH=VALUE
-  bool dry_run = false;
-  std::string output_dir = "results";
-  std::string history;  // "" = OUTPUT_DIR/history.sqlite
-  bool plots = true;
-  bool progress = true;
-};
-int run_command(const RunCommandOptions& o);
+int run_command(const RunOptions& o);
 // deep500 reproduce RUN (recipes/reproduce.h; `recipe` holds RUN): exit 0
 // when it reproduced, 1 when not, 130 when interrupted.
-int reproduce_command(const RunCommandOptions& o);
+int reproduce_command(const RunOptions& o);
 
 // deep500 history: the runs recorded, oldest first.
 struct HistoryOptions {

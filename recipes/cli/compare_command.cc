@@ -28,7 +28,7 @@ int compare_command(const CompareOptions& o) {
   const std::string& model_file = o.targets[0];
   DEEP500_CHECK(!o.a.empty() && !o.b.empty(), "--a/--b: both executors are required, e.g. --a ",
                 "backend:reference --b backend:onednn,reference");
-  check_thread_count(o.threads, "--threads");
+  check_thread_count(o.executor_options.threads, "--threads");
   network::Model model = network::load_model(model_file);
   auto feeds = load_feeds(model, o.inputs, /*random_missing=*/true, o.seed);
   std::optional<validation::Tolerance> tol;
@@ -38,8 +38,7 @@ int compare_command(const CompareOptions& o) {
     if (o.atol >= 0) t.atol = o.atol;
     tol = t;
   }
-  network::ExecutorOptions options;
-  options.threads = o.threads;
+  network::ExecutorOptions options = o.executor_options;
   network::apply_settings(o.settings, &options);
   auto a = validation::capture_layers(model, o.a, feeds, options);
   auto b = validation::capture_layers(model, o.b, feeds, options);
@@ -86,7 +85,7 @@ void add_compare_command(CommandLine& line) {
       .option("--seed", o->seed, "seed of the random inputs")
       .option("--rtol", o->rtol, "relative tolerance (default per dtype)")
       .option("--atol", o->atol, "absolute tolerance (default per dtype)")
-      .option("--threads", o->threads, "threads (0 = library default)")
+      .option("--threads", o->executor_options.threads, "threads (0 = library default)")
       .operator_options(o->settings)
       .option("--output-dir", o->output_dir, "runs: results folder (default results)")
       .option("--history", o->history, "runs: history database (default OUTPUT_DIR/history.sqlite)")

@@ -5,28 +5,26 @@
 #include <iostream>
 
 #include "deep/sizes.h"
+#include "network/executor.h"
 #include "network/model.h"
 #include "network/settings.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
 #include "recipes/model_feeds.h"
-#include "validation/layer_compare.h"
 
 namespace deep500::cli {
 
 int grad_command(const GradOptions& o) {
   prepare_output_dir(o.output_dir, "--output-dir");
   DEEP500_CHECK(!o.loss.empty(), "--loss: required (the name of a scalar value of the graph)");
-  check_thread_count(o.threads, "--threads");
+  check_thread_count(o.executor_options.threads, "--threads");
   network::Model model = network::load_model(o.model);
   DEEP500_CHECK(!network::parameter_names(model).empty(), o.model,
                 ": the model has no floating-point parameters (initializers) to differentiate");
   auto feeds = load_feeds(model, o.inputs);
-  network::ExecutorOptions options;
-  options.backends = o.backends;
-  options.threads = o.threads;
+  network::ExecutorOptions options = o.executor_options;
   network::apply_settings(o.settings, &options);
-  auto exec = validation::make_executor(o.executor, model, options);
+  auto exec = network::make_executor(o.executor, model, options);
   auto result = exec->inference_and_backprop(feeds, o.loss);
   std::cout << "loss " << o.loss << " = " << result.outputs.at(o.loss).at_as_double(0) << "\n";
   write_outputs(o.output_dir, result.gradients);
@@ -43,8 +41,8 @@ void add_grad_command(CommandLine& line) {
       .option("--output-dir", o->output_dir, "where DIR/<parameter>.npy are written")
       .required()
       .option("--executor", o->executor, "executor name or backend:NAMES (default reference)")
-      .list("--backend", o->backends, "kernel preference, e.g. onednn,reference")
-      .option("--threads", o->threads, "threads (0 = library default)")
+      .list("--backend", o->executor_options.backends, "kernel preference, e.g. onednn,reference")
+      .option("--threads", o->executor_options.threads, "threads (0 = library default)")
       .operator_options(o->settings)
       .runs([o] { return grad_command(*o); });
 }

@@ -19,19 +19,6 @@ namespace deep500::cli {
 
 namespace {
 
-InferenceTask inference_task(const InferOptions& o) {
-  InferenceTask t;
-  t.model = o.model;
-  t.inputs = o.inputs;
-  t.scenarios = o.scenarios;
-  t.executor = o.executor;
-  t.backends = o.backends;
-  t.threads = o.threads;
-  t.passes = o.passes;
-  t.settings = o.settings;
-  return t;
-}
-
 void print_scenario(const network::ScenarioResult& s) {
   std::cout << s.scenario << ": " << s.samples_per_query << " samples per query, p50 "
             << s.p50 * 1e3 << " ms, p90 " << s.p90 * 1e3 << " ms, p99 " << s.p99 * 1e3 << " ms, "
@@ -45,7 +32,7 @@ int infer_command(const InferOptions& o) {
   prepare_output_dir(o.output_dir, "--output-dir");
   if (!o.trace_path.empty()) check_output_path(o.trace_path, "--trace");
   if (!o.json_path.empty()) check_output_path(o.json_path, "--json");
-  const InferenceOutcome out = run_inference(inference_task(o));
+  const InferenceOutcome out = run_inference(o.task);
   for (const auto& r : out.passes)
     std::cout << "pass " << r.pass << ": " << r.nodes_before << " -> " << r.nodes_after
               << " nodes\n";
@@ -62,23 +49,25 @@ int infer_command(const InferOptions& o) {
 
 void add_infer_command(CommandLine& line) {
   auto o = std::make_shared<InferOptions>();
+  o->task.executor = "reference";  // recipes default to the optimized executor
+  o->task.threads = 0;
   line.add("infer", "run a model; write each output as DIR/<name>.npy")
-      .positional("model", o->model, "ONNX model file")
-      .option("--input", o->inputs, "NAME=FILE.npy, one per graph input")
+      .positional("model", o->task.model, "ONNX model file")
+      .option("--input", o->task.inputs, "NAME=FILE.npy, one per graph input")
       .option("--output-dir", o->output_dir, "where the outputs are written")
       .required()
-      .option("--executor", o->executor, "executor name or backend:NAMES (default reference)")
-      .list("--backend", o->backends, "kernel preference, e.g. onednn,reference")
-      .option("--threads", o->threads, "threads (0 = library default)")
+      .option("--executor", o->task.executor, "executor name or backend:NAMES (default reference)")
+      .list("--backend", o->task.backends, "kernel preference, e.g. onednn,reference")
+      .option("--threads", o->task.threads, "threads (0 = library default)")
       .option("--trace", o->trace_path, "write a Chrome trace (Perfetto) of every node")
-      .list("--passes", o->passes,
+      .list("--passes", o->task.passes,
             "graph passes before running, e.g. default or identity-elimination,bn-folding")
-      .list("--scenario", o->scenarios,
+      .list("--scenario", o->task.scenarios,
             "then time these scenarios: SingleStream (latency of the first sample), Offline "
             "(throughput of the whole input batch)")
       .option("--json", o->json_path,
               "write the context and every scenario's statistics to this JSON file")
-      .operator_options(o->settings)
+      .operator_options(o->task.settings)
       .runs([o] { return infer_command(*o); });
 }
 

@@ -1,6 +1,6 @@
 // deep500: the command line. Each command file registers its subcommands
 // (commands.h); command_line.cc parses and runs the one chosen. Exit codes
-// (commands.h): 0 success, 1 a check or criterion failed, 2 bad input (one
+// (deep/exit_codes.h): 0 success, 1 a check or criterion failed, 2 bad input (one
 // line "deep500: error: ..."), 3 internal error, 130 interrupted.
 #include <cstring>
 #include <iostream>
@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
       deep500::frameworks::register_all();
     } catch (const std::exception& e) {
       std::cerr << "deep500 kernel worker: " << e.what() << "\n";
-      return kInternalError;
+      return deep500::kInternalError;
     }
     return deep500::recipes::kernel_worker_main();
   }

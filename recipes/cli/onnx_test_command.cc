@@ -12,14 +12,7 @@ namespace deep500::cli {
 
 int onnx_test(const OnnxTestOptions& o) {
   if (!o.json_path.empty()) check_output_path(o.json_path, "--json");
-  ConformanceTask task;
-  task.suites = o.dirs;
-  task.filter = o.filter;
-  task.backends = o.backends;
-  task.settings = o.settings;
-  task.timeout_seconds = o.timeout_seconds;
-  task.isolate = o.isolate;
-  task.verbose = o.verbose;
+  ConformanceTask task = o.task;
   // SIGINT/SIGTERM: stop after the current case; the rows so far are
   // reported and written, marked interrupted (exit 130).
   InterruptScope interrupt;
@@ -45,15 +38,15 @@ int onnx_test(const OnnxTestOptions& o) {
 void add_onnx_test_command(CommandLine& line) {
   auto o = std::make_shared<OnnxTestOptions>();
   line.add("onnx-test", "run ONNX backend test folders")
-      .positionals("dirs", o->dirs, "test folders (model.onnx + test_data_set_*)")
-      .list("--backend", o->backends, "backend preference, e.g. onednn,reference")
-      .option("--filter", o->filter, "only cases whose name contains this (any case)")
-      .option("--timeout", o->timeout_seconds, "seconds per case")
-      .flag("!--no-isolate", o->isolate, "run cases in this process")
-      .flag("-v,--verbose", o->verbose, "print every case")
+      .positionals("dirs", o->task.suites, "test folders (model.onnx + test_data_set_*)")
+      .list("--backend", o->task.backends, "backend preference, e.g. onednn,reference")
+      .option("--filter", o->task.filter, "only cases whose name contains this (any case)")
+      .option("--timeout", o->task.timeout_seconds, "seconds per case")
+      .flag("!--no-isolate", o->task.isolate, "run cases in this process")
+      .flag("-v,--verbose", o->task.verbose, "print every case")
       .option("--json", o->json_path, "write every row to this JSON file")
       .option("--min-pass", o->min_pass, "exit 1 when fewer cases pass")
-      .operator_options(o->settings)
+      .operator_options(o->task.settings)
       .runs([o] { return onnx_test(*o); });
 }
 

@@ -22,13 +22,13 @@
 #include "deep/text.h"
 #include "metrics/reporter.h"
 #include "network/settings.h"
+#include "operators/run_node.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
 #include "recipes/kernel_worker.h"
 #include "recipes/operator_check.h"
 #include "recipes/operator_task.h"
 #include "recipes/problems.h"
-#include "validation/forward_check.h"
 
 namespace deep500::cli {
 namespace {
@@ -37,32 +37,30 @@ using deep500::split;
 
 using onnx::AttributeProto;
 
-OperatorSpec operator_spec(const OpOptions& o) {
-  return {o.op_type, o.domain, o.opset, o.outputs, o.attrs};
-}
-
 int run_check(const OpOptions& o, const OpDefinition& def, const ops::NodeSpec& node,
               const Problem& p) {
-  auto inputs = validation::random_inputs(descs(p), o.seed, o.range[0], o.range[1]);
-  std::cout << "op check " << o.op_type << " (opset " << o.opset << ") " << p.label << ", seed "
-            << o.seed << "\n";
+  const OperatorBenchmark& b = o.bench;
+  auto inputs = ops::random_inputs(descs(p), b.seed, o.range[0], o.range[1]);
+  std::cout << "op check " << b.op.op_type << " (opset " << b.op.opset << ") " << p.label
+            << ", seed " << b.seed << "\n";
   std::cout << check_row("backend", "check", "status", "max abs err", "max rel err", "worst",
                          "implementation / reason")
             << "\n";
   int passed = 0, failed = 0;
-  for (const auto& b : backend_list(o.backends, def)) {
+  for (const auto& backend : backend_list(b.backends, def)) {
     KernelJob job;
     job.kind = KernelJob::Kind::Check;
     job.node = node;
     job.inputs = inputs;
-    job.backend = b;
+    job.backend = backend;
     job.grad = o.grad;
     job.custom = def.without_reference();
     std::string text;
-    if (o.isolate) {
+    if (b.isolate) {
       ChildResult child = run_kernel_job(job);
       if (child.threw_error) throw Error(child.failure);  // bad input, as without isolation
-      text = child.completed ? child.output : failed_check_rows(b, "the kernel " + child.failure);
+      text = child.completed ? child.output
+                             : failed_check_rows(backend, "the kernel " + child.failure);
     } else {
       text = run_kernel_job_here(job);
     }
@@ -84,30 +82,13 @@ int run_check(const OpOptions& o, const OpDefinition& def, const ops::NodeSpec& 
   return kSuccess;
 }
 
-std::unique_ptr<metrics::Reporter> make_reporter(const std::string& format, std::ostream& out) {
-  if (format == "console") return metrics::make_console_reporter(out);
-  if (format == "json") return metrics::make_json_reporter(out);
-  if (format == "csv") return metrics::make_csv_reporter(out);
-  if (format == "gbench") return metrics::make_gbench_reporter(out);
-  throw Error(
-      cat("--format: unknown format '", format, "' (expected console, json, csv or gbench)"));
-}
-
 int run_bench(const OpOptions& o, const std::vector<Problem>& problems) {
-  OperatorBenchmark b;
-  b.op = operator_spec(o);
+  OperatorBenchmark b = o.bench;
   b.problems = problems;
-  b.backends = o.backends;
-  b.backward = o.backward;
-  b.seed = o.seed;
   b.low = o.range[0];
   b.high = o.range[1];
-  b.isolate = o.isolate;
-  b.include_transfers = o.include_transfers;
-  b.threads = o.threads;
-  b.runner = o.runner;
   b.runner.validate();
-  make_reporter(o.format, std::cout);  // validates --format before any work
+  metrics::make_reporter(o.format, std::cout, "--format");  // validates --format before any work
   for (const auto& [path, option] :
        {std::pair{o.json_path, "--json"}, std::pair{o.csv_path, "--csv"},
         std::pair{o.gbench_path, "--gbench"}})
@@ -115,17 +96,17 @@ int run_bench(const OpOptions& o, const std::vector<Problem>& problems) {
   // Anything but the table goes to stderr when stdout carries a data format.
   std::ostream& info = o.format == "console" ? std::cout : std::cerr;
   const metrics::Peaks peaks =
-      measure_backend_peaks(backend_list(o.backends, find_definition(b.op)), o.threads);
+      measure_backend_peaks(backend_list(b.backends, find_definition(b.op)), b.threads);
   b.peaks = &peaks;
   const BenchmarkOutcome out = run_operator_benchmark(b, info);
 
   metrics::Context context = network::result_context(nullptr);
-  context.settings.push_back({"op.threads", std::to_string(o.threads)});
-  make_reporter(o.format, std::cout)->report(context, out.results);
+  context.settings.push_back({"op.threads", std::to_string(b.threads)});
+  metrics::make_reporter(o.format, std::cout)->report(context, out.results);
   auto write = [&](const std::string& path, const std::string& format) {
     if (path.empty()) return;
     std::ostringstream text;
-    make_reporter(format, text)->report(context, out.results);
+    metrics::make_reporter(format, text)->report(context, out.results);
     write_output_file(path, {text.str()}, "--" + format);
     info << "wrote " << path << "\n";
   };
@@ -148,10 +129,10 @@ int op_command(const OpOptions& o) {
   DEEP500_CHECK(o.range.size() == 2 && o.range[0] < o.range[1],
                 "--range: expected LOW,HIGH with LOW < HIGH, e.g. -1,1");
   network::apply_settings(o.settings, nullptr);
-  const OperatorSpec op = operator_spec(o);
+  const OperatorSpec& op = o.bench.op;
   const OpDefinition def = find_definition(op);
   std::vector<Problem> problems =
-      make_problems(o.op_type, o.inputs, o.shapes_path, o.dtype, o.batch);
+      make_problems(op.op_type, o.inputs, o.shapes_path, o.dtype, o.batch);
   if (o.mode == "bench") return run_bench(o, problems);
   int rc = kSuccess;
   for (const auto& p : problems) rc = std::max(rc, run_check(o, def, make_node(op, def, p), p));
@@ -162,14 +143,14 @@ namespace {
 
 // The options `op check` and `op bench` share.
 void add_problem_options(Command& c, OpOptions& o) {
-  c.positional("optype", o.op_type, "ONNX op type, e.g. Conv")
+  c.positional("optype", o.bench.op.op_type, "ONNX op type, e.g. Conv")
       .option("--input", o.inputs, "NAME:dtype:shape, e.g. x:float32:1x3x224x224")
-      .option("--attr", o.attrs, "key=value (ints 1,2,3; floats; strings)")
-      .option("--opset", o.opset, "opset version (default 17)")
-      .option("--domain", o.domain, "operator domain (default ai.onnx)")
-      .option("--outputs", o.outputs, "number of node outputs (default: schema minimum)")
-      .list("--backend", o.backends, "backends, e.g. reference,onednn or all")
-      .option("--seed", o.seed, "seed of the random inputs")
+      .option("--attr", o.bench.op.attrs, "key=value (ints 1,2,3; floats; strings)")
+      .option("--opset", o.bench.op.opset, "opset version (default 17)")
+      .option("--domain", o.bench.op.domain, "operator domain (default ai.onnx)")
+      .option("--outputs", o.bench.op.outputs, "number of node outputs (default: schema minimum)")
+      .list("--backend", o.bench.backends, "backends, e.g. reference,onednn or all")
+      .option("--seed", o.bench.seed, "seed of the random inputs")
       .pair("--range", o.range, "uniform input range LOW,HIGH (default -1,1)")
       .option("--shapes", o.shapes_path, "benchdnn-style problem file")
       .option("--dtype", o.dtype, "element type of --shapes problems (default float32)")
@@ -177,7 +158,7 @@ void add_problem_options(Command& c, OpOptions& o) {
             "batch sizes, e.g. 1,8,32: N in --input/--shapes shapes, mb of Conv/MatMul and "
             "m of Gemm descriptors; one problem each")
       .operator_options(o.settings)
-      .flag("!--no-isolate", o.isolate,
+      .flag("!--no-isolate", o.bench.isolate,
             "run kernels in this process (default: each backend's check, and a first run before "
             "timing, in a fresh deep500 worker process, so that a crashing kernel is a failed "
             "row)");
@@ -197,18 +178,18 @@ void add_op_command(CommandLine& line) {
 
   auto bench = op.subcommand("bench", "time backends with median, 95% CI, CV, GFLOP/s");
   add_problem_options(bench, *o);
-  bench.flag("--backward", o->backward, "also time backward() (rows with pass=backward)")
-      .flag("--include-transfers", o->include_transfers,
+  bench.flag("--backward", o->bench.backward, "also time backward() (rows with pass=backward)")
+      .flag("--include-transfers", o->bench.include_transfers,
             "a GPU backend's kernels (timed on device-resident inputs) also timed with the "
             "copies of inputs in and outputs out (rows with transfers=included)")
-      .option("--threads", o->threads, "OpenMP threads of the kernels (0 = library default)")
+      .option("--threads", o->bench.threads, "OpenMP threads of the kernels (0 = library default)")
       .choice("--format", o->format, "what stdout gets: console (default), json, csv, gbench",
               {"console", "json", "csv", "gbench"})
       .option("--json", o->json_path, "write results with context to this JSON file")
       .option("--csv", o->csv_path, "write results to this CSV file")
       .option("--gbench", o->gbench_path,
               "write Google Benchmark JSON (for its compare.py) to this file")
-      .runner_options(o->runner)
+      .runner_options(o->bench.runner)
       .runs([o] {
         o->mode = "bench";
         return op_command(*o);

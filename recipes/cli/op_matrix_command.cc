@@ -24,8 +24,6 @@ struct MatrixCommandOptions {
   std::vector<std::string> settings;  // NAME=VALUE
   std::string json_path, csv_path, plot_dir;
   bool list = false;
-  bool no_speed = false, no_backward = false;
-  unsigned long long seed = 42;
 };
 
 int list_cases() {
@@ -41,9 +39,6 @@ int op_matrix(MatrixCommandOptions& o) {
     if (!path.empty()) check_output_path(path, option);
   network::apply_settings(o.settings, nullptr);
   recipes::MatrixOptions m = o.matrix;
-  m.speed = !o.no_speed;
-  m.backward = !o.no_backward;
-  m.seed = o.seed;
   // SIGINT/SIGTERM: stop after the current cell; what ran is written.
   recipes::InterruptScope interrupt;
   m.interrupt = &recipes::InterruptScope::requested();
@@ -80,9 +75,9 @@ void add_op_matrix_subcommand(Command& op) {
       .option("--dtype", m.dtype, "element type of --shapes problems (default float32)")
       .list("--batch", m.batch, "batch sizes of --shapes problems, e.g. 1,32")
       .option("--threads", m.threads, "OpenMP threads of the kernels (0 = library default)")
-      .option("--seed", o->seed, "seed of the inputs")
-      .flag("--no-speed", o->no_speed, "conformance only (nothing timed, no peak)")
-      .flag("--no-backward", o->no_backward, "forward only")
+      .option("--seed", m.seed, "seed of the inputs")
+      .flag("!--no-speed", m.speed, "conformance only (nothing timed, no peak)")
+      .flag("!--no-backward", m.backward, "forward only")
       .flag("!--no-isolate", m.isolate, "time kernels without a first run in a worker process")
       .runner_options(m.runner)
       .option("--json", o->json_path, "write every cell with context and samples to this file")

@@ -19,10 +19,10 @@
 
 #include "deep/error.h"
 #include "deep/text.h"
+#include "distributed/job.h"
 #include "distributed/mpi_communicator.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
-#include "recipes/cli/distributed_job.h"
 #include "recipes/interrupt.h"
 #include "recipes/recipe.h"
 #include "recipes/reproduce.h"
@@ -34,29 +34,15 @@ namespace deep500::cli {
 
 namespace {
 
-RunOptions run_options(const RunCommandOptions& o) {
-  RunOptions r;
-  r.recipe = o.recipe;
-  r.sets = o.sets;
-  r.dry_run = o.dry_run;
-  r.output_dir = o.output_dir;
-  r.history = o.history;
-  r.plots = o.plots;
-  r.progress = o.progress;
-  r.interrupt = &InterruptScope::requested();
-  return r;
-}
-
-// The ranks a recipe's training asks for (1 for other tasks).
-int recipe_ranks(const RunCommandOptions& o) {
-  const Recipe r = load_recipe(o.recipe, o.sets);
-  return r.task == "training" ? r.training.ranks : 1;
+// The ranks the recipe's task asks for.
+int requested_ranks(const RunOptions& o) {
+  return recipe_ranks(load_recipe(o.recipe, o.sets));
 }
 
 // `mpirun -np RANKS <this program> COMMAND ...` (run or reproduce) for the
 // same arguments.
 std::vector<std::string> mpirun_command(int ranks, const std::string& command,
-                                        const RunCommandOptions& o) {
+                                        const RunOptions& o) {
   // --stdin none: mpirun runs in a process group of its own (below), where
   // reading the terminal would stop it.
   std::vector<std::string> args = {"mpirun", "-np", std::to_string(ranks), "--stdin", "none"};
@@ -79,7 +65,7 @@ std::vector<std::string> mpirun_command(int ranks, const std::string& command,
 // through mpirun (in a process group of its own, so that Ctrl-C does not
 // also reach every rank directly), and the ranks record the run as
 // interrupted; mpirun itself exits 1 then.
-int run_under_mpirun(int ranks, const std::string& command, const RunCommandOptions& o) {
+int run_under_mpirun(int ranks, const std::string& command, const RunOptions& o) {
   std::vector<std::string> args = mpirun_command(ranks, command, o);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -116,36 +102,39 @@ distributed::Communicator* mpirun_world() {
 
 }  // namespace
 
-int run_command(const RunCommandOptions& o) {
-  RunOptions r = run_options(o);
+int run_command(const RunOptions& o) {
+  RunOptions r = o;
+  r.interrupt = &InterruptScope::requested();
   if (!o.dry_run && !distributed::launched_by_mpirun()) {
-    const int ranks = recipe_ranks(o);
+    const int ranks = requested_ranks(o);
     if (ranks > 1) return run_under_mpirun(ranks, "run", o);
   }
   r.communicator = o.dry_run ? nullptr : mpirun_world();
   std::ostream silent(nullptr);
   std::ostream& out = !r.communicator || r.communicator->rank() == 0 ? std::cout : silent;
   InterruptScope interrupt;
-  const RunSummary s = on_every_rank(r.communicator, [&] { return run_recipe(r, out); });
+  const RunSummary s =
+      distributed::on_every_rank(r.communicator, [&] { return run_recipe(r, out); });
   if (s.status == "interrupted") return kInterrupted;
   return s.status == "failed" ? kCheckFailed : kSuccess;
 }
 
-int reproduce_command(const RunCommandOptions& o) {
+int reproduce_command(const RunOptions& o) {
   if (!distributed::launched_by_mpirun()) {
     const int ranks = recorded_ranks(o.recipe, history_path(o.output_dir, o.history));
     if (ranks > 1) return run_under_mpirun(ranks, "reproduce", o);
   }
-  RunOptions r = run_options(o);
+  RunOptions r = o;
+  r.interrupt = &InterruptScope::requested();
   r.communicator = mpirun_world();
   if (r.communicator && r.communicator->rank() != 0) {
     std::ostream silent(nullptr);
-    on_every_rank(r.communicator, [&] { return reproduce_run(o.recipe, r, silent); });
+    distributed::on_every_rank(r.communicator, [&] { return reproduce_run(o.recipe, r, silent); });
     return kSuccess;
   }
   InterruptScope interrupt;
-  const Reproduction rep =
-      on_every_rank(r.communicator, [&] { return reproduce_run(o.recipe, r, std::cout); });
+  const Reproduction rep = distributed::on_every_rank(
+      r.communicator, [&] { return reproduce_run(o.recipe, r, std::cout); });
   if (rep.run.status == "interrupted") return kInterrupted;
   for (const auto& d : rep.metric_differences) std::cout << "  metric   " << d << "\n";
   for (const auto& d : rep.setup_differences)
@@ -161,7 +150,7 @@ int reproduce_command(const RunCommandOptions& o) {
 }
 
 void add_run_commands(CommandLine& line) {
-  auto r = std::make_shared<RunCommandOptions>();
+  auto r = std::make_shared<RunOptions>();
   line.add("run", "run a recipe: validate, check, run, judge, record")
       .positional("recipe", r->recipe, "recipe YAML file, e.g. recipes/fashion_mnist_lenet.yaml")
       .option("--set", r->sets, "PATH=VALUE: override a recipe field, e.g. training.epochs=1")
@@ -172,7 +161,7 @@ void add_run_commands(CommandLine& line) {
       .flag("!--no-progress", r->progress, "no progress output on stderr")
       .runs([r] { return run_command(*r); });
 
-  auto p = std::make_shared<RunCommandOptions>();
+  auto p = std::make_shared<RunOptions>();
   line.add("reproduce", "rerun a recorded run and judge whether it reproduced")
       .positional("run", p->recipe, "history id, results folder or results.json")
       .option("--output-dir", p->output_dir, "results folder (default results)")

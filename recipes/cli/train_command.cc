@@ -9,9 +9,9 @@
 
 #include "deep/error.h"
 #include "deep/text.h"
+#include "distributed/job.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
-#include "recipes/cli/distributed_job.h"
 #include "recipes/interrupt.h"
 #include "recipes/training_task.h"
 
@@ -39,119 +39,91 @@ int train_command(const TrainOptions& o) {
   // From the start, not only while training: a SIGINT/SIGTERM while the data
   // loads is not lost (the run then stops after its first batch).
   InterruptScope interrupt;
-  TrainingTask t;
-  t.model = o.model;
-  t.builtin = o.builtin;
-  t.logits = o.logits;
-  t.loss = o.loss;
-  t.input = o.input;
-  t.labels = o.labels;
+  TrainingTask t = o.task;
   t.dataset = training::parse_dataset_spec(o.dataset, "--dataset " + o.dataset);
-  t.optimizer = o.optimizer;
   t.hyper = parse_hyper(o.hyper);
-  t.lr_schedule = o.lr_schedule;
-  t.epochs = o.epochs;
-  t.batch_size = o.batch_size;
-  t.seed = o.seed;
-  t.threads = o.threads;
-  t.executor = o.executor;
-  t.settings = o.settings;
-  t.checkpoint = o.checkpoint;
-  t.checkpoint_every_batches = o.checkpoint_every_batches;
-  t.resume = o.resume;
-  t.target_accuracy = o.target_accuracy;
-  t.stop_at_target = o.stop_at_target;
-  t.time_limit = o.time_limit;
-  t.subset = o.subset;
-  t.test_subset = o.test_subset;
-  t.prefetch_threads = o.prefetch_threads;
-  t.augment = o.augment;
-  t.progress = o.progress;
-  t.continue_on_non_finite = o.continue_on_non_finite;
   t.interrupt = &InterruptScope::requested();
-  t.metrics_json = o.metrics_json;
-  t.metrics_csv = o.metrics_csv;
-  t.loss_csv = o.loss_csv;
-  t.save_params = o.save_params;
-  t.save_model = o.save_model;
-  t.timeline = o.timeline;
   DEEP500_CHECK(!o.distributed.empty() || o.communicator == "mpi", "--communicator ",
                 o.communicator, ": only with --distributed");
   if (!o.distributed.empty()) {
-    t.communicator = job_communicator(o.communicator, o.comm_timeout);
+    t.communicator = distributed::job_communicator(o.communicator, t.comm_timeout);
     t.scheme = o.distributed;
-    t.shard = o.shard;
   }
-  const TrainingOutcome out = on_every_rank(t.communicator, [&] { return run_training(t); });
+  const TrainingOutcome out =
+      distributed::on_every_rank(t.communicator, [&] { return run_training(t); });
   if (!t.communicator || t.communicator->rank() == 0) std::cout << out.summary << std::endl;
   // A target accuracy is a criterion: not reaching it is a failed run; so is
   // a run stopped by a NaN/Inf loss or gradient.
   const auto& r = out.report;
   if (r.interrupted) return kInterrupted;
   if (r.non_finite) return kCheckFailed;
-  return o.target_accuracy > 0 && r.time_to_accuracy < 0 ? kCheckFailed : kSuccess;
+  return t.target_accuracy > 0 && r.time_to_accuracy < 0 ? kCheckFailed : kSuccess;
 }
 
 void add_train_command(CommandLine& line) {
   auto o = std::make_shared<TrainOptions>();
   line.add("train", "train a network with the Level 2 Trainer")
-      .optional_positional("onnx", o->model, "ONNX model file (or --model NAME)")
-      .option("--model", o->builtin, "built-in network instead of a file: lenet5")
-      .option("--logits", o->logits, "class scores [N, C] of the ONNX model (accuracy, loss)")
-      .option("--loss", o->loss, "use this scalar loss of the model instead of appending one")
-      .option("--input", o->input, "graph input fed with the images (default: the only one)")
-      .option("--labels", o->labels, "graph input fed with the labels (default labels)")
+      .optional_positional("onnx", o->task.model, "ONNX model file (or --model NAME)")
+      .option("--model", o->task.builtin, "built-in network instead of a file: lenet5")
+      .option("--logits", o->task.logits, "class scores [N, C] of the ONNX model (accuracy, loss)")
+      .option("--loss", o->task.loss, "use this scalar loss of the model instead of appending one")
+      .option("--input", o->task.input, "graph input fed with the images (default: the only one)")
+      .option("--labels", o->task.labels, "graph input fed with the labels (default labels)")
       .option("--dataset", o->dataset,
               "fashion-mnist[:DIR] | mnist:DIR | idx:IMAGES,LABELS[,TEST_IMAGES,TEST_LABELS] "
               "| cifar10:DIR | npz:TRAIN.npz[,TEST.npz] | hdf5:TRAIN.h5[,TEST.h5] "
               "| synthetic:TRAIN_SIZE,TEST_SIZE:CxHxW:CLASSES[:SEED]")
       .required()
-      .option("--optimizer", o->optimizer, "sgd, momentum, nesterov, adam, ... (default momentum)")
+      .option("--optimizer", o->task.optimizer,
+              "sgd, momentum, nesterov, adam, ... (default momentum)")
       .list("--hyper", o->hyper, "hyper-parameters, e.g. lr=0.05,momentum=0.9")
-      .option("--lr-schedule", o->lr_schedule,
+      .option("--lr-schedule", o->task.lr_schedule,
               "step:SIZE[:GAMMA] | cosine[:T_MAX[:ETA_MIN]] (epochs) | warmup:STEPS[:FACTOR]")
-      .option("--epochs", o->epochs, "epochs (default 1)")
-      .option("--batch-size", o->batch_size, "batch size (default 64)")
-      .option("--seed", o->seed, "seed of initialization, shuffling and augmentation")
-      .option("--threads", o->threads, "executor threads (default 1; 0 = library default)")
-      .option("--executor", o->executor, "executor name or backend:NAMES (default optimized)")
-      .option("--checkpoint", o->checkpoint, "HDF5 checkpoint written every epoch and at the end")
-      .option("--checkpoint-every-batches", o->checkpoint_every_batches,
+      .option("--epochs", o->task.epochs, "epochs (default 1)")
+      .option("--batch-size", o->task.batch_size, "batch size (default 64)")
+      .option("--seed", o->task.seed, "seed of initialization, shuffling and augmentation")
+      .option("--threads", o->task.threads, "executor threads (default 1; 0 = library default)")
+      .option("--executor", o->task.executor, "executor name or backend:NAMES (default optimized)")
+      .option("--checkpoint", o->task.checkpoint,
+              "HDF5 checkpoint written every epoch and at the end")
+      .option("--checkpoint-every-batches", o->task.checkpoint_every_batches,
               "also write the checkpoint every N optimizer steps")
-      .option("--resume", o->resume, "continue from this checkpoint")
-      .option("--metrics-json", o->metrics_json, "write per-epoch metrics and a summary")
-      .option("--metrics-csv", o->metrics_csv, "write per-epoch metrics as CSV")
-      .option("--loss-csv", o->loss_csv, "write every training batch's loss as CSV")
-      .option("--save-params", o->save_params, "write DIR/<parameter>.npy at the end")
-      .option("--save-model", o->save_model, "write the trained ONNX model")
-      .option("--target-accuracy", o->target_accuracy,
+      .option("--resume", o->task.resume, "continue from this checkpoint")
+      .option("--metrics-json", o->task.metrics_json, "write per-epoch metrics and a summary")
+      .option("--metrics-csv", o->task.metrics_csv, "write per-epoch metrics as CSV")
+      .option("--loss-csv", o->task.loss_csv, "write every training batch's loss as CSV")
+      .option("--save-params", o->task.save_params, "write DIR/<parameter>.npy at the end")
+      .option("--save-model", o->task.save_model, "write the trained ONNX model")
+      .option("--target-accuracy", o->task.target_accuracy,
               "report the time to this test accuracy (0..1); exit 1 when not reached")
-      .flag("--stop-at-target", o->stop_at_target, "stop once --target-accuracy is reached")
-      .option("--time-limit", o->time_limit, "stop after this many seconds of training")
-      .option("--subset", o->subset, "train on the first N samples only")
-      .option("--test-subset", o->test_subset, "test on the first N samples only")
-      .option("--prefetch-threads", o->prefetch_threads,
+      .flag("--stop-at-target", o->task.stop_at_target, "stop once --target-accuracy is reached")
+      .option("--time-limit", o->task.time_limit, "stop after this many seconds of training")
+      .option("--subset", o->task.subset, "train on the first N samples only")
+      .option("--test-subset", o->task.test_subset, "test on the first N samples only")
+      .option("--prefetch-threads", o->task.prefetch_threads,
               "data loader threads (default 1; 0 = build batches inline)")
-      .list("--augment", o->augment, "training augmentations: flip[:P],crop:SIZE:PAD,cutout:SIZE")
-      .flag("!--no-progress", o->progress, "no progress output on stderr")
+      .list("--augment", o->task.augment,
+            "training augmentations: flip[:P],crop:SIZE:PAD,cutout:SIZE")
+      .flag("!--no-progress", o->task.progress, "no progress output on stderr")
       .option("--distributed", o->distributed,
               "data-parallel training under mpirun: allreduce[:BUCKET_MIB][:overlap] | "
               "ps[:SERVERS] | "
               "local-sgd[:K] | dpsgd | async-ps | ssp:S (--batch-size is per rank)")
-      .choice("--shard", o->shard, "how ranks share the data: replicated (default), partitioned",
+      .choice("--shard", o->task.shard,
+              "how ranks share the data: replicated (default), partitioned",
               {"replicated", "partitioned"})
-      .option("--timeline", o->timeline,
+      .option("--timeline", o->task.timeline,
               "distributed: write every rank's communication calls as a Chrome trace (one track "
               "per rank)")
       .choice("--communicator", o->communicator,
               "distributed: mpi (default) | nccl (collectives on one GPU per rank)",
               {"mpi", "nccl"})
-      .option("--comm-timeout", o->comm_timeout,
+      .option("--comm-timeout", o->task.comm_timeout,
               "seconds a rank waits for the others before the job ends (default 300)")
-      .flag("--continue-on-non-finite", o->continue_on_non_finite,
+      .flag("--continue-on-non-finite", o->task.continue_on_non_finite,
             "apply steps whose loss or gradients hold NaN/Inf instead of stopping there "
             "(a stopped run exits 1)")
-      .operator_options(o->settings)
+      .operator_options(o->task.settings)
       .runs([o] { return train_command(*o); });
 }
 

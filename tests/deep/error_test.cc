@@ -16,5 +16,22 @@ TEST(Error, ControlCharactersFromNamesAreEscaped) {
   EXPECT_EQ(one_line("caf\xc3\xa9"), "caf\xc3\xa9");  // UTF-8 stays as it is
 }
 
+// A broken invariant is an InternalError naming the source line, never an
+// Error (which the command line reports as bad input, exit 2).
+TEST(Error, AFailedAssertionIsAnInternalErrorNamingItsLine) {
+  const int slots = 2;
+  try {
+    DEEP500_ASSERT(slots > 2, "slot ", slots, " of 2");
+    FAIL() << "no exception";
+  } catch (const Error&) {
+    FAIL() << "an invariant is not the user's input";
+  } catch (const InternalError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("error_test.cc:"), std::string::npos) << m;
+    EXPECT_NE(m.find(": invariant failed: slots > 2: slot 2 of 2"), std::string::npos) << m;
+  }
+  EXPECT_NO_THROW(DEEP500_ASSERT(slots == 2, "unused"));
+}
+
 }  // namespace
 }  // namespace deep500

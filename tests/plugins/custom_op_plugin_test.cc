@@ -169,7 +169,7 @@ TEST(CustomOpPlugin, ForwardCheckAgainstAUserReferenceFunction) {
   auto spec = swish_node(0.5f);
   spec.inputs = {"X"};
   spec.outputs = {"Y"};
-  auto inputs = validation::random_inputs({{DataType::Float, {4, 5}}}, 3);
+  auto inputs = ops::random_inputs({{DataType::Float, {4, 5}}}, 3);
   auto swish = [](double beta) {
     return [beta](const std::vector<Tensor>& in) {
       Tensor y = in[0].clone();

@@ -245,13 +245,15 @@ TEST_F(RecipeFiles, DistributedSectionIsChecked) {
 }
 
 // A 2-rank recipe run by the runner itself on in-process ranks: rank 0
-// records one run with the distributed metrics; a job of the wrong size is
-// an error naming both sizes.
+// records one run with the distributed metrics, every rank waits for the
+// others as long as training.distributed.timeout says; a job of the wrong
+// size is an error naming both sizes.
 TEST_F(RecipeFiles, DistributedRecipeRunsOnItsRanksAndRankZeroRecords) {
   frameworks::register_all();
   const Recipe r = load_recipe(
-      write("d.yaml", recipe("  epochs: 1\n  batch_size: 8\n  distributed: {ranks: 2}\n",
-                             "  - communication_bytes > 0\n  - steps >= 4\n")),
+      write("d.yaml",
+            recipe("  epochs: 1\n  batch_size: 8\n  distributed: {ranks: 2, timeout: 45}\n",
+                   "  - communication_bytes > 0\n  - steps >= 4\n")),
       {});
   RunOptions o;
   o.recipe = "d.yaml";
@@ -259,12 +261,15 @@ TEST_F(RecipeFiles, DistributedRecipeRunsOnItsRanksAndRankZeroRecords) {
   o.plots = false;
   o.progress = false;
   std::vector<RunSummary> summaries(2);
+  std::vector<double> timeouts(2);
   distributed::run_ranks(2, [&](distributed::Communicator& c) {
     RunOptions mine = o;
     mine.communicator = &c;
     std::ostringstream out;
     summaries[static_cast<size_t>(c.rank())] = run_loaded_recipe(r, mine, out);
+    timeouts[static_cast<size_t>(c.rank())] = c.timeout_seconds();
   });
+  EXPECT_EQ(timeouts, (std::vector<double>{45, 45}));
   EXPECT_EQ(summaries[0].status, "passed");
   EXPECT_TRUE(summaries[1].results_dir.empty());  // rank 1 writes nothing
   EXPECT_EQ(summaries[1].status, "passed");       // rank 0's verdict

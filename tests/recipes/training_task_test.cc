@@ -56,7 +56,8 @@ TEST(TrainingTask, CallerDatasetsTrainAsTheSpecWould) {
   EXPECT_EQ(b.report.steps, 8);
   EXPECT_EQ(a.report.final_train_loss, b.report.final_train_loss);
   EXPECT_EQ(a.report.final_test_accuracy, b.report.final_test_accuracy);
-  EXPECT_EQ(b.metrics["config"]["dataset"], data.train->describe());
+  EXPECT_EQ(b.config.dataset, data.train->describe());
+  EXPECT_EQ(recipes::to_json(b)["config"]["dataset"], data.train->describe());
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ void fill_test_registry(ops::Registry& r) {
 }
 
 std::vector<Tensor> two_inputs() {
-  return random_inputs({{DataType::Float, {2, 4}}, {DataType::Float, {2, 4}}}, 42);
+  return ops::random_inputs({{DataType::Float, {2, 4}}, {DataType::Float, {2, 4}}}, 42);
 }
 
 TEST(ValidationForwardCheck, ReferenceAgreesWithItself) {
@@ -133,7 +133,8 @@ TEST(ValidationForwardCheck, ReductionsAllowRoundingInProportionToTheirTerms) {
              [](const ops::OpContext& ctx) -> Expected<std::unique_ptr<ops::Operator>> {
                return std::move(ops::Registry::global().create(ctx, {"reference"}).value().op);
              }});
-  const auto mm = random_inputs({{DataType::Float, {4, 1024}}, {DataType::Float, {1024, 4}}}, 7);
+  const auto mm =
+      ops::random_inputs({{DataType::Float, {4, 1024}}, {DataType::Float, {1024, 4}}}, 7);
   auto ok = check_forward(binary_node("MatMul"), mm, "rounding", {}, reg);
   EXPECT_EQ(ok.status, CheckStatus::Passed) << ok.message;
   EXPECT_NEAR(ok.max_abs_error, 1e-3, 1e-5);
@@ -163,7 +164,8 @@ TEST(ValidationForwardCheck, ThrowingBackendFailsAndRefusalSkips) {
 
 TEST(ValidationForwardCheck, RandomInputsAreSeeded) {
   std::vector<TensorDesc> d = {{DataType::Float, {16}}, {DataType::Int64, {8}}};
-  auto a = random_inputs(d, 5, -2, 2), b = random_inputs(d, 5, -2, 2), c = random_inputs(d, 6);
+  auto a = ops::random_inputs(d, 5, -2, 2), b = ops::random_inputs(d, 5, -2, 2),
+       c = ops::random_inputs(d, 6);
   for (int64_t i = 0; i < 16; ++i) {
     EXPECT_EQ(a[0].data<float>()[i], b[0].data<float>()[i]);
     EXPECT_GE(a[0].data<float>()[i], -2.0f);

@@ -80,7 +80,7 @@ class Float32Square final : public ops::Operator {
 std::vector<Tensor> floats(std::vector<Shape> shapes, uint64_t seed = 3) {
   std::vector<TensorDesc> d;
   for (auto& s : shapes) d.push_back({DataType::Float, s});
-  return random_inputs(d, seed);
+  return ops::random_inputs(d, seed);
 }
 
 TEST(ValidationGradientCheck, PassesAddWithBroadcasting) {
@@ -151,7 +151,7 @@ TEST(ValidationGradientCheck, NoBackwardIsSkippedNotPassed) {
 
 TEST(ValidationGradientCheck, IntegerInputsAreNotDifferentiable) {
   frameworks::register_all();
-  auto in = random_inputs({{DataType::Int64, {3}}, {DataType::Int64, {3}}}, 1, 1, 5);
+  auto in = ops::random_inputs({{DataType::Int64, {3}}, {DataType::Int64, {3}}}, 1, 1, 5);
   auto r = check_gradient(node("Mul", {"a", "b"}), in, "reference");
   EXPECT_EQ(r.status, CheckStatus::Skipped) << r.message;
   ASSERT_EQ(r.inputs.size(), 2u);

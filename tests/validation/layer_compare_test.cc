@@ -144,11 +144,11 @@ TEST(LayerCompare, UnknownExecutorIsANamedError) {
   register_perturbed();
   auto model = mlp();
   try {
-    validation::make_executor("perturbed_test", model);
+    network::make_executor("perturbed_test", model);
     FAIL() << "expected an Error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("backend:perturbed_test,reference"), std::string::npos)
         << e.what();
   }
-  EXPECT_EQ(validation::make_executor("reference", model)->name(), "reference");
+  EXPECT_EQ(network::make_executor("reference", model)->name(), "reference");
 }
