@@ -17,7 +17,7 @@
 #include "operators/custom_op_loader.h"
 #include "tests/error_of.h"
 #include "tests/onnx_models.h"
-#include "tests/validation/cli_runner.h"
+#include "tests/recipes/cli/cli_runner.h"
 #include "validation/forward_check.h"
 
 using namespace deep500;

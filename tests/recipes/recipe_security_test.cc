@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "recipes/environment.h"
-#include "tests/validation/cli_runner.h"
+#include "tests/recipes/cli/cli_runner.h"
 
 using deep500::testing::run;
 namespace fs = std::filesystem;

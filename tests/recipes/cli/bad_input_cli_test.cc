@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/onnx_models.h"
-#include "tests/validation/cli_runner.h"
+#include "tests/recipes/cli/cli_runner.h"
 
 namespace {
 

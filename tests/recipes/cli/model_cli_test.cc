@@ -14,7 +14,7 @@
 #include <onnx/defs/parser.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/validation/cli_runner.h"
+#include "tests/recipes/cli/cli_runner.h"
 
 #include "deep/npy.h"
 

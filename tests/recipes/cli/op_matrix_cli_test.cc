@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/validation/cli_runner.h"
+#include "tests/recipes/cli/cli_runner.h"
 
 namespace {
 

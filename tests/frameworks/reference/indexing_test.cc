@@ -12,7 +12,7 @@
 #include "deep/tensor.h"
 #include "frameworks/register_all.h"
 #include "operators/registry.h"
-#include "tests/operators/test_util.h"
+#include "tests/frameworks/reference/test_util.h"
 
 using namespace deep500;
 

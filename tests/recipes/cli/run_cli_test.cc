@@ -17,7 +17,7 @@
 #include "recipes/machine.h"
 #include "recipes/yaml_fields.h"
 #include "tests/onnx_models.h"
-#include "tests/validation/cli_runner.h"
+#include "tests/recipes/cli/cli_runner.h"
 
 using deep500::testing::run;
 namespace fs = std::filesystem;

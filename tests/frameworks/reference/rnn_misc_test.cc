@@ -13,7 +13,7 @@
 #include "network/model.h"
 #include "network/reference_executor.h"
 #include "operators/registry.h"
-#include "tests/operators/test_util.h"
+#include "tests/frameworks/reference/test_util.h"
 
 using namespace deep500;
 
