@@ -34,11 +34,6 @@ namespace deep500::cli {
 
 namespace {
 
-// The ranks the recipe's task asks for.
-int requested_ranks(const RunOptions& o) {
-  return recipe_ranks(load_recipe(o.recipe, o.sets));
-}
-
 // `mpirun -np RANKS <this program> COMMAND ...` (run or reproduce) for the
 // same arguments.
 std::vector<std::string> mpirun_command(int ranks, const std::string& command,
@@ -102,19 +97,25 @@ distributed::Communicator* mpirun_world() {
 
 }  // namespace
 
+// The recipe is read once per process: here, then by each rank of the
+// mpirun this starts when its task runs on several ranks.
 int run_command(const RunOptions& o) {
   RunOptions r = o;
   r.interrupt = &InterruptScope::requested();
-  if (!o.dry_run && !distributed::launched_by_mpirun()) {
-    const int ranks = requested_ranks(o);
-    if (ranks > 1) return run_under_mpirun(ranks, "run", o);
-  }
   r.communicator = o.dry_run ? nullptr : mpirun_world();
+  const Recipe recipe =
+      distributed::on_every_rank(r.communicator, [&] { return load_recipe(o.recipe, o.sets); });
+  if (o.dry_run) {
+    std::cout << resolved_yaml(recipe);
+    return kSuccess;
+  }
+  if (!r.communicator && recipe_ranks(recipe) > 1)
+    return run_under_mpirun(recipe_ranks(recipe), "run", o);
   std::ostream silent(nullptr);
   std::ostream& out = !r.communicator || r.communicator->rank() == 0 ? std::cout : silent;
   InterruptScope interrupt;
   const RunSummary s =
-      distributed::on_every_rank(r.communicator, [&] { return run_recipe(r, out); });
+      distributed::on_every_rank(r.communicator, [&] { return run_loaded_recipe(recipe, r, out); });
   if (s.status == "interrupted") return kInterrupted;
   return s.status == "failed" ? kCheckFailed : kSuccess;
 }
