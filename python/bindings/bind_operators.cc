@@ -1,5 +1,5 @@
 // Level 0 from Python: one ONNX operator run, or checked against the
-// reference backend, on a backend (recipes/operator_task.h builds the node
+// reference backend, on a backend (recipes/tasks/operator_task.h builds the node
 // exactly as `deep500 op` does; validation/forward_check.h runs it).
 #include <pybind11/stl.h>
 
@@ -9,9 +9,9 @@
 #include "metrics/json_reporter.h"
 #include "python/bindings/bindings.h"
 #include "python/bindings/numpy_tensor.h"
-#include "recipes/interrupt.h"
-#include "recipes/operator_task.h"
-#include "recipes/problems.h"
+#include "recipes/tasks/interrupt.h"
+#include "recipes/tasks/operator_task.h"
+#include "recipes/tasks/problems.h"
 #include "validation/forward_check.h"
 #include "validation/gradient_check.h"
 

@@ -1,16 +1,16 @@
 // Results from Python: the runs recorded in a history database
-// (recipes/history.h, what `deep500 history` lists), a run's results.json
-// (recipes/comparison.h's load_run_results) and the A/B comparison of two
+// (recipes/results/history.h, what `deep500 history` lists), a run's results.json
+// (recipes/judging/comparison.h's load_run_results) and the A/B comparison of two
 // runs (what `deep500 compare` prints), the scoreboard (`deep500
 // scoreboard`) and plots (`deep500 plot`).
 #include <pybind11/stl.h>
 
 #include "python/bindings/bindings.h"
-#include "recipes/comparison.h"
-#include "recipes/history.h"
-#include "recipes/model_feeds.h"
-#include "recipes/plots.h"
-#include "recipes/scoreboard.h"
+#include "recipes/judging/comparison.h"
+#include "recipes/judging/scoreboard.h"
+#include "recipes/results/history.h"
+#include "recipes/results/plots.h"
+#include "recipes/tasks/model_feeds.h"
 
 namespace py = pybind11;
 

@@ -1,5 +1,5 @@
-// Level 2 and recipes from Python: the training task (recipes/training_task.h,
-// what `deep500 train` runs) and the recipe runner (recipes/runner.h, what
+// Level 2 and recipes from Python: the training task (recipes/tasks/training_task.h,
+// what `deep500 train` runs) and the recipe runner (recipes/results/runner.h, what
 // `deep500 run` runs).
 #include <pybind11/stl.h>
 
@@ -9,9 +9,9 @@
 #include "python/bindings/bindings.h"
 #include "python/bindings/python_dataset.h"
 #include "python/bindings/python_events.h"
-#include "recipes/interrupt.h"
-#include "recipes/runner.h"
-#include "recipes/training_task.h"
+#include "recipes/results/runner.h"
+#include "recipes/tasks/interrupt.h"
+#include "recipes/tasks/training_task.h"
 #include "training/data/dataset_spec.h"
 
 namespace py = pybind11;

@@ -9,11 +9,11 @@
 #include "deep/exit_codes.h"
 #include "metrics/runner.h"
 #include "network/executor_options.h"
-#include "recipes/conformance_task.h"
-#include "recipes/inference_task.h"
-#include "recipes/operator_task.h"
-#include "recipes/runner.h"
-#include "recipes/training_task.h"
+#include "recipes/results/runner.h"
+#include "recipes/tasks/conformance_task.h"
+#include "recipes/tasks/inference_task.h"
+#include "recipes/tasks/operator_task.h"
+#include "recipes/tasks/training_task.h"
 
 namespace deep500::cli {
 
@@ -93,7 +93,7 @@ int grad_command(const GradOptions& o);
 // against A and the first diverging layer (recipes/cli/compare_command.cc).
 // Exit 1 when a layer diverges.
 // deep500 compare RUN_A RUN_B: the A/B table of two recorded runs
-// (recipes/comparison.h, history_command.cc).
+// (recipes/judging/comparison.h, history_command.cc).
 struct CompareOptions {
   std::vector<std::string> targets;  // MODEL.onnx, or RUN_A RUN_B
   std::string output_dir = "results";
@@ -124,10 +124,10 @@ struct TrainOptions {
 };
 int train_command(const TrainOptions& o);
 
-// deep500 run RECIPE.yaml (recipes/runner.h): exit 0 when every criterion
+// deep500 run RECIPE.yaml (recipes/results/runner.h): exit 0 when every criterion
 // holds, 1 when one fails, 130 when interrupted.
 int run_command(const RunOptions& o);
-// deep500 reproduce RUN (recipes/reproduce.h; `recipe` holds RUN): exit 0
+// deep500 reproduce RUN (recipes/judging/reproduce.h; `recipe` holds RUN): exit 0
 // when it reproduced, 1 when not, 130 when interrupted.
 int reproduce_command(const RunOptions& o);
 
@@ -142,7 +142,7 @@ struct HistoryOptions {
 int history_command(const HistoryOptions& o);
 
 // deep500 scoreboard --objectives METRIC:max|min,...: the selected runs
-// ranked by Pareto fronts (recipes/scoreboard.h).
+// ranked by Pareto fronts (recipes/judging/scoreboard.h).
 struct ScoreboardOptions {
   HistoryOptions runs;  // which runs (json unused)
   std::string objectives;

@@ -10,7 +10,7 @@
 #include "network/settings.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
-#include "recipes/model_feeds.h"
+#include "recipes/tasks/model_feeds.h"
 
 namespace deep500::cli {
 

@@ -8,13 +8,13 @@
 #include "deep/text.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
-#include "recipes/comparison.h"
-#include "recipes/history.h"
-#include "recipes/machine.h"
-#include "recipes/model_feeds.h"
-#include "recipes/plots.h"
-#include "recipes/runner.h"
-#include "recipes/scoreboard.h"
+#include "recipes/format/machine.h"
+#include "recipes/judging/comparison.h"
+#include "recipes/judging/scoreboard.h"
+#include "recipes/results/history.h"
+#include "recipes/results/plots.h"
+#include "recipes/results/runner.h"
+#include "recipes/tasks/model_feeds.h"
 
 namespace deep500::cli {
 

@@ -5,15 +5,15 @@
 // --trace, a Chrome trace (one event per node: op type, backend,
 // implementation, input shapes) that opens in ui.perfetto.dev; with
 // --scenario, then times the LoadGen-style scenarios. The work is the
-// recipes' inference task (recipes/inference_task.h), so a recipe and this
+// recipes' inference task (recipes/tasks/inference_task.h), so a recipe and this
 // command give the same outputs and timings.
 #include <iostream>
 
 #include "deep/output_file.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
-#include "recipes/inference_task.h"
-#include "recipes/model_feeds.h"
+#include "recipes/tasks/inference_task.h"
+#include "recipes/tasks/model_feeds.h"
 
 namespace deep500::cli {
 

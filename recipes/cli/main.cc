@@ -8,11 +8,11 @@
 #include "frameworks/register_all.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
-#include "recipes/kernel_worker.h"
+#include "recipes/tasks/kernel_worker.h"
 
 int main(int argc, char** argv) {
   using namespace deep500::cli;
-  // A kernel worker (recipes/kernel_worker.h): started by deep500 itself,
+  // A kernel worker (recipes/tasks/kernel_worker.h): started by deep500 itself,
   // never by a user; no command line of its own.
   if (argc == 2 && std::strcmp(argv[1], deep500::recipes::kKernelWorkerCommand) == 0) {
     try {

@@ -1,12 +1,12 @@
 // deep500 onnx-test: per-operator pass/fail table plus "N passed, M failed".
-// The task itself is recipes/conformance_task.h, shared with recipes.
+// The task itself is recipes/tasks/conformance_task.h, shared with recipes.
 #include <iostream>
 
 #include "deep/output_file.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
-#include "recipes/conformance_task.h"
-#include "recipes/interrupt.h"
+#include "recipes/tasks/conformance_task.h"
+#include "recipes/tasks/interrupt.h"
 
 namespace deep500::cli {
 

@@ -8,7 +8,7 @@
 //   bench: every (problem, backend, pass) through metrics::Runner; console
 //          table, JSON, CSV or Google Benchmark JSON. Problems come from
 //          --input or a --shapes file, once per --batch value (format in
-//          docs/benchmarking.md); the benchmark itself is recipes/operator_task.h,
+//          docs/benchmarking.md); the benchmark itself is recipes/tasks/operator_task.h,
 //          shared with recipes.
 // Bad input throws deep500::Error naming the option and what was expected
 // (main prints it on one line and exits 2).
@@ -25,10 +25,10 @@
 #include "operators/run_node.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
-#include "recipes/kernel_worker.h"
-#include "recipes/operator_check.h"
-#include "recipes/operator_task.h"
-#include "recipes/problems.h"
+#include "recipes/tasks/kernel_worker.h"
+#include "recipes/tasks/operator_check.h"
+#include "recipes/tasks/operator_task.h"
+#include "recipes/tasks/problems.h"
 
 namespace deep500::cli {
 namespace {

@@ -1,5 +1,5 @@
 // deep500 op matrix: every operator case x every registered backend,
-// conformance and speed in one run (recipes/op_matrix.h); a table on stdout,
+// conformance and speed in one run (recipes/tasks/op_matrix.h); a table on stdout,
 // JSON and CSV files and a heat map on request. Exit 1 when a cell FAILED, 130 when
 // interrupted (the cells so far are written, marked interrupted).
 #include <iostream>
@@ -11,9 +11,9 @@
 #include "network/settings.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
-#include "recipes/interrupt.h"
-#include "recipes/op_matrix.h"
-#include "recipes/plots.h"
+#include "recipes/results/plots.h"
+#include "recipes/tasks/interrupt.h"
+#include "recipes/tasks/op_matrix.h"
 #include "validation/op_specs.h"
 
 namespace deep500::cli {

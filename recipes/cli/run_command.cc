@@ -1,5 +1,5 @@
 // deep500 run RECIPE.yaml and deep500 reproduce RUN: the recipe runner
-// (recipes/runner.h, recipes/reproduce.h) behind a SIGINT/SIGTERM scope,
+// (recipes/results/runner.h, recipes/judging/reproduce.h) behind a SIGINT/SIGTERM scope,
 // so an interrupted run stops after its current batch and is recorded as
 // interrupted. A recipe with training.distributed.ranks = N runs on N MPI
 // ranks: outside mpirun, `run` (and `reproduce` of such a run) starts
@@ -23,10 +23,10 @@
 #include "distributed/mpi_communicator.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
-#include "recipes/interrupt.h"
-#include "recipes/recipe.h"
-#include "recipes/reproduce.h"
-#include "recipes/runner.h"
+#include "recipes/format/recipe.h"
+#include "recipes/judging/reproduce.h"
+#include "recipes/results/runner.h"
+#include "recipes/tasks/interrupt.h"
 
 extern char** environ;
 

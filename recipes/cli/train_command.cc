@@ -1,5 +1,5 @@
 // deep500 train (--model lenet5 | MODEL.onnx --logits NAME) --dataset SPEC ...:
-// the command line's form of the training task (recipes/training_task.h),
+// the command line's form of the training task (recipes/tasks/training_task.h),
 // which recipes run too. Prints the summary line; exit 1 when the target
 // accuracy is not reached or a NaN/Inf stopped the run, 130 when interrupted.
 // With --distributed SCHEME (under mpirun) every rank trains its share on
@@ -12,8 +12,8 @@
 #include "distributed/job.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
-#include "recipes/interrupt.h"
-#include "recipes/training_task.h"
+#include "recipes/tasks/interrupt.h"
+#include "recipes/tasks/training_task.h"
 
 namespace deep500::cli {
 

@@ -1,4 +1,4 @@
-// Text the command line takes from the user (recipes/problems.h,
+// Text the command line takes from the user (recipes/tasks/problems.h,
 // operators/attribute_text.h, network/settings.h): the first byte picks the
 // parser, the rest is the text: a benchdnn-style shape file for Conv, Gemm,
 // MatMul or Add (with and without --batch), an --input spec, an --attr
@@ -8,7 +8,7 @@
 
 #include "network/settings.h"
 #include "operators/attribute_text.h"
-#include "recipes/problems.h"
+#include "recipes/tasks/problems.h"
 #include "tests/fuzz/fuzz_common.h"
 
 using namespace deep500;

@@ -1,15 +1,15 @@
-// What recipes read from users and from past runs (recipes/recipe.h,
-// recipes/comparison.h, recipes/scoreboard.h): the first byte picks the
+// What recipes read from users and from past runs (recipes/format/recipe.h,
+// recipes/judging/comparison.h, recipes/judging/scoreboard.h): the first byte picks the
 // reader, the rest is the text. Even: a recipe YAML file, read, validated
 // and printed resolved; odd: a results.json, loaded as a run, compared with
 // itself and its resolved recipe read back (what `compare` and `reproduce`
 // do before running anything); a multiple of 4 also reads the text as
 // --set overrides and --objectives. Any input is a value or an Error.
-#include "recipes/comparison.h"
-#include "recipes/recipe.h"
-#include "recipes/scoreboard.h"
-#include "recipes/yaml_fields.h"
-#include "recipes/yaml_json.h"
+#include "recipes/format/recipe.h"
+#include "recipes/format/yaml_fields.h"
+#include "recipes/format/yaml_json.h"
+#include "recipes/judging/comparison.h"
+#include "recipes/judging/scoreboard.h"
 #include "tests/fuzz/fuzz_common.h"
 
 using namespace deep500;

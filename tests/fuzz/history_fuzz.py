@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fuzzes the results history (recipes/history.h) through the real commands.
+"""Fuzzes the results history (recipes/results/history.h) through the real commands.
 
 A real history of two recorded runs (the MLP recipe, made once) is damaged
 in one way per trial: flipped bytes, a truncation, a foreign or impossible

@@ -11,8 +11,8 @@
 #include "frameworks/register_all.h"
 #include "metrics/context.h"
 #include "metrics/peaks.h"
-#include "recipes/kernel_worker.h"
-#include "recipes/operator_task.h"
+#include "recipes/tasks/kernel_worker.h"
+#include "recipes/tasks/operator_task.h"
 #include "tests/gpu/gpu_cases.h"
 
 using namespace deep500;

@@ -47,7 +47,7 @@ SETTINGS_FILES = {
     "network": "network/executor_options.cc",
     "frameworks": "frameworks/settings.cc",
     "distributed": "distributed/mpi_communicator.cc",  # the launcher's OMPI_*/PMI_* variables
-    "recipes": "recipes/environment.cc",  # a recipe's allowed environment, set for its task
+    "recipes": "recipes/format/environment.cc",  # a recipe's allowed environment, set for its task
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([a-z_]+)/([^">]+)[">]')
 

@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "recipes/comparison.h"
-#include "recipes/scoreboard.h"
+#include "recipes/judging/comparison.h"
+#include "recipes/judging/scoreboard.h"
 #include "tests/error_of.h"
 
 using deep500::test::error_of;

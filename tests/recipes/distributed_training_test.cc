@@ -1,4 +1,4 @@
-// The training task run distributed (recipes/distributed_training.h) on
+// The training task run distributed (recipes/tasks/distributed_training.h) on
 // the in-process communicator: rank 0 alone writes the outputs, which
 // record every rank's figures; a bad scheme or a checkpoint with a scheme
 // that cannot resume exactly is an error before anything loads.
@@ -12,7 +12,7 @@
 
 #include "distributed/in_process.h"
 #include "frameworks/register_all.h"
-#include "recipes/training_task.h"
+#include "recipes/tasks/training_task.h"
 #include "tests/error_of.h"
 #include "training/data/dataset_spec.h"
 

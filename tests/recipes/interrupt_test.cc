@@ -1,7 +1,7 @@
-// InterruptScope (recipes/interrupt.h): the first SIGINT inside a scope only
+// InterruptScope (recipes/tasks/interrupt.h): the first SIGINT inside a scope only
 // sets the flag, and the handlers the first scope replaced come back when
 // the last scope ends, however scopes on several threads overlap.
-#include "recipes/interrupt.h"
+#include "recipes/tasks/interrupt.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// Kernels in a fresh deep500 worker process (recipes/kernel_worker.h): the
+// Kernels in a fresh deep500 worker process (recipes/tasks/kernel_worker.h): the
 // job crosses the process boundary intact, the worker runs what this
 // process would, and its answers come back.
-#include "recipes/kernel_worker.h"
+#include "recipes/tasks/kernel_worker.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-// The op matrix library (recipes/op_matrix.h) on a registry of its own: the
+// The op matrix library (recipes/tasks/op_matrix.h) on a registry of its own: the
 // reference kernels plus a backend whose Relu is wrong by a constant and
 // whose Tanh is right, so that a mismatch becomes a FAILED cell with its
 // error while a correct kernel of the same backend passes.
@@ -9,7 +9,7 @@
 
 #include "frameworks/reference/register.h"
 #include "operators/registry.h"
-#include "recipes/op_matrix.h"
+#include "recipes/tasks/op_matrix.h"
 
 using namespace deep500;
 

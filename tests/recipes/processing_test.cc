@@ -1,7 +1,7 @@
 // Pre- and post-processing steps of model manifests. Expected values are
 // worked by hand, the bilinear resize from PyTorch (F.interpolate, bilinear,
 // align_corners=False, which ONNX's half_pixel mode matches).
-#include "recipes/processing.h"
+#include "recipes/tasks/processing.h"
 
 #include <gtest/gtest.h>
 

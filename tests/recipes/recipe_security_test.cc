@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "recipes/environment.h"
+#include "recipes/format/environment.h"
 #include "tests/recipes/cli/cli_runner.h"
 
 using deep500::testing::run;

@@ -16,12 +16,12 @@
 #include "deep/text.h"
 #include "distributed/in_process.h"
 #include "frameworks/register_all.h"
-#include "recipes/constraints.h"
-#include "recipes/criteria.h"
-#include "recipes/history.h"
-#include "recipes/recipe.h"
-#include "recipes/runner.h"
-#include "recipes/sha256.h"
+#include "recipes/format/constraints.h"
+#include "recipes/format/recipe.h"
+#include "recipes/format/sha256.h"
+#include "recipes/judging/criteria.h"
+#include "recipes/results/history.h"
+#include "recipes/results/runner.h"
 #include "tests/error_of.h"
 
 using deep500::test::error_of;

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "frameworks/register_all.h"
-#include "recipes/training_task.h"
+#include "recipes/tasks/training_task.h"
 #include "training/data/dataset_spec.h"
 
 using namespace deep500;

@@ -1,5 +1,5 @@
 // Datasets named by a kind and paths: what `deep500 train --dataset TEXT`
-// and a recipe's dataset manifest (recipes/manifests.h) both build, so the
+// and a recipe's dataset manifest (recipes/format/manifests.h) both build, so the
 // two load the same data the same way. The text form:
 //   fashion-mnist[:DIR]   mnist:DIR   cifar10:DIR
 //   idx:IMAGES,LABELS[,TEST_IMAGES,TEST_LABELS]

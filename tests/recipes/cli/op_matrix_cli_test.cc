@@ -1,5 +1,5 @@
 // End-to-end tests of `deep500 op matrix` (recipes/cli/op_matrix_command.cc,
-// recipes/op_matrix.h), run as a child process: the cells of the JSON and
+// recipes/tasks/op_matrix.h), run as a child process: the cells of the JSON and
 // CSV files, exit codes, and errors for bad input.
 #include <unistd.h>
 

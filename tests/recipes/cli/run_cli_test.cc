@@ -14,8 +14,8 @@
 #include "deep/npy.h"
 #include "deep/onnx_tensor.h"
 #include "frameworks/register_all.h"
-#include "recipes/machine.h"
-#include "recipes/yaml_fields.h"
+#include "recipes/format/machine.h"
+#include "recipes/format/yaml_fields.h"
 #include "tests/onnx_models.h"
 #include "tests/recipes/cli/cli_runner.h"
 

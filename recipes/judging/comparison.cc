@@ -1,0 +1,192 @@
+#include "recipes/judging/comparison.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "deep/error.h"
+#include "deep/onnx_tensor.h"
+#include "deep/text.h"
+#include "metrics/significance.h"
+#include "recipes/results/history.h"
+
+namespace deep500::recipes {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr uint64_t kMaxResultsBytes = 256ull << 20;
+constexpr int kMaxDepth = 64;
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && s.size() < 19 && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+const json& member(const json& j, const char* key) {
+  static const json kNull;
+  return j.is_object() && j.contains(key) ? j.at(key) : kNull;
+}
+
+std::string text_of(const json& j, const char* key) {
+  const json& v = member(j, key);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
+// Numbers of a JSON array; empty when it is not one.
+std::vector<double> numbers(const json& j) {
+  std::vector<double> out;
+  if (!j.is_array()) return out;
+  for (const auto& v : j)
+    if (v.is_number()) out.push_back(v.get<double>());
+  return out;
+}
+
+std::string describe_run(const json& r) {
+  const json& recipe = member(r, "recipe");
+  return cat(text_of(recipe, "name"), " ", text_of(recipe, "version"), ", ", text_of(r, "status"),
+             ", started ", text_of(r, "started_utc"));
+}
+
+MetricComparison compare_metric(const std::string& name, const json& a, const json& b,
+                                double alpha) {
+  MetricComparison m{name, member(a, "value").get<double>(), member(b, "value").get<double>()};
+  const auto sa = numbers(member(a, "samples")), sb = numbers(member(b, "samples"));
+  const json &ta = member(a, "trials"), &tb = member(b, "trials");
+  const bool proportions = ta.is_number() && tb.is_number() && ta.get<double>() > 0 &&
+                           tb.get<double>() > 0 && m.a >= 0 && m.a <= 1 && m.b >= 0 && m.b <= 1;
+  if (sa.size() >= 2 && sb.size() >= 2) {
+    m.test = cat("rank ", sa.size(), " vs ", sb.size());
+    m.p_value = metrics::mann_whitney_u(sa, sb).p_value;
+  } else if (proportions) {
+    const double na = ta.get<double>(), nb = tb.get<double>();
+    m.test = na == nb ? cat("proportions of ", na) : cat("proportions of ", na, " vs ", nb);
+    m.p_value =
+        metrics::two_proportion_z(std::round(m.a * na), na, std::round(m.b * nb), nb).p_value;
+  } else {
+    return m;
+  }
+  m.significant = m.p_value < alpha;
+  return m;
+}
+
+void flatten(const json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
+  if (j.is_object() && !j.empty()) {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+    return;
+  }
+  out[prefix] = j.dump();
+}
+
+std::map<std::string, std::string> setup_fields(const json& r) {
+  std::map<std::string, std::string> out;
+  flatten(member(r, "resolved_recipe"), "recipe", out);
+  flatten(member(r, "machine"), "machine", out);
+  flatten(member(r, "software"), "software", out);
+  flatten(member(r, "seeds"), "seeds", out);
+  const json& context = member(r, "context");
+  for (const char* key : {"git_revision", "compiler", "build_type", "settings", "threads"})
+    if (context.is_object() && context.contains(key))
+      flatten(context.at(key), cat("context.", key), out);
+  return out;
+}
+
+}  // namespace
+
+json load_run_results(const std::string& ref, const std::string& history_path) {
+  std::string file = ref;
+  std::error_code ec;
+  if (all_digits(ref) && !fs::exists(ref, ec)) {
+    DEEP500_CHECK(fs::exists(history_path, ec), "run ", ref, ": no history at ", history_path,
+                  " (--history PATH)");
+    file = (fs::path(
+                History(history_path, History::Access::ReadOnly).run(std::stoll(ref)).results_dir) /
+            "results.json")
+               .string();
+  } else if (fs::is_directory(ref, ec)) {
+    file = (fs::path(ref) / "results.json").string();
+  }
+  DEEP500_CHECK(fs::exists(file, ec), ref, ": no such run, results folder or results.json (", file,
+                ")");
+  DEEP500_CHECK(!fs::exists(fs::path(file).parent_path() / kIncompleteMarker, ec), ref,
+                ": an incomplete run (its folder holds ", kIncompleteMarker,
+                ": deep500 run was stopped before it recorded the run)");
+  const uint64_t size = regular_file_size(file);
+  DEEP500_CHECK(size <= kMaxResultsBytes, file, ": ", size, " bytes; results.json is at most ",
+                kMaxResultsBytes, " bytes");
+  // A results.json nests a few levels; deeper input is refused while
+  // parsing, before anything walks it recursively.
+  bool too_deep = false;
+  const json::parser_callback_t depth_check = [&](int depth, json::parse_event_t, json&) {
+    too_deep = too_deep || depth > kMaxDepth;
+    return !too_deep;
+  };
+  json j = json::parse(read_file(file), depth_check, false);
+  DEEP500_CHECK(!too_deep, file, ": nested deeper than ", kMaxDepth, " levels");
+  DEEP500_CHECK(!j.is_discarded(), file, ": not valid JSON");
+  DEEP500_CHECK(member(j, "recipe").is_object() && member(j, "metrics").is_object() &&
+                    member(j, "resolved_recipe").is_object(),
+                file,
+                ": not the results.json of a deep500 run (expected recipe, "
+                "resolved_recipe and metrics)");
+  j["results_file"] = file;
+  return j;
+}
+
+std::vector<FieldDifference> setup_differences(const json& a, const json& b) {
+  const auto fa = setup_fields(a), fb = setup_fields(b);
+  std::vector<FieldDifference> out;
+  for (const auto& [field, value] : fa) {
+    auto other = fb.find(field);
+    if (other == fb.end())
+      out.push_back({field, value, "(absent)"});
+    else if (other->second != value)
+      out.push_back({field, value, other->second});
+  }
+  for (const auto& [field, value] : fb)
+    if (!fa.count(field)) out.push_back({field, "(absent)", value});
+  return out;
+}
+
+RunComparison compare_runs(const json& a, const json& b, double alpha) {
+  RunComparison c;
+  c.a = describe_run(a);
+  c.b = describe_run(b);
+  const json &ma = member(a, "metrics"), &mb = member(b, "metrics");
+  if (ma.is_object() && mb.is_object())
+    for (auto it = ma.begin(); it != ma.end(); ++it) {
+      const json& other = member(mb, it.key().c_str());
+      if (member(it.value(), "value").is_number() && member(other, "value").is_number())
+        c.metrics.push_back(compare_metric(it.key(), it.value(), other, alpha));
+    }
+  c.differences = setup_differences(a, b);
+  return c;
+}
+
+std::string format_comparison(const RunComparison& c) {
+  std::string out = cat("A: ", c.a, "\nB: ", c.b, "\n");
+  char line[256];
+  std::snprintf(line, sizeof line, "%-22s %12s %12s %8s  %-24s %9s  %s\n", "metric", "A", "B",
+                "B/A", "test", "p", "verdict");
+  out += line;
+  for (const auto& m : c.metrics) {
+    const std::string ratio = m.a != 0 ? short_number(m.b / m.a) : "-";
+    const std::string p = m.test.empty() ? "-" : short_number(m.p_value);
+    const char* verdict = m.test.empty()  ? (m.a == m.b ? "same" : "untested (one value each)")
+                          : m.significant ? "differs"
+                                          : "no significant difference";
+    std::snprintf(line, sizeof line, "%-22s %12s %12s %8s  %-24s %9s  %s\n", m.name.c_str(),
+                  short_number(m.a).c_str(), short_number(m.b).c_str(), ratio.c_str(),
+                  (m.test.empty() ? "-" : m.test).c_str(), p.c_str(), verdict);
+    out += line;
+  }
+  out += c.differences.empty() ? "setup: the same (recipe, machine, software, revision, seeds)\n"
+                               : cat("setup differences (", c.differences.size(), "):\n");
+  for (const auto& d : c.differences) out += cat("  ", d.field, ": ", d.a, " -> ", d.b, "\n");
+  return out;
+}
+
+}  // namespace deep500::recipes

@@ -1,0 +1,331 @@
+#include "recipes/results/runner.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "deep/error.h"
+#include "deep/output_file.h"
+#include "deep/text.h"
+#include "metrics/json_reporter.h"
+#include "network/model.h"
+#include "recipes/format/environment.h"
+#include "recipes/format/machine.h"
+#include "recipes/format/recipe.h"
+#include "recipes/format/sha256.h"
+#include "recipes/format/yaml_json.h"
+#include "recipes/judging/comparison.h"
+#include "recipes/results/history.h"
+#include "recipes/results/plots.h"
+#include "recipes/tasks/model_feeds.h"
+#include "recipes/tasks/tasks.h"
+#include "training/models.h"
+
+namespace deep500::recipes {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string utc_time(const char* format) {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
+
+void verify_artifact(const Artifact& a, const std::string& what) {
+  std::error_code ec;
+  DEEP500_CHECK(fs::exists(a.path, ec), what, ": file not found: ", a.path);
+  if (a.sha256.empty()) return;
+  const std::string actual = sha256_of_file(a.path);
+  DEEP500_CHECK(actual == a.sha256, what, ": ", a.path, ": SHA-256 mismatch: expected ", a.sha256,
+                ", actual ", actual);
+}
+
+void verify_artifacts(const Recipe& r) {
+  for (const auto& [role, a] : r.dataset.sources)
+    verify_artifact(a, cat("dataset '", r.dataset.header.name, "' source ", role));
+  if (!r.model.file.path.empty())
+    verify_artifact(r.model.file, cat("model '", r.model.header.name, "' file"));
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::vector<std::string> dims;
+  for (int64_t d : shape) dims.push_back(d < 0 ? "?" : std::to_string(d));
+  return "[" + join(dims, ", ") + "]";
+}
+
+// The model manifest's inputs and outputs against the graph's declarations.
+void check_declared_values(const ModelManifest& m, const network::Model& model) {
+  std::map<std::string, TensorDesc> graph;
+  for (const auto& [name, desc] : declared_inputs(model)) graph[name] = desc;
+  for (const auto& [name, desc] : declared_outputs(model)) graph[name] = desc;
+  const std::string what = cat("model '", m.header.name, "'");
+  for (const auto* list : {&m.inputs, &m.outputs})
+    for (const auto& v : *list) {
+      auto g = graph.find(v.name);
+      DEEP500_CHECK(g != graph.end(), what, ": the manifest declares '", v.name,
+                    "', which the graph does not have as an ",
+                    list == &m.inputs ? "input" : "output");
+      DEEP500_CHECK(parse_dtype(v.type) == g->second.dtype, what, ": '", v.name, "' is ",
+                    name_of(g->second.dtype), " in the graph, the manifest says ", v.type);
+      bool same = v.shape.size() == g->second.shape.size();
+      for (size_t i = 0; same && i < v.shape.size(); ++i)
+        same = v.shape[i] < 0 || g->second.shape[i] < 0 || v.shape[i] == g->second.shape[i];
+      DEEP500_CHECK(same, what, ": '", v.name, "' has shape ", shape_text(g->second.shape),
+                    " in the graph, the manifest says ", shape_text(v.shape));
+    }
+}
+
+// results/<recipe>/<UTC timestamp>[-N]: a new folder, never an existing one.
+// The recipe's folder under --output-dir, created and checked writable
+// before the task runs: a run is never lost to a folder it cannot write.
+fs::path results_base(const std::string& output_dir, const std::string& recipe) {
+  const fs::path base = fs::path(output_dir) / recipe;
+  std::error_code ec;
+  fs::create_directories(base, ec);
+  DEEP500_CHECK(!ec, "--output-dir ", output_dir, ": cannot create ", base.string(), ": ",
+                ec.message());
+  DEEP500_CHECK(access(base.c_str(), W_OK | X_OK) == 0, "--output-dir ", output_dir, ": ",
+                base.string(), " is not writable: ", std::strerror(errno));
+  return base;
+}
+
+// A new folder for this run's results under `base`.
+std::string new_results_dir(const fs::path& base, const std::string& output_dir) {
+  std::error_code ec;
+  const std::string stamp = utc_time("%Y%m%dT%H%M%SZ");
+  for (int i = 1;; ++i) {
+    const fs::path dir = base / (i == 1 ? stamp : cat(stamp, "-", i));
+    if (fs::create_directory(dir, ec)) return dir.string();
+    DEEP500_CHECK(!ec, "--output-dir ", output_dir, ": cannot create ", dir.string(), ": ",
+                  ec.message());
+  }
+}
+
+nlohmann::json verdicts_json(const std::vector<Verdict>& verdicts) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& v : verdicts)
+    out.push_back({{"criterion", v.criterion}, {"passed", v.passed}, {"detail", v.detail}});
+  return out;
+}
+
+nlohmann::json metrics_json(const Measurements& m) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, value] : m.final_values) out[name]["value"] = value;
+  for (const auto& [name, values] : m.per_epoch) out[name]["per_epoch"] = values;
+  for (const auto& [name, values] : m.samples) out[name]["samples"] = values;
+  for (const auto& [name, count] : m.trials) out[name]["trials"] = count;
+  return out;
+}
+
+}  // namespace
+
+std::string history_path(const std::string& output_dir, const std::string& history) {
+  return history.empty() ? (fs::path(output_dir) / "history.sqlite").string() : history;
+}
+
+RunSummary run_recipe(const RunOptions& o, std::ostream& out) {
+  const Recipe r = load_recipe(o.recipe, o.sets);
+  if (o.dry_run) {
+    out << resolved_yaml(r);
+    return {};
+  }
+  return run_loaded_recipe(r, o, out);
+}
+
+namespace {
+
+// Every rank ends with rank 0's verdict (the others judged their own,
+// rank-local measurements).
+std::string rank_zero_status(distributed::Communicator& comm, const std::string& status) {
+  const std::vector<std::string> statuses = {"passed", "failed", "interrupted"};
+  const auto mine = std::find(statuses.begin(), statuses.end(), status) - statuses.begin();
+  Tensor code = Tensor::from_vector<int64_t>({1}, {static_cast<int64_t>(mine)});
+  comm.broadcast(code, 0);
+  return statuses.at(static_cast<size_t>(code.at_as_double(0)));
+}
+
+}  // namespace
+
+namespace {
+
+// The machine meets the recipe's constraints, its artifacts are the ones
+// it names, and the model has the inputs and outputs its manifest declares.
+DetectedMachine check_recipe(const Recipe& r, const RunOptions& o) {
+  DetectedMachine machine = detect_machine();
+  const auto unmet = unmet_constraints(r.hardware, r.software, machine);
+  DEEP500_CHECK(unmet.empty(), o.recipe, ": ", unmet.empty() ? "" : unmet[0],
+                unmet.size() > 1 ? cat(" (and ", unmet.size() - 1, " more)") : "");
+  verify_artifacts(r);
+  // Loaded here only to check what the manifest declares (the task loads it
+  // again to train); nothing declared, nothing loaded.
+  if (!r.model.inputs.empty() || !r.model.outputs.empty()) {
+    const network::Network net =
+        r.model.builtin.empty() ? network::Network::load(r.model.file.path)
+                                : training::make_builtin_model(r.model.builtin, r.training.seed);
+    check_declared_values(r.model, net.model());
+  }
+  return machine;
+}
+
+// The task's run between its start and end times, under the recipe's
+// environment variables (set for the task alone: plots run after).
+struct TimedRun {
+  TaskRun task;
+  std::string started, finished;  // UTC, ISO 8601
+};
+
+TimedRun run_timed(const Recipe& r, const RunOptions& o, std::ostream& out) {
+  TimedRun t;
+  t.started = utc_time("%Y-%m-%dT%H:%M:%SZ");
+  {
+    EnvironmentScope environment(r.software.environment);
+    t.task = run_task(r, o, out);
+  }
+  t.finished = utc_time("%Y-%m-%dT%H:%M:%SZ");
+  return t;
+}
+
+std::vector<Verdict> judge(const Recipe& r, const Measurements& m) {
+  std::vector<Verdict> verdicts;
+  for (const auto& c : r.criteria)
+    verdicts.push_back(evaluate(c, m, r.has_reference ? &r.reference : nullptr));
+  return verdicts;
+}
+
+// passed, failed or interrupted; rank 0's on every rank of a distributed run.
+std::string run_status(const TaskRun& task, const std::vector<Verdict>& verdicts,
+                       distributed::Communicator* comm) {
+  const bool all_passed =
+      std::all_of(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return v.passed; });
+  const std::string status = task.interrupted             ? "interrupted"
+                             : all_passed && !task.broken ? "passed"
+                                                          : "failed";
+  return comm ? rank_zero_status(*comm, status) : status;
+}
+
+nlohmann::json machine_json(const DetectedMachine& machine) {
+  return {{"architecture", machine.architecture},
+          {"cpu_model", machine.cpu_model},
+          {"isa", machine.isa},
+          {"cores", machine.cores},
+          {"memory_gib", machine.memory_gib},
+          {"gpus", machine.gpus},
+          {"hostname", machine.hostname}};
+}
+
+// results.json: the recipe as it ran, the machine, the task's context,
+// seeds, figures and details, and the verdicts.
+nlohmann::json results_json(const Recipe& r, const RunOptions& o, const DetectedMachine& machine,
+                            const TimedRun& run, const std::vector<Verdict>& verdicts,
+                            const std::string& status) {
+  return {{"format_version", metrics::kResultFormatVersion},
+          {"recipe",
+           {{"name", r.header.name},
+            {"version", r.header.version},
+            {"description", r.header.description},
+            {"file", fs::absolute(o.recipe).string()}}},
+          {"reproduces", o.reproduces},
+          {"resolved_recipe", yaml_to_json(r.resolved)},
+          {"manifest_files", r.manifest_files},
+          {"overrides", r.overrides},
+          {"machine", machine_json(machine)},
+          {"software", machine.software},
+          {"context", run.task.context},
+          {"seeds", run.task.seeds},
+          {"started_utc", run.started},
+          {"finished_utc", run.finished},
+          {"status", status},
+          {"metrics", metrics_json(run.task.measurements)},
+          {"criteria", verdicts_json(verdicts)},
+          {r.task, run.task.details}};
+}
+
+// results.json, metrics.csv and (where the task records one) trace.json.
+void write_results(const std::string& dir, const nlohmann::json& results, const TaskRun& task) {
+  write_output_file((fs::path(dir) / "results.json").string(), {results.dump(2) + "\n"},
+                    "writing results.json");
+  write_output_file((fs::path(dir) / "metrics.csv").string(), {task.csv}, "writing metrics.csv");
+  if (!task.trace.is_null())
+    write_output_file((fs::path(dir) / "trace.json").string(), {task.trace.dump() + "\n"},
+                      "writing trace.json");
+}
+
+RunRecord run_record(const Recipe& r, const nlohmann::json& results, const TimedRun& run,
+                     const std::vector<Verdict>& verdicts, const std::string& results_dir) {
+  RunRecord rec;
+  rec.recipe = r.header.name;
+  rec.recipe_version = r.header.version;
+  rec.task = r.task;
+  rec.status = results.at("status");
+  rec.started_utc = run.started;
+  rec.finished_utc = run.finished;
+  rec.seconds = run.task.seconds;
+  rec.results_dir = fs::absolute(results_dir).string();
+  rec.git_revision = run.task.context.value("git_revision", "unknown");
+  rec.hostname = results.at("machine").at("hostname");
+  rec.resolved_recipe = results.at("resolved_recipe").dump();
+  rec.metrics = run.task.measurements.final_values;
+  for (const auto& v : verdicts) rec.criteria.push_back({v.criterion, v.passed, v.detail});
+  return rec;
+}
+
+// Writes the results into a new folder and records the run in the history.
+// Until it is recorded, the folder holds a marker: a process killed
+// meanwhile leaves a folder that readers refuse (load_run_results), not a
+// run that seems complete.
+void record_run(const Recipe& r, const nlohmann::json& results, const TimedRun& run,
+                const std::vector<Verdict>& verdicts, History& history, RunSummary& s) {
+  const fs::path marker = fs::path(s.results_dir) / kIncompleteMarker;
+  write_output_file(marker.string(),
+                    {"deep500 run stopped before it recorded this run in the history\n"},
+                    "writing " + std::string(kIncompleteMarker));
+  write_results(s.results_dir, results, run.task);
+  s.run_id = history.record(run_record(r, results, run, verdicts, s.results_dir));
+  std::error_code ec;
+  fs::remove(marker, ec);
+}
+
+}  // namespace
+
+RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream& out) {
+  const DetectedMachine machine = check_recipe(r, o);
+  // Rank 0 (or the one process) writes results and the history, into a
+  // folder checked writable before the task runs.
+  const bool writes = !o.communicator || o.communicator->rank() == 0;
+  std::unique_ptr<History> history;
+  fs::path base;
+  if (writes) {
+    history = std::make_unique<History>(history_path(o.output_dir, o.history));
+    base = results_base(o.output_dir, r.header.name);
+  }
+  out << "deep500 run: " << r.header.name << " " << r.header.version << " (" << r.task << ")"
+      << std::endl;
+  const TimedRun run = run_timed(r, o, out);
+  out << run.task.summary << std::endl;
+  const std::vector<Verdict> verdicts = judge(r, run.task.measurements);
+  RunSummary s;
+  s.status = run_status(run.task, verdicts, o.communicator);
+  if (!writes) return s;
+  s.results_dir = new_results_dir(base, o.output_dir);
+  record_run(r, results_json(r, o, machine, run, verdicts, s.status), run, verdicts, *history, s);
+  for (const auto& v : verdicts)
+    out << (v.passed ? "  PASS  " : "  FAIL  ") << v.criterion << "  (" << v.detail << ")\n";
+  if (o.plots) out << render_plots({s.results_dir}, s.results_dir) << "\n";
+  out << "deep500 run: " << s.status << "; results in " << s.results_dir << "; run " << s.run_id
+      << " in " << history->path() << std::endl;
+  return s;
+}
+
+}  // namespace deep500::recipes
