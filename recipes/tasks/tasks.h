@@ -1,7 +1,7 @@
-// A recipe's task run and reported in one shape, whatever the task:
-// training (recipes/tasks/training_task.h), conformance
-// (recipes/tasks/conformance_task.h) or inference (recipes/tasks/inference_task.h). The runner
-// judges the criteria on `measurements` and writes the rest into the results folder.
+// A recipe's task run and reported in one shape, whatever the task (the rows
+// of recipes/tasks/recipe_task.h turn each task's typed outcome into it).
+// The runner judges the criteria on `measurements` and writes the rest into
+// the results folder.
 #pragma once
 
 #include <ostream>
@@ -29,7 +29,8 @@ struct TaskRun {
   double seconds = 0;
 };
 
-// Runs `r.task`; progress on stderr when o.progress, failures to `out`.
+// Runs `r.task` (its row's run); progress on stderr when o.progress,
+// failures to `out`.
 TaskRun run_task(const Recipe& r, const RunOptions& o, std::ostream& out);
 
 }  // namespace deep500::recipes
