@@ -42,6 +42,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9_]+(\.[A-Za-z0-9]+)?$")
 FILE_LINE = re.compile(r"`([^`]+)`:\s*$")
@@ -133,6 +134,7 @@ class Checker:
         self.failures = []
         self.counts = {}
         self.help_cache = {}
+        self.seconds = []  # (seconds, command) of every command run: the slowest are printed
 
     def count(self, kind):
         self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -148,6 +150,13 @@ class Checker:
             k = argv.index(">")
             stdout = open(pathlib.Path(cwd or ".") / argv[k + 1], "w")
             argv = argv[:k] + argv[k + 2:]
+        start = time.monotonic()
+        try:
+            return self.run_process(argv, cwd, env, timeout, stdout)
+        finally:
+            self.seconds.append((time.monotonic() - start, " ".join(argv)))
+
+    def run_process(self, argv, cwd, env, timeout, stdout):
         p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=stdout,
                              stderr=subprocess.STDOUT if stdout == subprocess.PIPE else subprocess.PIPE,
                              text=True, start_new_session=True)
@@ -460,6 +469,9 @@ def main():
     for f in checker.failures:
         print(f"FAILED {f}")
     total = sum(checker.counts.values())
+    # Where the test's time goes (CI runs it on two cores beside the others).
+    for seconds, command in sorted(checker.seconds, reverse=True)[:8]:
+        print(f"{seconds:7.1f} s  {command[:150]}")
     print(f"docs commands: {total} checked, {len(checker.failures)} failed")
     return 1 if checker.failures or total == 0 else 0
 
