@@ -109,8 +109,8 @@ int run_command(const RunOptions& o) {
     std::cout << resolved_yaml(recipe);
     return kSuccess;
   }
-  if (!r.communicator && recipe_ranks(recipe) > 1)
-    return run_under_mpirun(recipe_ranks(recipe), "run", o);
+  if (const int ranks = recipe_ranks(recipe); !r.communicator && ranks > 1)
+    return run_under_mpirun(ranks, "run", o);
   std::ostream silent(nullptr);
   std::ostream& out = !r.communicator || r.communicator->rank() == 0 ? std::cout : silent;
   InterruptScope interrupt;

@@ -156,10 +156,6 @@ std::string rank_zero_status(distributed::Communicator& comm, const std::string&
   return statuses.at(static_cast<size_t>(code.at_as_double(0)));
 }
 
-}  // namespace
-
-namespace {
-
 // The machine meets the recipe's constraints, its artifacts are the ones
 // it names, and the model has the inputs and outputs its manifest declares.
 DetectedMachine check_recipe(const Recipe& r, const RunOptions& o) {

@@ -14,6 +14,7 @@
 #include "distributed/mpi_communicator.h"
 #include "distributed/timeline.h"
 #include "metrics/json_reporter.h"
+#include "network/executor.h"
 #include "network/settings.h"
 #include "recipes/tasks/distributed_training.h"
 #include "recipes/tasks/model_feeds.h"
@@ -27,11 +28,17 @@
 #include "training/schedules.h"
 #include "training/standard_samplers.h"
 #include "training/transforms.h"
-#include "validation/layer_compare.h"
 
 namespace deep500::recipes {
 
 namespace {
+
+using training::Dataset;
+
+// The dataset as results name it: the spec's text, or the caller's dataset.
+std::string dataset_name(const TrainingTask& o) {
+  return o.train_data ? o.train_data->describe() : to_string(o.dataset);
+}
 
 // What must be the same on every rank of a distributed run (what changes
 // the parameters it trains; not threads or output paths).
@@ -39,13 +46,10 @@ std::vector<std::pair<std::string, std::string>> configuration_fields(const Trai
   std::string hyper, augment;
   for (const auto& [k, v] : o.hyper) hyper += cat(hyper.empty() ? "" : ",", k, "=", v);
   for (const auto& a : o.augment) augment += (augment.empty() ? "" : ",") + a;
-  auto dataset = [&](const training::Dataset* given) {
-    return given ? given->describe() : training::to_string(o.dataset);
-  };
   return {{"model", o.builtin.empty() ? o.model : o.builtin},
           {"logits", o.logits},
           {"loss", o.loss},
-          {"dataset", dataset(o.train_data)},
+          {"dataset", dataset_name(o)},
           {"subset", cat(o.subset, "/", o.test_subset)},
           {"optimizer", o.optimizer},
           {"hyper", hyper},
@@ -60,13 +64,6 @@ std::vector<std::pair<std::string, std::string>> configuration_fields(const Trai
           {"time_limit", cat(o.time_limit)},
           {"target_accuracy", cat(o.target_accuracy, o.stop_at_target ? " (stop)" : "")},
           {"continue_on_non_finite", cat(o.continue_on_non_finite)}};
-}
-
-using training::Dataset;
-
-// The dataset as results name it: the spec's text, or the caller's dataset.
-std::string dataset_name(const TrainingTask& o) {
-  return o.train_data ? o.train_data->describe() : to_string(o.dataset);
 }
 
 // Every training batch's loss, exactly (%.17g of the float64 value).
@@ -230,8 +227,9 @@ double samples_per_second(const training::TrainingReport& r, int ranks) {
   return seconds > 0 ? ranks * samples / seconds : 0;
 }
 
-std::string summary_line(const TrainingOutcome& out, const TrainingTask& o) {
+std::string summary_line(const TrainingOutcome& out) {
   const training::TrainingReport& r = out.report;
+  const double target = out.config.target_accuracy;
   std::string line = cat("deep500 train: ", out.config.model, " ", r.epochs_completed, " epochs, ",
                          r.steps, " steps");
   if (r.final_test_accuracy >= 0)
@@ -239,10 +237,10 @@ std::string summary_line(const TrainingOutcome& out, const TrainingTask& o) {
   else if (r.final_train_accuracy >= 0)
     line += cat(", train accuracy ", fixed(r.final_train_accuracy, 4));
   line += cat(", train loss ", fixed(r.final_train_loss, 4));
-  if (o.target_accuracy > 0)
-    line += r.time_to_accuracy >= 0 ? cat(", time to ", o.target_accuracy, " accuracy ",
-                                          fixed(r.time_to_accuracy, 1), " s")
-                                    : cat(", target ", o.target_accuracy, " not reached");
+  if (target > 0)
+    line += r.time_to_accuracy >= 0
+                ? cat(", time to ", target, " accuracy ", fixed(r.time_to_accuracy, 1), " s")
+                : cat(", target ", target, " not reached");
   line += cat(", ", fixed(out.samples_per_second, 0), " samples/s, ", fixed(r.seconds, 1), " s");
   if (out.distributed)
     line += cat(", ", out.distributed->ranks, " ranks (", out.distributed->scheme, ")");
@@ -289,7 +287,7 @@ nlohmann::json unknown_if_negative(double v) {
   return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v);
 }
 
-nlohmann::json summary_json(const TrainingOutcome& out, double target_accuracy) {
+nlohmann::json summary_json(const TrainingOutcome& out) {
   const training::TrainingReport& r = out.report;
   return {{"epochs_completed", r.epochs_completed},
           {"steps", r.steps},
@@ -299,7 +297,7 @@ nlohmann::json summary_json(const TrainingOutcome& out, double target_accuracy) 
           {"final_train_loss", r.final_train_loss},
           {"final_train_accuracy", unknown_if_negative(r.final_train_accuracy)},
           {"final_test_accuracy", unknown_if_negative(r.final_test_accuracy)},
-          {"target_accuracy", target_accuracy},
+          {"target_accuracy", out.config.target_accuracy},
           {"time_to_accuracy", unknown_if_negative(r.time_to_accuracy)},
           {"samples_per_second", out.samples_per_second},
           {"seconds", r.seconds}};
@@ -317,7 +315,9 @@ class TrainingRun {
   void build_trainer();  // network, data, executor, sampler, scheme, trainer
   void add_listeners();  // schedule, loss log, the caller's; resume and synchronize
   TrainingOutcome train();
-  TrainingConfig config() const;
+  // What the run was given; `asked_hyper`: the optimizer's values before
+  // a schedule changed them.
+  TrainingConfig config(std::map<std::string, double> asked_hyper) const;
   void write_files(const TrainingOutcome& out);
 
   const TrainingTask& o_;
@@ -387,13 +387,14 @@ void TrainingRun::add_listeners() {
   if (scheme_) scheme_->synchronize(trainer_->parameters());
 }
 
-TrainingConfig TrainingRun::config() const {
+TrainingConfig TrainingRun::config(std::map<std::string, double> asked_hyper) const {
   TrainingConfig c;
   c.model = graph_->name;
   c.dataset = dataset_name(o_);
   c.train_samples = data_.train->size();
   c.test_samples = data_.test ? data_.test->size() : 0;
   c.optimizer = o_.optimizer;
+  c.hyper_parameters = std::move(asked_hyper);
   c.final_hyper_parameters = opt_->hyper_parameters();
   c.lr_schedule = o_.lr_schedule;
   c.epochs = o_.epochs;
@@ -426,12 +427,11 @@ TrainingOutcome TrainingRun::train() {
   if (timeline)
     out.timeline = distributed::gather_timeline(*dist_.comm, "deep500 train " + graph_->name);
   out.epochs = trainer_->metrics();
-  out.config = config();
-  out.config.hyper_parameters = asked_hyper;
+  out.config = config(asked_hyper);
   out.context = network::result_context(exec_.get());
   out.dataset_bias = bias_;
   out.samples_per_second = samples_per_second(out.report, dist_.enabled() ? dist_.comm->size() : 1);
-  out.summary = summary_line(out, o_);
+  out.summary = summary_line(out);
   return out;
 }
 
@@ -465,7 +465,7 @@ nlohmann::json to_json(const TrainingOutcome& out) {
   j["config"] = config_json(out.config);
   if (out.distributed) j["distributed"] = to_json(*out.distributed);
   j["dataset_bias"] = bias_json(out.dataset_bias);
-  j["summary"] = summary_json(out, out.config.target_accuracy);
+  j["summary"] = summary_json(out);
   return j;
 }
 
