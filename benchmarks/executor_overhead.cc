@@ -33,7 +33,7 @@
 #include "frameworks/register_all.h"
 #include "metrics/statistics.h"
 #include "network/model.h"
-#include "network/optimized_executor.h"
+#include "network/optimized/optimized_executor.h"
 #include "network/reference_executor.h"
 
 using namespace deep500;

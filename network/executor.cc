@@ -4,7 +4,7 @@
 
 #include "deep/error.h"
 #include "deep/text.h"
-#include "network/optimized_executor.h"
+#include "network/optimized/optimized_executor.h"
 #include "network/reference_executor.h"
 #include "operators/registry.h"
 

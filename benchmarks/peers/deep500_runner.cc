@@ -42,7 +42,7 @@
 #include "metrics/statistics.h"
 #include "network/executor.h"
 #include "network/model.h"
-#include "network/optimized_executor.h"
+#include "network/optimized/optimized_executor.h"
 #include "network/settings.h"
 #include "operators/registry.h"
 

@@ -4,7 +4,7 @@
 // two passes, Y = (X - mean) / sqrt(var + epsilon) * Scale + B. The
 // optimized executor also makes this node of the ReduceMean / Sub / Pow /
 // ReduceMean / Add / Sqrt / Div / Mul / Add chains exporters write
-// (network/plan_patterns.cc).
+// (network/optimized/plan_patterns.cc).
 //
 // Backward (dX, dScale, dB from dY) recomputes each row's statistics:
 // dX = inv * (g - mean(g) - xhat * mean(g * xhat)) with g = dY * Scale.

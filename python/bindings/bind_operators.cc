@@ -10,6 +10,7 @@
 #include "python/bindings/bindings.h"
 #include "python/bindings/numpy_tensor.h"
 #include "recipes/tasks/interrupt.h"
+#include "recipes/tasks/operator_check.h"
 #include "recipes/tasks/operator_task.h"
 #include "recipes/tasks/problems.h"
 #include "validation/forward_check.h"
@@ -237,6 +238,35 @@ void bind_operators(py::module_& m) {
           },
           py::arg("inputs"), py::arg("n"),
           "Seconds of n forward calls made by a C++ loop (benchmarks/python/overhead.py).");
+  m.def(
+      "op_check",
+      [](const recipes::OperatorSpec& spec, const std::vector<std::string>& inputs,
+         const std::vector<std::string>& backends, bool grad, uint64_t seed, bool isolate) {
+        recipes::OperatorCheck c;
+        c.op = spec;
+        c.problems = recipes::make_problems(spec.op_type, inputs, "", "float32", {});
+        c.backends = backends;
+        c.grad = grad;
+        c.seed = seed;
+        c.isolate = isolate;
+        recipes::OperatorCheckOutcome out;
+        {
+          recipes::InterruptScope interrupt;
+          c.interrupt = &recipes::InterruptScope::requested();
+          py::gil_scoped_release release;
+          out = recipes::run_operator_check(c);
+        }
+        py::dict d = to_python(recipes::to_json(out));
+        d["ok"] = out.passed();
+        return d;
+      },
+      py::arg("spec"), py::arg("inputs"), py::arg("backends") = std::vector<std::string>{},
+      py::arg("grad") = false, py::arg("seed") = 42, py::arg("isolate") = true,
+      "Checks the operator as `deep500 op check` does: random inputs from NAME:dtype:shape "
+      "(its --input) drawn with `seed`, each backend (empty: reference; \"all\") against the "
+      "reference, with grad also its backward; returns per problem every backend's checks "
+      "(status and lines with errors and the method), the counts passed / failed / skipped "
+      "and ok (nothing failed and something passed).");
   m.def(
       "benchmark_operator",
       [](const recipes::OperatorSpec& spec, const std::vector<std::string>& inputs,

@@ -6,7 +6,7 @@ conveniences that only convert arguments (docs/python.md).
 from ._core import (as_tensor, backends, benchmark_operator, built_backends, check_gradient,
                     check_operator, Communicator, compare_runs, devices, Error, Executor, history,
                     in_process_ranks, launched_by_mpirun, load_results, Model, mpi_world,
-                    Operator, OperatorSpec, optimizers, plot, register_operator,
+                    op_check, Operator, OperatorSpec, optimizers, plot, register_operator,
                     register_optimizer, run_operator, run_recipe, run_training, scoreboard,
                     summarize, TrainingState, TrainingTask)
 
@@ -14,7 +14,7 @@ __all__ = ["as_tensor", "backends", "benchmark_operator", "built_backends", "che
            "check_operator", "Communicator", "compare_runs", "devices", "Error", "Executor",
            "history",
            "in_process_ranks", "launched_by_mpirun", "load_results", "Model", "mpi_world", "op",
-           "Operator", "OperatorSpec", "optimizers", "plot", "register_operator",
+           "op_check", "Operator", "OperatorSpec", "optimizers", "plot", "register_operator",
            "register_optimizer", "run_operator", "run_recipe", "run_training", "scoreboard",
            "summarize", "train", "TrainingState", "TrainingTask"]
 

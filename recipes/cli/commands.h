@@ -12,6 +12,7 @@
 #include "recipes/results/runner.h"
 #include "recipes/tasks/conformance_task.h"
 #include "recipes/tasks/inference_task.h"
+#include "recipes/tasks/operator_check.h"
 #include "recipes/tasks/operator_task.h"
 #include "recipes/tasks/training_task.h"
 
@@ -46,10 +47,11 @@ int onnx_test(const OnnxTestOptions& o);
 // reference (check) or measured with the metrics Runner (bench).
 struct OpOptions {
   std::string mode;  // "check" or "bench"
-  // The operator (op type, domain, opset, attributes, outputs), backends
-  // (empty = reference; "all" = every registered one), seed, isolation,
-  // threads and timing bind into the benchmark; `op check` uses its
-  // operator, backends, seed and isolation.
+  // `op check` binds its options into the check, `op bench` into the
+  // benchmark: the operator (op type, domain, opset, attributes, outputs),
+  // backends (empty = reference; "all" = every registered one), seed and
+  // isolation; bench also threads and timing, check the gradient flag.
+  OperatorCheck check;
   OperatorBenchmark bench;
   // The problems, as text: NAME:dtype:shape inputs, or a benchdnn-style
   // shape file of `dtype` problems, once per batch value.
@@ -58,7 +60,6 @@ struct OpOptions {
   std::string dtype = "float32";
   std::vector<int64_t> batch;
   std::vector<double> range = {-1, 1};  // uniform input range LOW,HIGH
-  bool grad = false;                    // check: also the gradient check
   std::string format = "console";       // bench: stdout is console | json | csv | gbench
   std::string json_path, csv_path, gbench_path;
   std::vector<std::string> settings;  // NAME=VALUE (network/settings.h)

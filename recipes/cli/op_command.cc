@@ -25,7 +25,6 @@
 #include "operators/run_node.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
-#include "recipes/tasks/kernel_worker.h"
 #include "recipes/tasks/operator_check.h"
 #include "recipes/tasks/operator_task.h"
 #include "recipes/tasks/problems.h"
@@ -37,49 +36,54 @@ using deep500::split;
 
 using onnx::AttributeProto;
 
-int run_check(const OpOptions& o, const OpDefinition& def, const ops::NodeSpec& node,
-              const Problem& p) {
-  const OperatorBenchmark& b = o.bench;
-  auto inputs = ops::random_inputs(descs(p), b.seed, o.range[0], o.range[1]);
-  std::cout << "op check " << b.op.op_type << " (opset " << b.op.opset << ") " << p.label
-            << ", seed " << b.seed << "\n";
+// One line of the table (also its header).
+std::string check_row(const std::string& b, const std::string& check, const std::string& status,
+                      const std::string& abs, const std::string& rel, const std::string& worst,
+                      const std::string& tail) {
+  std::ostringstream out;
+  out << std::left << std::setw(12) << b << std::setw(16) << check << std::setw(20) << status
+      << std::setw(12) << abs << std::setw(12) << rel << std::setw(14) << worst << tail;
+  return out.str();
+}
+
+std::string error_cell(double e) {
+  return e < 0 ? "-" : short_number(e, 3);
+}
+
+// The problem's table and verdict; exit status 1 when a check failed or none ran.
+int print_problem_check(const OperatorCheck& task, const ProblemCheck& p) {
+  std::cout << "op check " << task.op.op_type << " (opset " << task.op.opset << ") " << p.problem
+            << ", seed " << task.seed << "\n";
   std::cout << check_row("backend", "check", "status", "max abs err", "max rel err", "worst",
                          "implementation / reason")
             << "\n";
-  int passed = 0, failed = 0;
-  for (const auto& backend : backend_list(b.backends, def)) {
-    KernelJob job;
-    job.kind = KernelJob::Kind::Check;
-    job.node = node;
-    job.inputs = inputs;
-    job.backend = backend;
-    job.grad = o.grad;
-    job.custom = def.without_reference();
-    std::string text;
-    if (b.isolate) {
-      ChildResult child = run_kernel_job(job);
-      if (child.threw_error) throw Error(child.failure);  // bad input, as without isolation
-      text = child.completed ? child.output
-                             : failed_check_rows(backend, "the kernel " + child.failure);
-    } else {
-      text = run_kernel_job_here(job);
-    }
-    for (const auto& line : split(text, '\n')) {
-      if (line.rfind("row\t", 0) == 0) std::cout << line.substr(4) << "\n";
-      passed += line == "tally\tP";
-      failed += line == "tally\tF";
-    }
-  }
-  if (failed > 0) {
+  for (const auto& c : p.checks)
+    for (const auto& l : c.lines)
+      std::cout << check_row(c.backend, l.check, l.status, error_cell(l.max_abs_error),
+                             error_cell(l.max_rel_error), l.worst.empty() ? "-" : l.worst, l.detail)
+                << "\n";
+  const OperatorCheckOutcome one{{p}};
+  if (const int failed = one.count(validation::CheckStatus::Failed); failed > 0) {
     std::cout << "FAILED: " << failed << " check(s) failed\n";
     return kCheckFailed;
   }
-  if (passed == 0) {
+  if (!one.passed()) {
     std::cout << "FAILED: nothing was checked (every backend skipped)\n";
     return kCheckFailed;
   }
-  std::cout << "passed: " << passed << " check(s)\n";
+  std::cout << "passed: " << one.count(validation::CheckStatus::Passed) << " check(s)\n";
   return kSuccess;
+}
+
+int run_check(const OpOptions& o, std::vector<Problem> problems) {
+  OperatorCheck task = o.check;
+  task.low = o.range[0];
+  task.high = o.range[1];
+  task.problems = std::move(problems);
+  int rc = kSuccess;
+  for (const auto& p : run_operator_check(task).problems)
+    rc = std::max(rc, print_problem_check(task, p));
+  return rc;
 }
 
 int run_bench(const OpOptions& o, const std::vector<Problem>& problems) {
@@ -129,28 +133,28 @@ int op_command(const OpOptions& o) {
   DEEP500_CHECK(o.range.size() == 2 && o.range[0] < o.range[1],
                 "--range: expected LOW,HIGH with LOW < HIGH, e.g. -1,1");
   network::apply_settings(o.settings, nullptr);
-  const OperatorSpec& op = o.bench.op;
+  const OperatorSpec& op = o.mode == "bench" ? o.bench.op : o.check.op;
   const OpDefinition def = find_definition(op);
   std::vector<Problem> problems =
       make_problems(op.op_type, o.inputs, o.shapes_path, o.dtype, o.batch);
   if (o.mode == "bench") return run_bench(o, problems);
-  int rc = kSuccess;
-  for (const auto& p : problems) rc = std::max(rc, run_check(o, def, make_node(op, def, p), p));
-  return rc;
+  for (const auto& p : problems) make_node(op, def, p);  // every problem's node, before any check
+  return run_check(o, std::move(problems));
 }
 
 namespace {
 
-// The options `op check` and `op bench` share.
-void add_problem_options(Command& c, OpOptions& o) {
-  c.positional("optype", o.bench.op.op_type, "ONNX op type, e.g. Conv")
+// The options `op check` and `op bench` share, bound into the task's fields.
+void add_problem_options(Command& c, OpOptions& o, OperatorSpec& op,
+                         std::vector<std::string>& backends, uint64_t& seed, bool& isolate) {
+  c.positional("optype", op.op_type, "ONNX op type, e.g. Conv")
       .option("--input", o.inputs, "NAME:dtype:shape, e.g. x:float32:1x3x224x224")
-      .option("--attr", o.bench.op.attrs, "key=value (ints 1,2,3; floats; strings)")
-      .option("--opset", o.bench.op.opset, "opset version (default 17)")
-      .option("--domain", o.bench.op.domain, "operator domain (default ai.onnx)")
-      .option("--outputs", o.bench.op.outputs, "number of node outputs (default: schema minimum)")
-      .list("--backend", o.bench.backends, "backends, e.g. reference,onednn or all")
-      .option("--seed", o.bench.seed, "seed of the random inputs")
+      .option("--attr", op.attrs, "key=value (ints 1,2,3; floats; strings)")
+      .option("--opset", op.opset, "opset version (default 17)")
+      .option("--domain", op.domain, "operator domain (default ai.onnx)")
+      .option("--outputs", op.outputs, "number of node outputs (default: schema minimum)")
+      .list("--backend", backends, "backends, e.g. reference,onednn or all")
+      .option("--seed", seed, "seed of the random inputs")
       .pair("--range", o.range, "uniform input range LOW,HIGH (default -1,1)")
       .option("--shapes", o.shapes_path, "benchdnn-style problem file")
       .option("--dtype", o.dtype, "element type of --shapes problems (default float32)")
@@ -158,7 +162,7 @@ void add_problem_options(Command& c, OpOptions& o) {
             "batch sizes, e.g. 1,8,32: N in --input/--shapes shapes, mb of Conv/MatMul and "
             "m of Gemm descriptors; one problem each")
       .operator_options(o.settings)
-      .flag("!--no-isolate", o.bench.isolate,
+      .flag("!--no-isolate", isolate,
             "run kernels in this process (default: each backend's check, and a first run before "
             "timing, in a fresh deep500 worker process, so that a crashing kernel is a failed "
             "row)");
@@ -170,14 +174,14 @@ void add_op_command(CommandLine& line) {
   auto o = std::make_shared<OpOptions>();
   auto op = line.add("op", "check or benchmark one ONNX operator");
   auto check = op.subcommand("check", "compare backends with the reference (and gradients)");
-  add_problem_options(check, *o);
-  check.flag("--grad", o->grad, "also check backward() with finite differences").runs([o] {
+  add_problem_options(check, *o, o->check.op, o->check.backends, o->check.seed, o->check.isolate);
+  check.flag("--grad", o->check.grad, "also check backward() with finite differences").runs([o] {
     o->mode = "check";
     return op_command(*o);
   });
 
   auto bench = op.subcommand("bench", "time backends with median, 95% CI, CV, GFLOP/s");
-  add_problem_options(bench, *o);
+  add_problem_options(bench, *o, o->bench.op, o->bench.backends, o->bench.seed, o->bench.isolate);
   bench.flag("--backward", o->bench.backward, "also time backward() (rows with pass=backward)")
       .flag("--include-transfers", o->bench.include_transfers,
             "a GPU backend's kernels (timed on device-resident inputs) also timed with the "

@@ -18,6 +18,7 @@
 #include "recipes/tasks/conformance_task.h"
 #include "recipes/tasks/inference_task.h"
 #include "recipes/tasks/op_matrix.h"
+#include "recipes/tasks/operator_check.h"
 #include "recipes/tasks/operator_task.h"
 #include "recipes/tasks/training_task.h"
 
@@ -43,6 +44,8 @@ struct Recipe {
   InferenceTask inference;
   // The operator benchmark's operators, problems, backends and timing.
   OperatorBenchmarkSuite operator_benchmark;
+  // The operator check: one check per operator, each on its problems.
+  std::vector<OperatorCheck> operator_check;
   // The op matrix's cases, backends, passes and timing (threads from the
   // software manifest).
   MatrixOptions op_matrix;

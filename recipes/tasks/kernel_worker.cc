@@ -147,7 +147,8 @@ KernelJob decode_kernel_job(const std::string& bytes) {
 
 std::string run_kernel_job_here(const KernelJob& job) {
   if (job.kind == KernelJob::Kind::FirstRun) return run_first(job);
-  return check_backend_rows(job.node, job.inputs, job.backend, job.grad, job.custom);
+  return encode_backend_checks(
+      check_backend(job.node, job.inputs, job.backend, job.grad, job.custom));
 }
 
 ChildResult run_kernel_job(const KernelJob& job, double timeout_seconds) {

@@ -51,7 +51,8 @@ std::string encode_kernel_job(const KernelJob& job);
 KernelJob decode_kernel_job(const std::string& bytes);
 
 // What the job does, in this process: FirstRun returns "" (throws what the
-// kernel throws), Check the rows of recipes/tasks/operator_check.h.
+// kernel throws), Check the backend's checks (recipes/tasks/operator_check.h) as
+// encode_backend_checks writes them.
 std::string run_kernel_job_here(const KernelJob& job);
 
 // Runs the job in the worker process; timeout_seconds <= 0: no limit.

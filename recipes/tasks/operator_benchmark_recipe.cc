@@ -20,15 +20,13 @@
 
 namespace deep500::recipes {
 
-namespace {
-
-OperatorBenchmark read_benchmarked_operator(Fields& g, const OperatorBenchmark& common) {
-  OperatorBenchmark b = common;
-  b.op.op_type = g.required_text("op");
-  b.op.domain = g.text("domain", "");
-  b.op.opset = static_cast<int>(g.integer("opset", b.op.opset, 1, 1000));
-  b.op.attrs = g.texts("attrs");
-  g.check("attrs", [&] { find_definition(b.op); });
+// The readers the operator tasks share (recipes/tasks/task_rows.h).
+void read_operator_problems(Fields& g, OperatorSpec& op, std::vector<Problem>& problems) {
+  op.op_type = g.required_text("op");
+  op.domain = g.text("domain", "");
+  op.opset = static_cast<int>(g.integer("opset", op.opset, 1, 1000));
+  op.attrs = g.texts("attrs");
+  g.check("attrs", [&] { find_definition(op); });
   const std::string shapes = g.absolute(g.text("shapes", ""));
   if (!shapes.empty()) g.resolve("shapes", YAML::Node(shapes));
   const auto inputs = g.texts("inputs");
@@ -43,10 +41,30 @@ OperatorBenchmark read_benchmarked_operator(Fields& g, const OperatorBenchmark& 
   if (shapes.empty() && inputs.empty())
     g.fail("op", "give shapes (a benchdnn-style problem file) or inputs (NAME:dtype:shape)");
   g.check(shapes.empty() ? "inputs" : "shapes",
-          [&] { b.problems = make_problems(b.op.op_type, inputs, shapes, dtype, batch); });
-  for (const auto& p : b.problems)
-    g.check(shapes.empty() ? "inputs" : "shapes",
-            [&] { make_node(b.op, find_definition(b.op), p); });
+          [&] { problems = make_problems(op.op_type, inputs, shapes, dtype, batch); });
+  for (const auto& p : problems)
+    g.check(shapes.empty() ? "inputs" : "shapes", [&] { make_node(op, find_definition(op), p); });
+}
+
+std::vector<std::string> read_backends(Fields& f) {
+  std::vector<std::string> backends = f.texts("backends");
+  f.check("backends", [&] {
+    if (!(backends.size() == 1 && backends[0] == "all"))
+      ops::Registry::global().check_backend_names(backends, "backends");
+  });
+  return backends;
+}
+
+uint64_t read_seed(Fields& f, uint64_t fallback) {
+  return static_cast<uint64_t>(
+      f.integer("seed", static_cast<int64_t>(fallback), 0, std::numeric_limits<int64_t>::max()));
+}
+
+namespace {
+
+OperatorBenchmark read_benchmarked_operator(Fields& g, const OperatorBenchmark& common) {
+  OperatorBenchmark b = common;
+  read_operator_problems(g, b.op, b.problems);
   g.finish();
   return b;
 }
@@ -54,14 +72,9 @@ OperatorBenchmark read_benchmarked_operator(Fields& g, const OperatorBenchmark& 
 OperatorBenchmarkSuite read_operator_benchmark(Fields f) {
   OperatorBenchmarkSuite suite;
   OperatorBenchmark common;
-  common.backends = f.texts("backends");
-  f.check("backends", [&] {
-    if (!(common.backends.size() == 1 && common.backends[0] == "all"))
-      ops::Registry::global().check_backend_names(common.backends, "backends");
-  });
+  common.backends = read_backends(f);
   common.backward = f.flag("backward", false);
-  common.seed = static_cast<uint64_t>(
-      f.integer("seed", static_cast<int64_t>(common.seed), 0, std::numeric_limits<int64_t>::max()));
+  common.seed = read_seed(f, common.seed);
   common.isolate = f.flag("isolate", common.isolate);
   common.include_transfers = f.flag("include_transfers", common.include_transfers);
   common.runner = read_runner(f);

@@ -11,8 +11,8 @@ namespace deep500::recipes {
 
 const std::vector<RecipeTask>& recipe_task_table() {
   static const std::vector<RecipeTask> table = {
-      training_recipe_task(),           conformance_recipe_task(), inference_recipe_task(),
-      operator_benchmark_recipe_task(), op_matrix_recipe_task(),
+      training_recipe_task(),           conformance_recipe_task(),    inference_recipe_task(),
+      operator_benchmark_recipe_task(), operator_check_recipe_task(), op_matrix_recipe_task(),
   };
   return table;
 }

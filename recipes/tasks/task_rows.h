@@ -10,6 +10,7 @@
 #include "metrics/runner.h"
 #include "recipes/format/manifests.h"
 #include "recipes/format/yaml_fields.h"
+#include "recipes/tasks/operator_task.h"
 #include "recipes/tasks/recipe_task.h"
 
 namespace deep500::recipes {
@@ -19,6 +20,15 @@ RecipeTask conformance_recipe_task();         // recipes/tasks/conformance_recip
 RecipeTask inference_recipe_task();           // recipes/tasks/inference_recipe.cc
 RecipeTask operator_benchmark_recipe_task();  // recipes/tasks/operator_benchmark_recipe.cc
 RecipeTask op_matrix_recipe_task();           // recipes/tasks/op_matrix_recipe.cc
+RecipeTask operator_check_recipe_task();      // recipes/tasks/operator_check_recipe.cc
+
+// An operator's entry of a task section: op, domain, opset, attrs and its
+// problems (shapes or inputs, dtype, batch), each node checked against the
+// operator's schema (recipes/tasks/operator_benchmark_recipe.cc).
+void read_operator_problems(Fields& g, OperatorSpec& op, std::vector<Problem>& problems);
+// A section's `backends` (checked: registered names, or [all]) and `seed`.
+std::vector<std::string> read_backends(Fields& f);
+uint64_t read_seed(Fields& f, uint64_t fallback);
 
 // The software manifest's settings as NAME=VALUE (network/settings.h).
 std::vector<std::string> setting_assignments(const SoftwareManifest& s);

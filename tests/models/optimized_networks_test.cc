@@ -13,7 +13,7 @@
 #include "deep/npy.h"
 #include "frameworks/register_all.h"
 #include "network/model.h"
-#include "network/optimized_executor.h"
+#include "network/optimized/optimized_executor.h"
 #include "tests/models/model_data.h"
 #include "validation/compare.h"
 

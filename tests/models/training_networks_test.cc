@@ -18,7 +18,7 @@
 #include "frameworks/register_all.h"
 #include "network/executor.h"
 #include "network/model.h"
-#include "network/optimized_executor.h"
+#include "network/optimized/optimized_executor.h"
 #include "network/training_state.h"
 #include "tests/models/model_data.h"
 

@@ -6,7 +6,7 @@
 #include "deep/error.h"
 #include "frameworks/register_all.h"
 #include "network/executor_options.h"
-#include "network/optimized_executor.h"
+#include "network/optimized/optimized_executor.h"
 #include "network/reference_executor.h"
 #include "tests/network/graph_builders.h"
 

@@ -14,7 +14,7 @@
 
 #include "frameworks/register_all.h"
 #include "network/node_threads.h"
-#include "network/optimized_executor.h"
+#include "network/optimized/optimized_executor.h"
 #include "operators/registry.h"
 #include "tests/network/graph_builders.h"
 

@@ -9,7 +9,7 @@
 
 #include "frameworks/register_all.h"
 #include "network/model.h"
-#include "network/optimized_executor.h"
+#include "network/optimized/optimized_executor.h"
 #include "network/reference_executor.h"
 #include "tests/network/graph_builders.h"
 #include "validation/compare.h"

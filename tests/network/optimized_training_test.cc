@@ -1,5 +1,5 @@
 // The optimized executor's training path: parameter feeds (executor.h) and the
-// cached backward plan (network/backward_plan.h).
+// cached backward plan (network/optimized/backward_plan.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 #include "deep/text.h"
 #include "frameworks/register_all.h"
 #include "network/backprop.h"
-#include "network/optimized_executor.h"
+#include "network/optimized/optimized_executor.h"
 #include "network/reference_executor.h"
 #include "network/training_state.h"
 

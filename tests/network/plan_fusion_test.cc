@@ -1,4 +1,4 @@
-// The optimized executor's post-op fusion (network/plan_fusion.cc) and
+// The optimized executor's post-op fusion (network/optimized/plan_fusion.cc) and
 // channels-last binary ops, against the reference executor: activation
 // chains as exporters write them (SiLU, GELU, HardSigmoid, ...) fold into the
 // producing Conv, and squeeze-excitation gates broadcast over NHWC data.
@@ -12,7 +12,7 @@
 #include "deep/onnx_tensor.h"
 #include "deep/text.h"
 #include "frameworks/register_all.h"
-#include "network/optimized_executor.h"
+#include "network/optimized/optimized_executor.h"
 #include "network/reference_executor.h"
 #include "operators/registry.h"
 #include "tests/network/graph_builders.h"

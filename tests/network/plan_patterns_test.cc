@@ -1,4 +1,4 @@
-// The optimized executor's pattern rewrites (network/plan_patterns.cc):
+// The optimized executor's pattern rewrites (network/optimized/plan_patterns.cc):
 // LayerNorm and GELU chains as torch.onnx writes them run as one
 // LayerNormalization / ai.deep500 Gelu node, in inference and in backprop
 // plans, with the reference executor (which runs the chains node by node)
@@ -9,7 +9,7 @@
 
 #include "deep/onnx_tensor.h"
 #include "frameworks/register_all.h"
-#include "network/optimized_executor.h"
+#include "network/optimized/optimized_executor.h"
 #include "network/reference_executor.h"
 #include "tests/network/graph_builders.h"
 #include "validation/compare.h"

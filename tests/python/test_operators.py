@@ -41,6 +41,23 @@ def test_check_operator_compares_a_backend_with_the_reference():
     assert r["implementation"].startswith("onednn:")
 
 
+def test_op_check_runs_the_cli_checks_on_every_backend():
+    spec = deep500.op("Conv", pads=[1, 1, 1, 1])
+    r = deep500.op_check(spec, ["x:float32:1x3x6x6", "w:float32:4x3x3x3"], ["reference", "onednn"],
+                         grad=True, seed=3)
+    assert r["ok"] and r["failed"] == 0, r
+    assert r["passed"] == 4, r  # forward and gradient on both backends
+    checks = r["problems"][0]["checks"]
+    assert [(c["backend"], c["kind"]) for c in checks] == [
+        ("reference", "forward"), ("reference", "gradient"),
+        ("onednn", "forward"), ("onednn", "gradient")]
+    forward = checks[2]["lines"][0]
+    assert forward["status"] == "passed" and 0 <= forward["max_abs_error"] < 1e-4, forward
+    assert checks[3]["lines"][0]["check"] == "gradient (ref)"  # float32 only: against the reference
+    with pytest.raises(deep500.Error, match="no_such"):
+        deep500.op_check(spec, ["x:float32:1x3x6x6", "w:float32:4x3x3x3"], ["no_such"])
+
+
 def test_bad_attributes_and_shapes_are_errors_with_the_cli_messages():
     x = np.zeros((1, 3), dtype=np.float32)
     with pytest.raises(deep500.Error, match="Relu has no attribute 'alpha'"):

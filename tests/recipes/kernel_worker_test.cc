@@ -4,8 +4,10 @@
 #include "recipes/tasks/kernel_worker.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 
 #include <gtest/gtest.h>
 
@@ -13,6 +15,8 @@
 #include "operators/custom_op_loader.h"
 #include "operators/node.h"
 #include "operators/registry.h"
+#include "recipes/tasks/operator_check.h"
+#include "tests/error_of.h"
 #include "validation/op_specs.h"
 
 namespace deep500::recipes {
@@ -112,14 +116,39 @@ TEST_F(KernelWorker, AFirstRunInTheWorkerCompletes) {
   EXPECT_TRUE(r.completed) << r.failure;
 }
 
-TEST_F(KernelWorker, ChecksInTheWorkerComeBackAsTheirRows) {
+TEST_F(KernelWorker, ChecksInTheWorkerComeBackAsTheirTypedChecks) {
   KernelJob job = relu_job(KernelJob::Kind::Check);
   job.grad = true;
   const ChildResult r = run_kernel_job(job, 60);
   ASSERT_TRUE(r.completed) << r.failure;
   EXPECT_EQ(r.output, run_kernel_job_here(job));  // what this process would say
-  EXPECT_NE(r.output.find("tally\tP"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("gradient"), std::string::npos) << r.output;
+  const std::vector<BackendCheck> checks = decode_backend_checks(r.output);
+  ASSERT_EQ(checks.size(), 2u) << r.output;
+  EXPECT_EQ(checks[0].kind, "forward");
+  EXPECT_EQ(checks[0].status, validation::CheckStatus::Passed) << r.output;
+  EXPECT_EQ(checks[1].kind, "gradient");
+  EXPECT_EQ(checks[1].status, validation::CheckStatus::Passed) << r.output;
+  ASSERT_FALSE(checks[1].lines.empty());
+  EXPECT_GE(checks[1].lines[0].max_abs_error, 0) << "a passed gradient check was measured";
+}
+
+// The reply survives errors JSON cannot hold as numbers, and a reply that is
+// not one is an error naming what was expected.
+TEST(OperatorCheckReply, NonFiniteErrorsTravelAndGarbageIsRefused) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<BackendCheck> sent = {
+      {"reference",
+       "forward",
+       validation::CheckStatus::Failed,
+       {{"forward", "FAILED", inf, std::nan(""), "y[3]", "outputs differ"}}}};
+  const auto back = decode_backend_checks(encode_backend_checks(sent));
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].status, validation::CheckStatus::Failed);
+  EXPECT_EQ(back[0].lines[0].max_abs_error, inf);
+  EXPECT_TRUE(std::isnan(back[0].lines[0].max_rel_error));
+  EXPECT_EQ(back[0].lines[0].worst, "y[3]");
+  const std::string e = test::error_of([] { decode_backend_checks("row\tforward"); });
+  EXPECT_NE(e.find("operator check reply: expected the checks as JSON"), std::string::npos) << e;
 }
 
 TEST_F(KernelWorker, BadInputInTheWorkerComesBackAsAnError) {

@@ -8,7 +8,7 @@
 
 #include "frameworks/register_all.h"
 #include "network/model.h"
-#include "network/optimized_executor.h"
+#include "network/optimized/optimized_executor.h"
 #include "network/reference_executor.h"
 #include "tests/error_of.h"
 #include "tests/onnx_models.h"

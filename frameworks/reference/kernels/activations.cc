@@ -154,7 +154,7 @@ struct SoftplusF {
 };
 // ai.deep500 Gelu (the exact, erf form; ONNX has no Gelu before opset 20):
 // x Phi(x), Phi the standard normal CDF; the optimized executor recognizes
-// it in exported graphs (network/plan_patterns.cc).
+// it in exported graphs (network/optimized/plan_patterns.cc).
 struct GeluF {
   static constexpr bool kIntegers = false;
   static Params params(const ops::Attributes&) { return {}; }

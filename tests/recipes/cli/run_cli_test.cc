@@ -313,6 +313,50 @@ TEST_F(RunCli, OperatorBenchmarkRecipeMeasuresEveryProblemAndBackend) {
   EXPECT_EQ(bench["results"].size(), gemm_rows);
 }
 
+// task: operator_check runs what `op check` runs: the same verdicts for the
+// same operator, inputs, seed and backends; an unknown backend is refused
+// before anything runs.
+TEST_F(RunCli, OperatorCheckRecipeChecksWhatOpCheckChecks) {
+  auto r =
+      run(run_args("operator_check.yaml", "'--set=operator_check.backends=[reference,onednn]'"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto runs = history();
+  ASSERT_EQ(runs.size(), 1u);
+  const fs::path results = runs[0]["results_dir"].get<std::string>();
+  std::ifstream in(results / "results.json");
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  const auto& operators = j["operator_check"]["operators"];
+  ASSERT_EQ(operators.size(), 5u);
+  int passed = 0;
+  for (const auto& o : operators) passed += o["passed"].get<int>();
+  EXPECT_EQ(j["metrics"]["passed"]["value"].get<double>(), passed);
+  EXPECT_EQ(j["metrics"]["failed"]["value"].get<double>(), 0);
+  const auto& relu = operators[2];
+  ASSERT_EQ(relu["op"], "Relu");
+  EXPECT_EQ(relu["passed"], 4) << relu.dump();  // forward and gradient on both backends
+
+  auto direct =
+      run("op check Relu --input x:float32:4x33 --backend reference,onednn --grad --seed 1");
+  ASSERT_EQ(direct.rc, 0) << direct.out;
+  EXPECT_NE(direct.out.find("passed: 4 check(s)"), std::string::npos) << direct.out;
+  const auto& line = relu["problems"][0]["checks"][1]["lines"][0];  // reference's gradient
+  EXPECT_NE(direct.out.find(line["detail"].get<std::string>()), std::string::npos)
+      << line.dump() << "\n"
+      << direct.out;
+
+  std::ifstream csv(results / "metrics.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header, "op,problem,backend,check,status");
+
+  auto none =
+      run(run_args("operator_check.yaml", "--no-plots '--set=operator_check.backends=[no_such]'"));
+  EXPECT_EQ(none.rc, 2) << none.out;
+  EXPECT_NE(none.out.find("operator_check.backends"), std::string::npos) << none.out;
+  EXPECT_EQ(history().size(), 1u);
+}
+
 // task: inference with the model manifest's pre- and postprocessing: raw
 // uint8 rows are normalized to float, the model's scores become argmax
 // indices, and those are what the reference outputs are compared with.

@@ -1,4 +1,4 @@
-#include "network/backward_plan.h"
+#include "network/optimized/backward_plan.h"
 
 #include <chrono>
 #include <optional>

@@ -7,10 +7,10 @@
 
 #include "deep/text.h"
 #include "network/node_threads.h"
-#include "network/optimized_plan.h"
-#include "network/plan_rewrites.h"
-#include "network/plan_shapes.h"
-#include "network/static_shapes.h"
+#include "network/optimized/optimized_plan.h"
+#include "network/optimized/plan_rewrites.h"
+#include "network/optimized/plan_shapes.h"
+#include "network/optimized/static_shapes.h"
 #include "operators/cost_model.h"
 #include "operators/registry.h"
 

@@ -1,4 +1,4 @@
-#include "network/optimized_executor.h"
+#include "network/optimized/optimized_executor.h"
 
 #include <omp.h>
 #include <onnx/defs/schema.h>
@@ -10,11 +10,11 @@
 
 #include "deep/onnx_tensor.h"
 #include "network/backprop.h"
-#include "network/backward_plan.h"
 #include "network/deadline.h"
 #include "network/node_threads.h"
-#include "network/optimized_plan.h"
-#include "network/plan_rewrites.h"
+#include "network/optimized/backward_plan.h"
+#include "network/optimized/optimized_plan.h"
+#include "network/optimized/plan_rewrites.h"
 #include "network/sequence_ops.h"
 #include "operators/registry.h"
 

@@ -15,7 +15,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "deep/tensor.h"
-#include "network/plan_graph.h"
+#include "network/optimized/plan_graph.h"
 #include "network/reference_executor.h"
 #include "operators/plan_hints.h"
 

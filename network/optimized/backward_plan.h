@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "network/optimized_plan.h"
+#include "network/optimized/optimized_plan.h"
 
 namespace deep500::network {
 

@@ -1,4 +1,4 @@
-#include "network/plan_rewrites.h"
+#include "network/optimized/plan_rewrites.h"
 
 #include <cmath>
 #include <limits>

@@ -1,9 +1,9 @@
-// Buffer slots of a plan (network/optimized_plan.h: assign_slots).
+// Buffer slots of a plan (network/optimized/optimized_plan.h: assign_slots).
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "network/optimized_plan.h"
+#include "network/optimized/optimized_plan.h"
 
 namespace deep500::network {
 namespace {

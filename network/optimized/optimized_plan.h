@@ -12,12 +12,12 @@
 #include <utility>
 #include <vector>
 
-#include "network/optimized_executor.h"
+#include "network/optimized/optimized_executor.h"
 #include "operators/operator.h"
 
 namespace deep500::network {
 
-struct BackwardPlan;  // network/backward_plan.h
+struct BackwardPlan;  // network/optimized/backward_plan.h
 
 // Frees an initializer's bytes in the model once every kernel reading it
 // holds its own copy; false when it keeps them.

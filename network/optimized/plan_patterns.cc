@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "network/plan_rewrites.h"
+#include "network/optimized/plan_rewrites.h"
 
 namespace deep500::network {
 

@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "deep/onnx_tensor.h"
-#include "network/plan_rewrites.h"
+#include "network/optimized/plan_rewrites.h"
 #include "operators/plan_hints.h"
 
 namespace deep500::network {

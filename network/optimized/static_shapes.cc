@@ -1,4 +1,4 @@
-#include "network/static_shapes.h"
+#include "network/optimized/static_shapes.h"
 
 #include <algorithm>
 #include <set>

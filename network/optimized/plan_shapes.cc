@@ -1,4 +1,4 @@
-#include "network/plan_shapes.h"
+#include "network/optimized/plan_shapes.h"
 
 #include "operators/infer_outputs.h"
 #include "operators/node_checks.h"

@@ -1,4 +1,4 @@
-#include "network/plan_graph.h"
+#include "network/optimized/plan_graph.h"
 
 #include <algorithm>
 #include <cmath>
