@@ -31,7 +31,9 @@
 #include "benchmarks/bench_cli.h"
 #include "deep/npy.h"
 #include "frameworks/register_all.h"
+#include "metrics/runner.h"
 #include "metrics/statistics.h"
+#include "metrics/workload.h"
 #include "network/model.h"
 #include "network/optimized/optimized_executor.h"
 #include "network/reference_executor.h"
@@ -218,27 +220,39 @@ int main(int argc, char** argv) {
       network::OptimizedExecutor opt(model, {{}, threads});
       network::ReferenceExecutor ref(model, {});
       const int n1 = quick ? 5 : 15, n16 = quick ? 2 : 4;
-      auto measure = [&](network::GraphExecutor& e, const std::map<std::string, Tensor>& f, int n) {
-        e.inference(f);  // plan / warm
-        std::vector<double> v;
-        for (int i = 0; i < n; ++i) v.push_back(time_run(e, f));
-        return v;
+      // The two executors side by side (metrics::Runner::run_paired): the
+      // speed-up is the median of each pair's ratio, with its interval.
+      auto paired = [&](const std::map<std::string, Tensor>& f, int n) {
+        metrics::RunnerSettings s;
+        s.warmup = 1;  // plans, warms
+        s.min_repetitions = s.max_repetitions = n;
+        s.min_time_seconds = 0;
+        s.max_time_seconds = 3600;
+        metrics::CallableWorkload ref_run("reference", [&] { ref.inference(f); });
+        metrics::CallableWorkload opt_run("optimized", [&] { opt.inference(f); });
+        return metrics::Runner(s).run_paired(ref_run, opt_run);
       };
-      auto o1 = measure(opt, b1, n1), r1 = measure(ref, b1, n1);
-      auto o16 = measure(opt, b16, n16), r16 = measure(ref, b16, n16);
-      double ol = metrics::percentile(o1, 50) * 1e3, rl = metrics::percentile(r1, 50) * 1e3;
-      double ot = 16 / metrics::percentile(o16, 50), rt = 16 / metrics::percentile(r16, 50);
+      const metrics::PairedResult p1 = paired(b1, n1), p16 = paired(b16, n16);
+      const auto& o1 = p1.b.seconds;
+      double ol = p1.b.summary.median * 1e3, rl = p1.a.summary.median * 1e3;
+      double ot = 16 / p16.b.summary.median, rt = 16 / p16.a.summary.median;
       std::printf(
           "  %-14s latency: optimized %8.2f ms (min %.2f, max %.2f)  reference %8.2f ms"
-          "  (x%.2f)\n",
+          "  (x%.2f, 95%% CI %.2f-%.2f)\n",
           net, ol, metrics::percentile(o1, 0) * 1e3, metrics::percentile(o1, 100) * 1e3, rl,
-          rl / ol);
-      std::printf("  %-14s throughput: optimized %7.1f img/s  reference %7.1f img/s  (x%.2f)\n",
-                  net, ot, rt, ot / rt);
+          p1.ratio.median, p1.ratio.ci_low, p1.ratio.ci_high);
+      std::printf(
+          "  %-14s throughput: optimized %7.1f img/s  reference %7.1f img/s  (x%.2f, 95%% CI "
+          "%.2f-%.2f)\n",
+          net, ot, rt, p16.ratio.median, p16.ratio.ci_low, p16.ratio.ci_high);
       out["networks"][net] = {{"latency_ms_optimized", ol},
                               {"latency_ms_reference", rl},
                               {"throughput_optimized", ot},
                               {"throughput_reference", rt},
+                              {"latency_speedup", p1.ratio.median},
+                              {"latency_speedup_ci", {p1.ratio.ci_low, p1.ratio.ci_high}},
+                              {"throughput_speedup", p16.ratio.median},
+                              {"throughput_speedup_ci", {p16.ratio.ci_low, p16.ratio.ci_high}},
                               {"threads", threads}};
     }
   } catch (const Error& e) {

@@ -29,7 +29,9 @@
 #include "deep/random.h"
 #include "frameworks/onednn/common.h"
 #include "frameworks/register_all.h"
+#include "metrics/runner.h"
 #include "metrics/statistics.h"
+#include "metrics/workload.h"
 #include "operators/registry.h"
 
 using namespace deep500;
@@ -112,7 +114,8 @@ struct Row {
   int samples = 0, calls_per_sample = 1;
 };
 
-// ABAB: each sample times `calls` calls of A then of B (the order alternates).
+// Side by side (metrics::Runner::run_paired): each sample pair times `calls`
+// calls of A and of B back to back, the order alternating.
 template <class A, class B>
 void measure(Row& r, A&& ours, B&& raw, double budget_s, int max_samples) {
   for (int i = 0; i < 3; ++i) {  // warm-up (also calibrates)
@@ -130,34 +133,25 @@ void measure(Row& r, A&& ours, B&& raw, double budget_s, int max_samples) {
   double one = now_s() - t0;
   int calls = one < 20e-6 ? 2000 : one < 200e-6 ? 100 : 1;
   r.calls_per_sample = calls;
-  std::vector<double> to, tr, ratio, diff;
-  double start = now_s();
-  for (int s = 0; s < max_samples && (s < 7 || now_s() - start < budget_s); ++s) {
-    double a = 0, b = 0;
-    auto time = [&](auto& f) {
-      double t = now_s();
-      for (int c = 0; c < calls; ++c) f();
-      return (now_s() - t) / calls;
-    };
-    if (s % 2 == 0) {
-      a = time(ours);
-      b = time(raw);
-    } else {
-      b = time(raw);
-      a = time(ours);
-    }
-    to.push_back(a);
-    tr.push_back(b);
-    ratio.push_back(a / b);
-    diff.push_back((a - b) * 1e6);
-  }
-  r.samples = static_cast<int>(to.size());
-  r.ours_min = *std::min_element(to.begin(), to.end());
-  r.raw_min = *std::min_element(tr.begin(), tr.end());
-  r.ours = stat(to);
-  r.raw = stat(tr);
-  r.ratio = stat(ratio);
-  r.overhead_us = stat(diff);
+  metrics::RunnerSettings s;
+  s.warmup = 0;  // warmed above
+  s.batch = calls;
+  s.min_repetitions = std::min(7, max_samples);
+  s.max_repetitions = max_samples;
+  s.min_time_seconds = budget_s;
+  s.max_time_seconds = 60 + 20 * budget_s;
+  metrics::CallableWorkload a("deep500", ours), b("raw", raw);
+  const metrics::PairedResult p = metrics::Runner(s).run_paired(a, b);
+  auto stat_of = [](const metrics::Summary& m, double scale = 1) {
+    return Stat{m.median * scale, m.ci_low * scale, m.ci_high * scale};
+  };
+  r.samples = static_cast<int>(p.a.seconds.size());
+  r.ours_min = *std::min_element(p.a.seconds.begin(), p.a.seconds.end());
+  r.raw_min = *std::min_element(p.b.seconds.begin(), p.b.seconds.end());
+  r.ours = stat_of(p.a.summary);
+  r.raw = stat_of(p.b.summary);
+  r.ratio = stat_of(p.ratio);
+  r.overhead_us = stat_of(p.difference, 1e6);
 }
 
 // ---- convolution --------------------------------------------------------------

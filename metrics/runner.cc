@@ -122,65 +122,141 @@ class Sampler {
 
 }  // namespace
 
-Result Runner::run(Workload& w) const {
-  const RunnerSettings& s = settings_;
-  s.validate();
+namespace {
+
+// teardown() must run even when setup()/run() throw.
+class SetUp {
+ public:
+  explicit SetUp(Workload& w) : w_(w) {
+    w_.setup();
+    armed_ = true;
+  }
+  ~SetUp() {
+    if (armed_) w_.teardown();
+  }
+  SetUp(const SetUp&) = delete;
+  SetUp& operator=(const SetUp&) = delete;
+  void teardown() {
+    armed_ = false;
+    w_.teardown();
+  }
+
+ private:
+  Workload& w_;
+  bool armed_ = false;
+};
+
+Result started(Workload& w, const RunnerSettings& s, const Sampler& sampler) {
   Result r;
   r.name = w.name();
   r.settings = s;
-  const Device device = w.device();
-  r.device = to_string(device);
-  Sampler sampler(device, s);
+  r.device = to_string(w.device());
   r.timer = sampler.timer_name();
-  StreamScope stream(device, sampler.stream());
-
-  // teardown() must run even when setup()/run() throw.
-  struct Teardown {
-    Workload& w;
-    bool armed = false;
-    ~Teardown() {
-      if (armed) w.teardown();
-    }
-  } guard{w};
-  w.setup();
-  guard.armed = true;
   r.counters = w.counters();
-
-  for (int i = 0; i < s.warmup; ++i)
-    for (int b = 0; b < s.batch; ++b) w.run();
-  sampler.finish_warmup();
   r.warmup_repetitions = s.warmup;
+  return r;
+}
 
-  r.seconds.reserve(static_cast<size_t>(s.min_repetitions));
-  const TransferStats transfers_before = transfer_stats();
-  const auto loop_start = Clock::now();
-  double elapsed = 0;
-  while (true) {
-    r.seconds.push_back(sampler.sample([&] { w.run(); }, r));
-    elapsed = seconds_since(loop_start);
-    const auto reps = static_cast<int>(r.seconds.size());
-    if (reps >= s.max_repetitions) break;
-    if (reps >= s.min_repetitions && elapsed >= s.min_time_seconds) break;
-    if (elapsed >= s.max_time_seconds) {
-      if (reps < s.min_repetitions)
-        r.note = cat("max_time_seconds (", s.max_time_seconds, ") reached after ", reps,
-                     " of min_repetitions ", s.min_repetitions);
-      break;
-    }
-  }
+void warm_up(Workload& w, const RunnerSettings& s) {
+  for (int b = 0; b < s.batch; ++b) w.run();
+}
+
+// Whether the loop stops after `reps` samples (or pairs) in `elapsed`
+// seconds; the note says so when max_time cut it short.
+bool loop_done(int reps, double elapsed, const RunnerSettings& s, std::string& note) {
+  if (reps >= s.max_repetitions) return true;
+  if (reps >= s.min_repetitions && elapsed >= s.min_time_seconds) return true;
+  if (elapsed < s.max_time_seconds) return false;
+  if (reps < s.min_repetitions)
+    note = cat("max_time_seconds (", s.max_time_seconds, ") reached after ", reps,
+               " of min_repetitions ", s.min_repetitions);
+  return true;
+}
+
+void finished(Result& r, const RunnerSettings& s, double elapsed, TransferStats transfers) {
   r.total_seconds = elapsed;
-  r.transfers = transfer_stats() - transfers_before;
-  sampler.record_memory(r);
-  guard.armed = false;
-  w.teardown();
-
+  r.transfers = transfers;
   r.summary = summarize(r.seconds, s.statistics);
   r.rates = rates_from(r.counters, r.summary.median);
   if (!r.throttled_samples.empty())
     r.note += cat(r.note.empty() ? "" : "; ", r.throttled_samples.size(), " of ", r.seconds.size(),
                   " samples throttled (SM clock below ", s.throttle_threshold, " x ",
                   r.max_sm_clock_mhz, " MHz)");
+}
+
+}  // namespace
+
+Result Runner::run(Workload& w) const {
+  const RunnerSettings& s = settings_;
+  s.validate();
+  const Device device = w.device();
+  Sampler sampler(device, s);
+  StreamScope stream(device, sampler.stream());
+  SetUp set_up(w);
+  Result r = started(w, s, sampler);
+  for (int i = 0; i < s.warmup; ++i) warm_up(w, s);
+  sampler.finish_warmup();
+
+  r.seconds.reserve(static_cast<size_t>(s.min_repetitions));
+  const TransferStats transfers_before = transfer_stats();
+  const auto loop_start = Clock::now();
+  double elapsed = 0;
+  do {
+    r.seconds.push_back(sampler.sample([&] { w.run(); }, r));
+    elapsed = seconds_since(loop_start);
+  } while (!loop_done(static_cast<int>(r.seconds.size()), elapsed, s, r.note));
+  const TransferStats transfers = transfer_stats() - transfers_before;
+  sampler.record_memory(r);
+  set_up.teardown();
+  finished(r, s, elapsed, transfers);
   return r;
+}
+
+PairedResult Runner::run_paired(Workload& a, Workload& b) const {
+  const RunnerSettings& s = settings_;
+  s.validate();
+  const Device device = a.device();
+  DEEP500_CHECK(b.device() == device, "paired run: '", a.name(), "' runs on ", to_string(device),
+                ", '", b.name(), "' on ", to_string(b.device()), "; a pair must share a device");
+  Sampler sampler(device, s);
+  StreamScope stream(device, sampler.stream());
+  SetUp set_up_a(a), set_up_b(b);
+  PairedResult p{started(a, s, sampler), started(b, s, sampler), {}, {}};
+  for (int i = 0; i < s.warmup; ++i) {
+    warm_up(a, s);
+    warm_up(b, s);
+  }
+  sampler.finish_warmup();
+
+  const TransferStats transfers_before = transfer_stats();
+  const auto loop_start = Clock::now();
+  double elapsed = 0;
+  std::vector<double> ratios, differences;
+  do {
+    const bool a_first = p.a.seconds.size() % 2 == 0;
+    Workload& first = a_first ? a : b;
+    Result& first_result = a_first ? p.a : p.b;
+    const double t1 = sampler.sample([&] { first.run(); }, first_result);
+    Workload& second = a_first ? b : a;
+    Result& second_result = a_first ? p.b : p.a;
+    const double t2 = sampler.sample([&] { second.run(); }, second_result);
+    first_result.seconds.push_back(t1);
+    second_result.seconds.push_back(t2);
+    ratios.push_back(p.a.seconds.back() / p.b.seconds.back());
+    differences.push_back(p.a.seconds.back() - p.b.seconds.back());
+    elapsed = seconds_since(loop_start);
+  } while (!loop_done(static_cast<int>(p.a.seconds.size()), elapsed, s, p.a.note));
+  p.b.note = p.a.note;
+  const TransferStats transfers = transfer_stats() - transfers_before;
+  sampler.record_memory(p.a);
+  sampler.record_memory(p.b);
+  set_up_b.teardown();
+  set_up_a.teardown();
+  finished(p.a, s, elapsed, transfers);
+  finished(p.b, s, elapsed, transfers);
+  p.ratio = summarize(ratios, s.statistics);
+  p.difference = summarize(differences, s.statistics);
+  return p;
 }
 
 }  // namespace deep500::metrics

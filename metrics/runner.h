@@ -85,6 +85,18 @@ struct Result {
   std::string label(const std::string& key) const;
 };
 
+// Two workloads measured side by side (Runner::run_paired): the ratio and the
+// difference of each pair of samples taken back to back, summarised, so that
+// a ratio shares the machine's drift instead of comparing two stretches of
+// time.
+struct PairedResult {
+  // Each as run() reports it, from the paired samples (transfers: the
+  // pair's together).
+  Result a, b;
+  Summary ratio;       // of a.seconds[i] / b.seconds[i]
+  Summary difference;  // of a.seconds[i] - b.seconds[i], seconds
+};
+
 class Runner {
  public:
   Runner() = default;
@@ -93,6 +105,13 @@ class Runner {
 
   // Measures `w`. Exceptions from the workload propagate after teardown().
   Result run(Workload& w) const;
+
+  // Measures `a` and `b` interleaved: warm-up alternates, then each sample
+  // pair times one then the other, the order alternating (A B, B A, ...), so
+  // that neither always runs on caches the other warmed. The settings'
+  // repetition and time limits count pairs. Both must run on one device
+  // (Error otherwise); exceptions propagate after both teardown()s.
+  PairedResult run_paired(Workload& a, Workload& b) const;
 
  private:
   RunnerSettings settings_;

@@ -16,7 +16,9 @@
 //  * Errors are deep500::Error exceptions; the Runner propagates them.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <utility>
 
 #include "deep/device.h"
 #include "metrics/counters.h"
@@ -32,6 +34,22 @@ class Workload {
   virtual Counters counters() const { return {}; }
   virtual std::string name() const { return "workload"; }
   virtual Device device() const { return Device::host(); }
+};
+
+// A host workload that calls a function once per repetition (a benchmark
+// timing a library call or a lambda against another).
+class CallableWorkload final : public Workload {
+ public:
+  CallableWorkload(std::string name, std::function<void()> run, Counters counters = {})
+      : name_(std::move(name)), run_(std::move(run)), counters_(counters) {}
+  void run() override { run_(); }
+  Counters counters() const override { return counters_; }
+  std::string name() const override { return name_; }
+
+ private:
+  std::string name_;
+  std::function<void()> run_;
+  Counters counters_;
 };
 
 }  // namespace deep500::metrics

@@ -135,5 +135,86 @@ TEST(MetricsRunner, RatesAreZeroWithoutCounters) {
   EXPECT_EQ(rates_from(Counters{1, 1, 1}, 0).flops_per_second, 0);
 }
 
+// A workload that writes its name into a shared log on every run.
+struct LoggingWorkload : CountingWorkload {
+  std::string label;
+  std::string* log;
+  LoggingWorkload(std::string l, std::string* shared) : label(std::move(l)), log(shared) {}
+  void run() override {
+    CountingWorkload::run();
+    *log += label;
+  }
+  std::string name() const override { return label; }
+};
+
+TEST(MetricsRunnerPaired, WarmUpAlternatesAndPairsAlternateTheirOrder) {
+  std::string log;
+  LoggingWorkload a("A", &log), b("B", &log);
+  const PairedResult p = Runner(fixed_reps(2, 4)).run_paired(a, b);
+  EXPECT_EQ(log,
+            "ABAB"
+            "AB"
+            "BA"
+            "AB"
+            "BA");  // warm-up, then pairs in alternating order
+  EXPECT_EQ(a.setups + b.setups, 2);
+  EXPECT_EQ(a.teardowns + b.teardowns, 2);
+  ASSERT_EQ(p.a.seconds.size(), 4u);
+  ASSERT_EQ(p.b.seconds.size(), 4u);
+  EXPECT_EQ(p.a.name, "A");
+  EXPECT_EQ(p.b.name, "B");
+  EXPECT_EQ(p.a.warmup_repetitions, 2);
+  // The summaries are of each pair's own samples.
+  std::vector<double> ratios, differences;
+  for (size_t i = 0; i < 4; ++i) {
+    ratios.push_back(p.a.seconds[i] / p.b.seconds[i]);
+    differences.push_back(p.a.seconds[i] - p.b.seconds[i]);
+  }
+  EXPECT_DOUBLE_EQ(p.ratio.median, summarize(ratios).median);
+  EXPECT_DOUBLE_EQ(p.difference.median, summarize(differences).median);
+  EXPECT_EQ(p.ratio.n, 4);
+  EXPECT_DOUBLE_EQ(p.a.summary.median, summarize(p.a.seconds).median);
+}
+
+TEST(MetricsRunnerPaired, LimitsCountPairsAndBatchesRepeatEachSide) {
+  std::string log;
+  LoggingWorkload a("A", &log), b("B", &log);
+  RunnerSettings s = fixed_reps(0, 3);
+  s.batch = 2;
+  const PairedResult p = Runner(s).run_paired(a, b);
+  EXPECT_EQ(log,
+            "AABB"
+            "BBAA"
+            "AABB");
+  EXPECT_EQ(p.a.seconds.size(), 3u);
+  EXPECT_EQ(a.runs, 6);
+  EXPECT_EQ(b.runs, 6);
+}
+
+TEST(MetricsRunnerPaired, BothTeardownsRunWhenOneThrows) {
+  std::string log;
+  LoggingWorkload a("A", &log), b("B", &log);
+  b.throw_at = 3;
+  EXPECT_THROW(Runner(fixed_reps(1, 10)).run_paired(a, b), Error);
+  EXPECT_EQ(a.teardowns, 1);
+  EXPECT_EQ(b.teardowns, 1);
+}
+
+TEST(MetricsRunnerPaired, APairOnTwoDevicesIsRefusedBeforeAnythingRuns) {
+  struct OnGpu : CountingWorkload {
+    Device device() const override { return Device::cuda(0); }
+  };
+  CountingWorkload a;
+  OnGpu b;
+  try {
+    Runner(fixed_reps(1, 2)).run_paired(a, b);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a pair must share a device"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(a.setups + b.setups, 0);
+}
+
 }  // namespace
 }  // namespace deep500::metrics
