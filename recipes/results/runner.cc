@@ -158,19 +158,23 @@ std::string rank_zero_status(distributed::Communicator& comm, const std::string&
 
 // The machine meets the recipe's constraints, its artifacts are the ones
 // it names, and the model has the inputs and outputs its manifest declares.
-DetectedMachine check_recipe(const Recipe& r, const RunOptions& o) {
+// A model file loaded for that check goes to the task in `task_options`
+// (loaded once); nothing declared, nothing loaded.
+DetectedMachine check_recipe(const Recipe& r, const RunOptions& o, RunOptions& task_options) {
   DetectedMachine machine = detect_machine();
   const auto unmet = unmet_constraints(r.hardware, r.software, machine);
   DEEP500_CHECK(unmet.empty(), o.recipe, ": ", unmet.empty() ? "" : unmet[0],
                 unmet.size() > 1 ? cat(" (and ", unmet.size() - 1, " more)") : "");
   verify_artifacts(r);
-  // Loaded here only to check what the manifest declares (the task loads it
-  // again to train); nothing declared, nothing loaded.
-  if (!r.model.inputs.empty() || !r.model.outputs.empty()) {
-    const network::Network net =
-        r.model.builtin.empty() ? network::Network::load(r.model.file.path)
-                                : training::make_builtin_model(r.model.builtin, r.training.seed);
-    check_declared_values(r.model, net.model());
+  task_options = o;
+  if (r.model.inputs.empty() && r.model.outputs.empty()) return machine;
+  if (r.model.builtin.empty()) {
+    task_options.checked_model =
+        std::make_shared<network::Model>(network::load_model(r.model.file.path));
+    check_declared_values(r.model, *task_options.checked_model);
+  } else {  // built in memory, cheaply: the task builds its own with its seeds
+    check_declared_values(r.model,
+                          training::make_builtin_model(r.model.builtin, r.training.seed).model());
   }
   return machine;
 }
@@ -296,7 +300,8 @@ void record_run(const Recipe& r, const nlohmann::json& results, const TimedRun& 
 }  // namespace
 
 RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream& out) {
-  const DetectedMachine machine = check_recipe(r, o);
+  RunOptions task_options;
+  const DetectedMachine machine = check_recipe(r, o, task_options);
   // Rank 0 (or the one process) writes results and the history, into a
   // folder checked writable before the task runs.
   const bool writes = !o.communicator || o.communicator->rank() == 0;
@@ -308,7 +313,7 @@ RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream&
   }
   out << "deep500 run: " << r.header.name << " " << r.header.version << " (" << r.task << ")"
       << std::endl;
-  const TimedRun run = run_timed(r, o, out);
+  const TimedRun run = run_timed(r, task_options, out);
   out << run.task.summary << std::endl;
   const std::vector<Verdict> verdicts = judge(r, run.task.measurements);
   RunSummary s;

@@ -9,11 +9,16 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "distributed/communicator.h"
+
+namespace deep500::network {
+struct Model;
+}
 
 namespace deep500::recipes {
 
@@ -32,6 +37,10 @@ struct RunOptions {
   // A recipe with training.distributed runs on these ranks (every rank
   // calls the runner; rank 0 alone writes results and the history).
   distributed::Communicator* communicator = nullptr;
+  // Set by the runner, not by callers: the recipe's model file when the
+  // runner loaded it to check the values its manifest declares, for the
+  // task to take instead of loading it again (null: the task loads it).
+  std::shared_ptr<network::Model> checked_model;
 };
 
 struct RunSummary {

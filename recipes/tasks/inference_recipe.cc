@@ -63,6 +63,7 @@ std::vector<std::string> inference_metrics(const Recipe&) {
 InferenceTask inference_task(const Recipe& r, const RunOptions& o) {
   InferenceTask t = r.inference;
   t.model = r.model.file.path;
+  t.loaded_model = o.checked_model;
   t.preprocess = r.model.preprocess;
   t.postprocess = r.model.postprocess;
   t.executor = r.software.executor;

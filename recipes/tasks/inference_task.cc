@@ -88,7 +88,7 @@ InferenceOutcome run_inference(const InferenceTask& t) {
   check_thread_count(t.threads, "threads");
   const auto start = std::chrono::steady_clock::now();
   InferenceOutcome o;
-  network::Model model = network::load_model(t.model);
+  network::Model model = t.loaded_model ? std::move(*t.loaded_model) : network::load_model(t.model);
   if (!t.passes.empty()) o.passes = network::apply_passes(model, t.passes);
   const auto query = read_query(model, t);
   const auto expected = read_named(t.expected);

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,10 @@
 namespace deep500::recipes {
 
 struct InferenceTask {
-  std::string model;                   // ONNX file
+  std::string model;  // ONNX file
+  // The file's model when the caller has loaded it already: taken (moved
+  // from), not loaded again.
+  std::shared_ptr<network::Model> loaded_model;
   std::vector<std::string> inputs;     // NAME=FILE.npy: the query (dim 0 = its samples)
   std::vector<std::string> expected;   // NAME=FILE.npy: reference outputs of that query
   std::vector<std::string> scenarios;  // SingleStream, Offline

@@ -75,6 +75,7 @@ TrainingTask training_task(const Recipe& r, const RunOptions& o) {
   TrainingTask t = r.training;
   t.builtin = r.model.builtin;
   t.model = r.model.file.path;
+  t.loaded_model = o.checked_model;
   t.logits = r.model.builtin.empty() ? r.model.logits : "";
   t.dataset = r.dataset.spec;
   if (r.dataset.splits.count("train")) t.expected_train_samples = r.dataset.splits.at("train");

@@ -142,6 +142,7 @@ TrainingGraph load_graph(const TrainingTask& o, uint64_t initialization_seed) {
                     " has its own (logits)");
       return training::make_builtin_model(o.builtin, initialization_seed);
     }
+    if (o.loaded_model) return network::Network(std::move(*o.loaded_model));
     DEEP500_CHECK(std::filesystem::exists(o.model, ec), "model: file not found: ", o.model);
     return network::Network::load(o.model);
   }();

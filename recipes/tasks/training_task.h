@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,7 +30,10 @@
 namespace deep500::recipes {
 
 struct TrainingTask {
-  std::string model;              // ONNX file ("" with builtin)
+  std::string model;  // ONNX file ("" with builtin)
+  // The file's model when the caller has loaded it already: taken (moved
+  // from), not loaded again.
+  std::shared_ptr<network::Model> loaded_model;
   std::string builtin;            // a built-in network (training/models.h)
   std::string logits;             // class scores [N, C] of the ONNX model
   std::string loss;               // an existing scalar loss ("" = append softmax cross-entropy)
