@@ -43,7 +43,7 @@ int infer_command(const InferOptions& o) {
     std::cout << "wrote " << o.trace_path << " (" << out.trace.at("traceEvents").size()
               << " node events)\n";
   }
-  if (!o.json_path.empty()) write_output_file(o.json_path, {out.json.dump(1) + "\n"}, "--json");
+  if (!o.json_path.empty()) write_output_file(o.json_path, {to_json(out).dump(1) + "\n"}, "--json");
   return kSuccess;
 }
 

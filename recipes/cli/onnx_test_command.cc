@@ -19,7 +19,8 @@ int onnx_test(const OnnxTestOptions& o) {
   task.interrupt = &InterruptScope::requested();
   const ConformanceOutcome outcome = run_conformance(task, std::cout);
   std::cout << conformance_table(outcome);
-  if (!o.json_path.empty()) write_output_file(o.json_path, {outcome.json.dump(1) + "\n"}, "--json");
+  if (!o.json_path.empty())
+    write_output_file(o.json_path, {to_json(outcome).dump(1) + "\n"}, "--json");
   const Tally& total = outcome.total;
   const bool interrupted = outcome.interrupted;
   if (interrupted) {

@@ -87,8 +87,8 @@ TaskRun conformance_run(const Recipe& r, const RunOptions& o, std::ostream& out)
   const ConformanceOutcome outcome = run_conformance(conformance_task(r, o), out);
   TaskRun t;
   t.measurements = conformance_measurements(outcome);
-  t.details = outcome.json;
-  t.context = outcome.json["context"];
+  t.details = to_json(outcome);
+  t.context = t.details["context"];
   t.csv = conformance_csv(outcome);
   const Tally& n = outcome.total;
   t.summary = cat("deep500 conformance: ", n.passed, " passed, ", n.failed, " failed, ", n.skipped,

@@ -38,14 +38,21 @@ bool stop_requested(const ConformanceTask& t) {
   return t.interrupt && t.interrupt->load();
 }
 
-// Cases run on the reference executor with these backends (and feeds not
-// held to the declared dims, as ONNX's own test data needs).
-nlohmann::json outcome_json(const ConformanceOutcome& o, const network::ExecutorOptions& eo) {
+// The machine, with the settings of the reference executor the cases ran on
+// (with these backends, and feeds not held to the declared dims, as ONNX's
+// own test data needs).
+metrics::Context conformance_context(const network::ExecutorOptions& eo) {
   metrics::Context context = network::result_context(nullptr);
   const auto ran = network::settings_of(network::resolved(eo));
   context.settings.insert(context.settings.begin(), ran.begin(), ran.end());
   context.settings.insert(context.settings.begin(), {"executor", "reference"});
-  nlohmann::json j = metrics::result_header(context);
+  return context;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ConformanceOutcome& o) {
+  nlohmann::json j = metrics::result_header(o.context);
   j["interrupted"] = o.interrupted;
   j["cases"] = o.cases;
   j["rows"] = nlohmann::json::array();
@@ -59,8 +66,6 @@ nlohmann::json outcome_json(const ConformanceOutcome& o, const network::Executor
                          {"seconds", r.seconds}});
   return j;
 }
-
-}  // namespace
 
 std::string suite_name(const std::string& folder) {
   std::filesystem::path p = std::filesystem::path(folder).lexically_normal();
@@ -100,7 +105,7 @@ ConformanceOutcome run_conformance(const ConformanceTask& task, std::ostream& ou
   }
   o.interrupted = stop_requested(task);
   o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  o.json = outcome_json(o, eo);
+  o.context = conformance_context(eo);
   return o;
 }
 

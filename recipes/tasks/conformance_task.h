@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "metrics/context.h"
+
 #include "validation/onnx_conformance.h"
 
 namespace deep500::recipes {
@@ -40,11 +42,13 @@ struct ConformanceOutcome {
   std::map<std::string, Tally> per_operator;  // by the cases' op types
   std::map<std::string, Tally> per_suite;     // by the suite folder's name
   double seconds = 0;
-  // {"context" (with every setting that ran), "interrupted", "cases",
-  // "rows": [{name, path, op_types, status, message, implementations,
-  // seconds}]}: what `onnx-test --json` writes.
-  nlohmann::json json;
+  metrics::Context context;  // the machine, with every setting that ran
 };
+
+// The outcome's one serialised form: {"context", "interrupted", "cases",
+// "rows": [{name, path, op_types, status, message, implementations,
+// seconds}]} (`onnx-test --json`, results.json's `conformance`).
+nlohmann::json to_json(const ConformanceOutcome& outcome);
 
 // Error naming a suite folder that does not exist or a bad setting. Prints each failed case
 // (every case when verbose) to `out` as it finishes.

@@ -105,8 +105,8 @@ TaskRun inference_run(const Recipe& r, const RunOptions& o) {
   const InferenceOutcome outcome = run_inference(inference_task(r, o));
   TaskRun t;
   t.measurements = inference_measurements(outcome);
-  t.details = outcome.json;
-  t.context = outcome.json["context"];
+  t.details = to_json(outcome);
+  t.context = t.details["context"];
   t.trace = outcome.trace;
   t.csv = "scenario,repetition,seconds\n";
   for (const auto& s : outcome.scenarios)

@@ -52,8 +52,10 @@ std::vector<OutputCheck> check_outputs(const std::map<std::string, Tensor>& got,
   return out;
 }
 
-nlohmann::json outcome_json(const InferenceOutcome& o, const network::GraphExecutor& exec) {
-  nlohmann::json j = metrics::result_header(network::result_context(&exec));
+}  // namespace
+
+nlohmann::json to_json(const InferenceOutcome& o) {
+  nlohmann::json j = metrics::result_header(o.context);
   j["outputs_match"] = o.outputs_match;
   j["outputs"] = nlohmann::json::array();
   j["scenarios"] = nlohmann::json::array();
@@ -73,8 +75,6 @@ nlohmann::json outcome_json(const InferenceOutcome& o, const network::GraphExecu
                               {"result", metrics::to_json(s.result)}});
   return j;
 }
-
-}  // namespace
 
 std::vector<std::string> inference_scenarios() {
   return {"SingleStream", "Offline"};
@@ -119,7 +119,7 @@ InferenceOutcome run_inference(const InferenceTask& t) {
   }
   o.interrupted = t.interrupt && t.interrupt->load();
   o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  o.json = outcome_json(o, *exec);
+  o.context = network::result_context(exec.get());
   return o;
 }
 

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "metrics/context.h"
 #include "metrics/runner.h"
 #include "network/passes/pass.h"
 #include "network/scenarios.h"
@@ -58,9 +59,14 @@ struct InferenceOutcome {
   std::vector<network::ScenarioResult> scenarios;
   bool interrupted = false;
   double seconds = 0;
-  nlohmann::json json;   // context, output checks, every scenario's result
-  nlohmann::json trace;  // a Chrome trace (Perfetto) of the checked inference, node by node
+  metrics::Context context;  // the machine, with every setting that ran
+  nlohmann::json trace;      // a Chrome trace (Perfetto) of the checked inference, node by node
 };
+
+// The outcome's one serialised form: the result header (context), output
+// checks and every scenario's result (`infer --json`, results.json's
+// `inference`).
+nlohmann::json to_json(const InferenceOutcome& outcome);
 
 // The scenarios a task may name.
 std::vector<std::string> inference_scenarios();
