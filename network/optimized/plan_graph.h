@@ -13,6 +13,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "deep/tensor.h"
+#include "network/batchnorm_folding.h"
 #include "network/reference_executor.h"
 #include "operators/node.h"
 
@@ -22,9 +23,6 @@ namespace deep500::network {
 using ConstantLookup = std::function<const Tensor*(const std::string&)>;
 // The shapes of values known before the planning run (plan_shapes.h).
 using KnownShapes = std::map<std::string, Shape>;
-
-// A BatchNormalization in inference form with one output (default domain).
-bool is_inference_batchnorm(const onnx::NodeProto& n);
 
 // Whether two values may have different shapes: both known and unequal.
 bool shapes_differ(const KnownShapes& shapes, const std::string& a, const std::string& b);

@@ -58,17 +58,6 @@ bool binary_layouts_agree(const onnx::NodeProto& n, const std::set<std::string>&
 // pooling, Concat and binary nodes get the channels-last hints of
 // operators/plan_hints.h (unary ones pass the layout through); the chosen
 // value names are returned.
-bool is_inference_batchnorm(const onnx::NodeProto& n) {
-  if (n.op_type() != "BatchNormalization" || !(n.domain().empty() || n.domain() == "ai.onnx") ||
-      n.input_size() != 5 || n.output_size() < 1)
-    return false;
-  for (int k = 1; k < n.output_size(); ++k)
-    if (!n.output(k).empty()) return false;
-  for (const auto& a : n.attribute())
-    if (a.name() == "training_mode" && a.i() != 0) return false;
-  return true;
-}
-
 bool shapes_differ(const KnownShapes& shapes, const std::string& a, const std::string& b) {
   auto x = shapes.find(a), y = shapes.find(b);
   return x != shapes.end() && y != shapes.end() && x->second != y->second;
@@ -191,9 +180,10 @@ std::set<std::string> assign_nhwc(const std::vector<onnx::NodeProto*>& nodes,
   return on;
 }
 
-// Conv -> BatchNormalization (inference form) pairs with constant parameters
-// whose Conv output feeds only the BatchNormalization: the scale and shift are
-// folded into the convolution's weights and bias (computed in double).
+// Conv -> BatchNormalization (inference form) pairs with constant float
+// parameters whose Conv output feeds only the BatchNormalization: the scale
+// and shift are folded into the convolution's weights and bias
+// (network/batchnorm_folding.h).
 std::map<int, FoldedConv> fold_batchnorms(const onnx::GraphProto& g,
                                           const ConstantLookup& constant_any) {
   std::map<std::string, int> uses;
@@ -215,38 +205,19 @@ std::map<int, FoldedConv> fold_batchnorms(const onnx::GraphProto& g,
         conv.input_size() < 2 || conv.output_size() != 1 || uses[conv.output(0)] != 1)
       continue;
     const auto& bn = g.node(consumer[conv.output(0)]);
-    if (bn.op_type() != "BatchNormalization" || bn.input_size() != 5 ||
-        bn.input(0) != conv.output(0))
-      continue;
-    bool training = false, extra_outputs = false;
-    float eps = 1e-5f;
-    for (const auto& a : bn.attribute()) {
-      if (a.name() == "training_mode") training = a.i() != 0;
-      if (a.name() == "epsilon") eps = a.f();
-    }
-    for (int k = 1; k < bn.output_size(); ++k) extra_outputs |= !bn.output(k).empty();
+    if (!is_inference_batchnorm(bn) || bn.input(0) != conv.output(0)) continue;
     const Tensor* w = constant(conv.input(1));
-    const Tensor* b = conv.input_size() > 2 ? constant(conv.input(2)) : nullptr;
+    const bool has_bias = conv.input_size() > 2 && !conv.input(2).empty();
+    const Tensor* b = has_bias ? constant(conv.input(2)) : nullptr;
     const Tensor *scale = constant(bn.input(1)), *shift = constant(bn.input(2)),
                  *mean = constant(bn.input(3)), *var = constant(bn.input(4));
-    if (training || extra_outputs || !w || w->rank() < 3 || !scale || !shift || !mean || !var ||
-        (conv.input_size() > 2 && !conv.input(2).empty() && !b))
-      continue;
-    const int64_t oc = w->dim(0), per = w->numel() / oc;
-    if (scale->numel() != oc || shift->numel() != oc || mean->numel() != oc || var->numel() != oc ||
-        (b && b->numel() != oc))
-      continue;
-    Tensor nw(DataType::Float, w->shape()), nb(DataType::Float, {oc});
-    for (int64_t o = 0; o < oc; ++o) {
-      double s = static_cast<double>(scale->data<float>()[o]) /
-                 std::sqrt(static_cast<double>(var->data<float>()[o]) + eps);
-      for (int64_t k = 0; k < per; ++k)
-        nw.data<float>()[o * per + k] =
-            static_cast<float>(static_cast<double>(w->data<float>()[o * per + k]) * s);
-      double bias = b ? b->data<float>()[o] : 0.0;
-      nb.data<float>()[o] =
-          static_cast<float>((bias - mean->data<float>()[o]) * s + shift->data<float>()[o]);
-    }
+    if (!w || w->rank() < 3 || !scale || !shift || !mean || !var || (has_bias && !b)) continue;
+    float eps = 1e-5f;
+    for (const auto& a : bn.attribute())
+      if (a.name() == "epsilon") eps = a.f();
+    const auto factors = batchnorm_factors(*scale, *shift, *mean, *var, eps, w->dim(0));
+    const auto folded = factors ? fold_into_conv(*w, b, *factors) : std::nullopt;
+    if (!folded) continue;
     FoldedConv f;
     f.bn_index = consumer[conv.output(0)];
     f.conv = conv;
@@ -256,7 +227,7 @@ std::map<int, FoldedConv> fold_batchnorms(const onnx::GraphProto& g,
     f.conv.add_input(wn);
     f.conv.add_input(bnn);
     f.conv.set_output(0, bn.output(0));
-    f.constants = {{wn, nw}, {bnn, nb}};
+    f.constants = {{wn, folded->weights}, {bnn, folded->bias}};
     out[i] = std::move(f);
   }
   return out;

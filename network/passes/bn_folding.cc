@@ -9,6 +9,7 @@
 // (the old ones may be shared; dead-code-elimination drops them when unused).
 #include <cmath>
 
+#include "network/batchnorm_folding.h"
 #include "network/passes/graph_utils.h"
 
 namespace deep500::network::passes {
@@ -35,15 +36,6 @@ void set_input(onnx::NodeProto& n, int i, const std::string& name) {
   n.set_input(i, name);
 }
 
-// Only output Y in use and not in training mode.
-bool inference_bn(const onnx::NodeProto& bn, int opset) {
-  if (bn.input_size() != 5 || bn.output_size() < 1 || bn.output(0).empty()) return false;
-  for (int k = 1; k < bn.output_size(); ++k)
-    if (!bn.output(k).empty()) return false;
-  if (opset >= 14 && attr_int(bn, "training_mode", 0) != 0) return false;
-  return attr_int(bn, "spatial", 1) != 0;
-}
-
 class BnFolding final : public GraphPass {
  public:
   std::string name() const override { return "bn-folding"; }
@@ -65,7 +57,7 @@ class BnFolding final : public GraphPass {
     int into_conv = 0, into_gemm = 0;
     for (int j = 0; j < g.node_size(); ++j) {
       const onnx::NodeProto& bn = g.node(j);
-      if (!is_op(bn, "BatchNormalization") || !inference_bn(bn, opset_of(model, bn))) continue;
+      if (!is_inference_batchnorm(bn)) continue;
       auto p = producer.find(bn.input(0));
       if (p == producer.end() || !uses.sole_reader(bn.input(0), j)) continue;
       onnx::NodeProto& prod = *g.mutable_node(p->second);
@@ -78,11 +70,15 @@ class BnFolding final : public GraphPass {
       if (!ok) continue;
       const Tensor& w = constants.get(prod.input(1));
       if (!floating(w) || (has_bias && !floating(constants.get(prod.input(2))))) continue;
-      std::vector<double> params[4];
-      for (int k = 0; k < 4; ++k) params[k] = constants.get(bn.input(k + 1)).to_double_vector();
-      const double eps = attr_float(bn, "epsilon", 1e-5f);
-      const bool done = conv ? fold_conv(model, prod, w, has_bias, params, eps, constants, names)
-                             : fold_gemm(model, prod, w, has_bias, params, eps, constants, names);
+      const int64_t channels =
+          conv ? (w.rank() > 0 ? w.dim(0) : 0)
+               : (w.rank() == 2 ? w.dim(attr_int(prod, "transB", 0) ? 0 : 1) : 0);
+      const auto factors = batchnorm_factors(constants.get(bn.input(1)), constants.get(bn.input(2)),
+                                             constants.get(bn.input(3)), constants.get(bn.input(4)),
+                                             attr_float(bn, "epsilon", 1e-5f), channels);
+      if (!factors) continue;
+      const bool done = conv ? fold_conv(model, prod, w, has_bias, *factors, constants, names)
+                             : fold_gemm(model, prod, w, has_bias, *factors, constants, names);
       if (!done) continue;
       prod.set_output(0, bn.output(0));
       producer[bn.output(0)] = p->second;
@@ -99,58 +95,29 @@ class BnFolding final : public GraphPass {
   }
 
  private:
-  // Per-channel factor s and shift t: BN(y) = y * s + t.
-  static bool factors(const std::vector<double> (&p)[4], size_t channels, double eps,
-                      std::vector<double>& s, std::vector<double>& t) {
-    for (const auto& v : p)
-      if (v.size() != channels) return false;
-    s.resize(channels);
-    t.resize(channels);
-    for (size_t c = 0; c < channels; ++c) {
-      s[c] = p[0][c] / std::sqrt(p[3][c] + eps);
-      t[c] = p[1][c] - p[2][c] * s[c];
-    }
-    return true;
-  }
-
   static bool fold_conv(Model& model, onnx::NodeProto& conv, const Tensor& w, bool has_bias,
-                        const std::vector<double> (&p)[4], double eps, Constants& constants,
-                        NameGen& names) {
-    if (w.rank() < 3) return false;
-    const auto m = static_cast<size_t>(w.dim(0));
-    std::vector<double> s, t;
-    if (!factors(p, m, eps, s, t)) return false;
-    std::vector<double> wv = w.to_double_vector();
-    const size_t per = m ? wv.size() / m : 0;
-    for (size_t i = 0; i < wv.size(); ++i) wv[i] *= s[i / per];
-    std::vector<double> b(m, 0.0);
-    if (has_bias) {
-      b = constants.get(conv.input(2)).to_double_vector();
-      if (b.size() != m) return false;
-    }
-    for (size_t c = 0; c < m; ++c) b[c] = b[c] * s[c] + t[c];
-    const Tensor w2 = from_doubles(wv, w.shape(), w.dtype());
-    const Tensor b2 = from_doubles(b, {static_cast<int64_t>(m)}, w.dtype());
+                        const BatchNormFactors& f, Constants& constants, NameGen& names) {
+    const auto folded = fold_into_conv(w, has_bias ? &constants.get(conv.input(2)) : nullptr, f);
+    if (!folded) return false;
     const std::string wn = names.make(conv.input(1) + "_bnfold");
     const std::string bn =
         names.make((has_bias ? conv.input(2) : conv.input(1) + "_bias") + "_bnfold");
-    add_initializer(model, w2, wn);
-    add_initializer(model, b2, bn);
-    constants.add(wn, w2);
-    constants.add(bn, b2);
+    add_initializer(model, folded->weights, wn);
+    add_initializer(model, folded->bias, bn);
+    constants.add(wn, folded->weights);
+    constants.add(bn, folded->bias);
     set_input(conv, 1, wn);
     set_input(conv, 2, bn);
     return true;
   }
 
+  // Gemm's channels are the columns of Y: the columns of op(B) scale.
   static bool fold_gemm(Model& model, onnx::NodeProto& gemm, const Tensor& w, bool has_c,
-                        const std::vector<double> (&p)[4], double eps, Constants& constants,
-                        NameGen& names) {
+                        const BatchNormFactors& f, Constants& constants, NameGen& names) {
     if (w.rank() != 2) return false;
     const bool trans_b = attr_int(gemm, "transB", 0) != 0;
     const int64_t n = trans_b ? w.dim(0) : w.dim(1);
-    std::vector<double> s, t;
-    if (!factors(p, static_cast<size_t>(n), eps, s, t)) return false;
+    const std::vector<double>&s = f.scale, &t = f.shift;
     std::vector<double> wv = w.to_double_vector();
     for (int64_t r = 0; r < w.dim(0); ++r)
       for (int64_t c = 0; c < w.dim(1); ++c) wv[r * w.dim(1) + c] *= s[trans_b ? r : c];
