@@ -30,6 +30,11 @@ std::vector<const onnx::NodeProto*> nodes_between(
 std::set<std::string> names_depending_on(const std::vector<const onnx::NodeProto*>& nodes,
                                          const std::vector<std::string>& sources);
 
+// out = a + b elementwise (same dtype and shape, else Error naming `name`):
+// how gradients of a name used more than once are summed, in double and
+// rounded once; `out` may be `a` (summed in place), else it is (re)made.
+void add_gradients(Tensor& out, const Tensor& a, const Tensor& b, const std::string& name);
+
 // Gradients of the seeded outputs w.r.t. each name in `wrt`.
 //  nodes:          the forward nodes, in execution order (forward already ran)
 //  opsets:         domain ("" = ai.onnx) -> opset version, to create kernels

@@ -11,36 +11,6 @@ namespace deep500::network {
 
 namespace {
 
-// out = a + b elementwise with network::gradients()'s arithmetic (sum in
-// double, rounded once); `out` may be `a`.
-void add_into(Tensor& out, const Tensor& a, const Tensor& b, const std::string& name) {
-  DEEP500_CHECK(a.desc() == b.desc(), "backprop: gradients of '", name,
-                "' from two uses differ in type/shape: ", to_string(a.desc()), " vs ",
-                to_string(b.desc()));
-  if (!out.defined() || out.desc() != a.desc()) out = Tensor(a.dtype(), a.shape());
-  dispatch_float(
-      a.dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T* pa = a.data<T>();
-        const T* pb = b.data<T>();
-        T* po = out.data<T>();
-        const int64_t n = out.numel();
-        if constexpr (std::is_same_v<T, double>) {
-          for (int64_t i = 0; i < n; ++i) po[i] = pa[i] + pb[i];
-        } else if constexpr (std::is_same_v<T, float>) {
-      // A float sum rounded once from double equals the float sum (double
-      // has more than 2 * 24 + 2 bits), so this is the same arithmetic.
-#pragma omp parallel for if (n > (1 << 16)) schedule(static)
-          for (int64_t i = 0; i < n; ++i) po[i] = pa[i] + pb[i];
-        } else {
-          for (int64_t i = 0; i < n; ++i)
-            po[i] = T(static_cast<float>(static_cast<double>(pa[i]) + static_cast<double>(pb[i])));
-        }
-      },
-      "backprop gradient of '" + name + "'");
-}
-
 // A planned constant scalar input of `spec` (`i`), or nullopt.
 std::optional<double> constant_scalar(const ops::NodeSpec& spec, size_t i,
                                       const OptimizedExecutor::Plan& plan) {
@@ -262,11 +232,11 @@ std::map<std::string, Tensor> run_backward_plan(BackwardPlan& bp,
       if (!cur.defined()) {
         cur = s.gx[j];
       } else if (bp.accumulated[i]) {
-        add_into(cur, cur, s.gx[j], bp.grad_names[i]);  // our own buffer: in place
+        add_gradients(cur, cur, s.gx[j], bp.grad_names[i]);  // our own buffer: in place
       } else {
         // Second use: the sum goes to a persistent buffer (never into a
         // kernel's output or the seed, which other values may alias).
-        add_into(bp.accumulators[i], cur, s.gx[j], bp.grad_names[i]);
+        add_gradients(bp.accumulators[i], cur, s.gx[j], bp.grad_names[i]);
         cur = bp.accumulators[i];
         bp.accumulated[i] = true;
       }

@@ -41,6 +41,11 @@ class RunCli : public ::testing::Test {
     return "run " + kRecipes + "/" + recipe + " --output-dir " + dir_.string() + " --no-progress " +
            extra;
   }
+  // The file parsed (discarded when it is not JSON).
+  static nlohmann::json read_json(const fs::path& file) {
+    std::ifstream in(file);
+    return nlohmann::json::parse(in, nullptr, false);
+  }
   nlohmann::json history() const {
     auto r = run("history --json --output-dir " + dir_.string());
     EXPECT_EQ(r.rc, 0) << r.out;
@@ -57,8 +62,7 @@ TEST_F(RunCli, QuickRecipePassesWritesResultsAndIsRecorded) {
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0]["status"], "passed");
   const fs::path results = runs[0]["results_dir"].get<std::string>();
-  std::ifstream in(results / "results.json");
-  const auto j = nlohmann::json::parse(in, nullptr, false);
+  const auto j = read_json(results / "results.json");
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["status"], "passed");
   EXPECT_EQ(j["criteria"].size(), 3u);
@@ -206,8 +210,8 @@ TEST_F(RunCli, CompareScoreboardAndReproduceRecordedRuns) {
   EXPECT_NE(r.out.find("reproduced bit for bit"), std::string::npos) << r.out;
   const auto runs = history();
   ASSERT_EQ(runs.size(), 3u);
-  std::ifstream in(fs::path(runs[2]["results_dir"].get<std::string>()) / "results.json");
-  const auto third = nlohmann::json::parse(in, nullptr, false);
+  const auto third =
+      read_json(fs::path(runs[2]["results_dir"].get<std::string>()) / "results.json");
   EXPECT_NE(third["reproduces"].get<std::string>().find("results.json"), std::string::npos);
 
   // A first run whose recorded accuracy was different does not reproduce.
@@ -254,8 +258,7 @@ TEST_F(RunCli, ConformanceRecipeCountsCasesPerSuite) {
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0]["task"], "conformance");
   const fs::path results = runs[0]["results_dir"].get<std::string>();
-  std::ifstream in(results / "results.json");
-  const auto j = nlohmann::json::parse(in, nullptr, false);
+  const auto j = read_json(results / "results.json");
   ASSERT_FALSE(j.is_discarded());
   // The same filter through onnx-test: the same rows.
   auto direct =
@@ -292,8 +295,7 @@ TEST_F(RunCli, OperatorBenchmarkRecipeMeasuresEveryProblemAndBackend) {
   const auto runs = history();
   ASSERT_EQ(runs.size(), 1u);
   const fs::path results = runs[0]["results_dir"].get<std::string>();
-  std::ifstream in(results / "results.json");
-  const auto j = nlohmann::json::parse(in, nullptr, false);
+  const auto j = read_json(results / "results.json");
   ASSERT_FALSE(j.is_discarded());
   const auto& rows = j["operator_benchmark"]["results"];
   EXPECT_EQ(rows.size(), 20u + 7u);  // 20 convolutions, 7 GEMMs
@@ -323,8 +325,7 @@ TEST_F(RunCli, OperatorCheckRecipeChecksWhatOpCheckChecks) {
   const auto runs = history();
   ASSERT_EQ(runs.size(), 1u);
   const fs::path results = runs[0]["results_dir"].get<std::string>();
-  std::ifstream in(results / "results.json");
-  const auto j = nlohmann::json::parse(in, nullptr, false);
+  const auto j = read_json(results / "results.json");
   ASSERT_FALSE(j.is_discarded());
   const auto& operators = j["operator_check"]["operators"];
   ASSERT_EQ(operators.size(), 5u);
