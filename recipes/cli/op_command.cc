@@ -81,8 +81,8 @@ int run_check(const OpOptions& o, std::vector<Problem> problems) {
   task.high = o.range[1];
   task.problems = std::move(problems);
   int rc = kSuccess;
-  for (const auto& p : run_operator_check(task).problems)
-    rc = std::max(rc, print_problem_check(task, p));
+  task.on_problem = [&](const ProblemCheck& p) { rc = std::max(rc, print_problem_check(task, p)); };
+  run_operator_check(task);
   return rc;
 }
 

@@ -164,6 +164,7 @@ OperatorCheckOutcome run_operator_check(const OperatorCheck& task) {
       break;
     }
     out.problems.push_back(check_problem(task, def, p));
+    if (task.on_problem) task.on_problem(out.problems.back());
   }
   if (task.interrupt && task.interrupt->load()) out.interrupted = true;
   return out;

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,17 +22,6 @@
 #include "validation/forward_check.h"
 
 namespace deep500::recipes {
-
-struct OperatorCheck {
-  OperatorSpec op;
-  std::vector<Problem> problems;
-  std::vector<std::string> backends;             // as backend_list takes them
-  uint64_t seed = 42;                            // of the random inputs
-  double low = -1, high = 1;                     // uniform input range
-  bool grad = false;                             // also check backward()
-  bool isolate = true;                           // each backend's checks in a worker process
-  const std::atomic<bool>* interrupt = nullptr;  // checked between backends
-};
 
 // One line of the check's table: the forward check, or the gradient check
 // (one line per input, or one line against the reference's backward).
@@ -56,6 +46,20 @@ struct BackendCheck {
 struct ProblemCheck {
   std::string problem;  // the problem's label
   std::vector<BackendCheck> checks;
+};
+
+struct OperatorCheck {
+  OperatorSpec op;
+  std::vector<Problem> problems;
+  std::vector<std::string> backends;             // as backend_list takes them
+  uint64_t seed = 42;                            // of the random inputs
+  double low = -1, high = 1;                     // uniform input range
+  bool grad = false;                             // also check backward()
+  bool isolate = true;                           // each backend's checks in a worker process
+  const std::atomic<bool>* interrupt = nullptr;  // checked between backends
+  // Called as each problem's checks finish (a command prints them as they
+  // come, not all at the end).
+  std::function<void(const ProblemCheck&)> on_problem;
 };
 
 struct OperatorCheckOutcome {
