@@ -233,14 +233,13 @@ int main(int argc, char** argv) {
         return metrics::Runner(s).run_paired(ref_run, opt_run);
       };
       const metrics::PairedResult p1 = paired(b1, n1), p16 = paired(b16, n16);
-      const auto& o1 = p1.b.seconds;
       double ol = p1.b.summary.median * 1e3, rl = p1.a.summary.median * 1e3;
       double ot = 16 / p16.b.summary.median, rt = 16 / p16.a.summary.median;
       std::printf(
           "  %-14s latency: optimized %8.2f ms (min %.2f, max %.2f)  reference %8.2f ms"
           "  (x%.2f, 95%% CI %.2f-%.2f)\n",
-          net, ol, metrics::percentile(o1, 0) * 1e3, metrics::percentile(o1, 100) * 1e3, rl,
-          p1.ratio.median, p1.ratio.ci_low, p1.ratio.ci_high);
+          net, ol, p1.b.summary.min * 1e3, p1.b.summary.max * 1e3, rl, p1.ratio.median,
+          p1.ratio.ci_low, p1.ratio.ci_high);
       std::printf(
           "  %-14s throughput: optimized %7.1f img/s  reference %7.1f img/s  (x%.2f, 95%% CI "
           "%.2f-%.2f)\n",

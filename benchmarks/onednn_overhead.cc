@@ -97,9 +97,11 @@ std::string ran(const ops::Operator& op) {
 struct Stat {
   double median, lo, hi;
 };
+Stat stat(const metrics::Summary& s, double scale = 1) {
+  return {s.median * scale, s.ci_low * scale, s.ci_high * scale};
+}
 Stat stat(std::vector<double> v) {
-  const metrics::Summary s = metrics::summarize(std::move(v));
-  return {s.median, s.ci_low, s.ci_high};
+  return stat(metrics::summarize(std::move(v)));
 }
 
 struct Row {
@@ -142,16 +144,13 @@ void measure(Row& r, A&& ours, B&& raw, double budget_s, int max_samples) {
   s.max_time_seconds = 60 + 20 * budget_s;
   metrics::CallableWorkload a("deep500", ours), b("raw", raw);
   const metrics::PairedResult p = metrics::Runner(s).run_paired(a, b);
-  auto stat_of = [](const metrics::Summary& m, double scale = 1) {
-    return Stat{m.median * scale, m.ci_low * scale, m.ci_high * scale};
-  };
   r.samples = static_cast<int>(p.a.seconds.size());
-  r.ours_min = *std::min_element(p.a.seconds.begin(), p.a.seconds.end());
-  r.raw_min = *std::min_element(p.b.seconds.begin(), p.b.seconds.end());
-  r.ours = stat_of(p.a.summary);
-  r.raw = stat_of(p.b.summary);
-  r.ratio = stat_of(p.ratio);
-  r.overhead_us = stat_of(p.difference, 1e6);
+  r.ours_min = p.a.summary.min;
+  r.raw_min = p.b.summary.min;
+  r.ours = stat(p.a.summary);
+  r.raw = stat(p.b.summary);
+  r.ratio = stat(p.ratio);
+  r.overhead_us = stat(p.difference, 1e6);
 }
 
 // ---- convolution --------------------------------------------------------------

@@ -94,7 +94,7 @@ std::vector<BackendCheck> failed_checks(const std::string& backend, const std::s
 }
 
 std::vector<BackendCheck> checks_of_backend(const KernelJob& job, bool isolate) {
-  if (!isolate) return decode_backend_checks(run_kernel_job_here(job));
+  if (!isolate) return check_backend(job.node, job.inputs, job.backend, job.grad, job.custom);
   ChildResult child = run_kernel_job(job);
   if (child.threw_error) throw Error(child.failure);  // bad input, as without isolation
   if (!child.completed) return failed_checks(job.backend, "the kernel " + child.failure);
