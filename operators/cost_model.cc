@@ -159,34 +159,10 @@ Cost model_cost(const Io& io) {
   return c;
 }
 
-// ai.deep500 FusedConv / FusedGemm (X, W, [B], [Z]): the base op, Z added,
-// then the activation, each one operation per output element.
-Cost fused_cost(const NodeSpec& node, std::span<const TensorDesc> in, const char* base_op,
-                int opset) {
-  NodeSpec base = node;
-  base.domain.clear();
-  base.op_type = base_op;
-  base.opset = opset;
-  const auto base_in = in.first(std::min<size_t>(in.size(), 3));
-  const Io io{base, base_in, infer_outputs(base, base_in)};
-  Cost c = model_cost(io);
-  const Io fused{node, in, {}};
-  if (fused.has(3)) {
-    c.flops += io.numel_out();
-    c.bytes += cost_detail::bytes_of(in[3]);
-  }
-  if (node.attributes.has("activation")) c.flops += io.numel_out();
-  return c;
-}
-
 }  // namespace
 
 Cost cost(const NodeSpec& node, std::span<const TensorDesc> inputs) {
   try {
-    if (node.domain == kDeep500Domain && node.op_type == "FusedConv")
-      return fused_cost(node, inputs, "Conv", 11);
-    if (node.domain == kDeep500Domain && node.op_type == "FusedGemm")
-      return fused_cost(node, inputs, "Gemm", 13);
     if (node.domain == kDeep500Domain && node.op_type == "Gelu" && !inputs.empty()) {
       const double bytes = cost_detail::bytes_of(inputs[0]);  // Y is X's size
       return {static_cast<double>(numel(inputs[0].shape)), 2 * bytes};

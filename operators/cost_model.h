@@ -34,7 +34,6 @@
 //   DFT                              8 * numel(X) * X[axis]
 //   GridSample                       2 * numel(Y) * taps (nearest 1, bilinear 4, bicubic 16)
 //   RoiAlign                         8 * numel(Y) * samples (sampling_ratio^2; 4 when adaptive)
-//   ai.deep500 FusedConv/FusedGemm   Conv / Gemm, + numel(Y) for Z, + numel(Y) for the activation
 //   ai.deep500 Gelu                  numel(X)
 //   anything else (copies, Concat,   0 FLOPs; bytes as above
 //   Transpose, Gather, Cast, ...)

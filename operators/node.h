@@ -75,7 +75,7 @@ class Attributes {
   std::string owner_;
 };
 
-// The domain of deep500's own operators (Gelu, FusedConv, FusedGemm).
+// The domain of deep500's own operators (Gelu).
 inline constexpr const char* kDeep500Domain = "ai.deep500";
 
 struct NodeSpec {

@@ -36,7 +36,6 @@ void register_kernels(ops::Registry& r) {
   register_signal(r);
   register_misc(r);
   register_training_ops(r);
-  register_fused(r);
 }
 
 }  // namespace deep500::reference

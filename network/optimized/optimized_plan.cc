@@ -6,6 +6,7 @@
 #include <set>
 
 #include "deep/text.h"
+#include "network/constant_folding.h"
 #include "network/node_threads.h"
 #include "network/optimized/optimized_plan.h"
 #include "network/optimized/plan_rewrites.h"
@@ -17,10 +18,6 @@
 namespace deep500::network {
 
 namespace {
-
-bool nondeterministic(const std::string& op) {
-  return op.rfind("Random", 0) == 0 || op == "Bernoulli" || op == "Multinomial";
-}
 
 bool has_function_body(const onnx::NodeProto& node, int opset) {
   const auto* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), opset, node.domain());
@@ -339,7 +336,7 @@ class PlanBuilder {
       any_input = true;
     }
     return all_const && (any_input || spec.op_type == "Constant") &&
-           !nondeterministic(spec.op_type);
+           folds_to_constant(spec.op_type);
   }
 
   // A node without hints whose output is channels-last passes the layout

@@ -1,9 +1,10 @@
 // constant-folding: a main-graph ai.onnx node whose inputs are all constants
 // runs once through the reference kernels and its outputs become
-// initializers. Never folded: random ops (and Dropout, random in training),
-// nodes with subgraphs, nodes producing a graph output, nodes no reference
-// kernel accepts or whose kernel throws, and nodes whose outputs would grow
-// the model a lot (e.g. ConstantOfShape to a large tensor).
+// initializers. Never folded: what network/constant_folding.h rules out
+// (random ops, Dropout), nodes with subgraphs, nodes producing a graph
+// output, nodes no reference kernel accepts or whose kernel throws, and nodes
+// whose outputs would grow the model a lot (e.g. ConstantOfShape to a large tensor).
+#include "network/constant_folding.h"
 #include "deep/onnx_tensor.h"
 #include "network/passes/graph_utils.h"
 #include "operators/registry.h"
@@ -12,9 +13,7 @@ namespace deep500::network::passes {
 namespace {
 
 bool never_fold(const onnx::NodeProto& n) {
-  const std::string& op = n.op_type();
-  if (op.rfind("Random", 0) == 0 || op == "Bernoulli" || op == "Multinomial" || op == "Dropout")
-    return true;
+  if (!folds_to_constant(n.op_type())) return true;
   for (const auto& a : n.attribute())
     if (a.has_g() || a.graphs_size() > 0) return true;
   return false;

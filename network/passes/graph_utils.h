@@ -20,7 +20,6 @@ namespace deep500::network::passes {
 std::unique_ptr<GraphPass> make_identity_elimination();
 std::unique_ptr<GraphPass> make_constant_folding();
 std::unique_ptr<GraphPass> make_bn_folding();
-std::unique_ptr<GraphPass> make_conv_gemm_fusion();
 std::unique_ptr<GraphPass> make_dead_code_elimination();
 
 // The domain of the fused operators the fusion pass introduces.

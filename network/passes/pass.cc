@@ -13,7 +13,6 @@ PassRegistry::PassRegistry() : NamedRegistry("graph pass") {
   add("identity-elimination", passes::make_identity_elimination);
   add("constant-folding", passes::make_constant_folding);
   add("bn-folding", passes::make_bn_folding);
-  add("conv-gemm-fusion", passes::make_conv_gemm_fusion);
   add("dead-code-elimination", passes::make_dead_code_elimination);
 }
 
@@ -24,10 +23,11 @@ PassRegistry& PassRegistry::global() {
 
 std::vector<std::string> PassRegistry::default_pipeline() const {
   // Identities first so the patterns below see through them; constant folding
-  // turns Constant nodes into initializers that BN folding and fusion need;
-  // dead code goes last to drop what the others left behind.
-  return {"identity-elimination", "constant-folding", "bn-folding", "conv-gemm-fusion",
-          "dead-code-elimination"};
+  // turns Constant nodes into initializers that BN folding needs; dead code
+  // goes last to drop what the others left behind. Operator fusion is the
+  // optimized executor's (post-op plan hints, network/optimized/plan_fusion.cc):
+  // a pass output stays standard ONNX that every backend runs.
+  return {"identity-elimination", "constant-folding", "bn-folding", "dead-code-elimination"};
 }
 
 std::vector<PassResult> apply_passes(Model& model, const std::vector<std::string>& names,

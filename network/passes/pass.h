@@ -7,8 +7,6 @@
 //                          kernels) and become initializers
 //   bn-folding             inference BatchNormalization folded into the Conv/Gemm before it
 //                          (network/batchnorm_folding.h, as the optimized executor folds)
-//   conv-gemm-fusion       Conv/Gemm (+ bias Add) (+ residual Add) (+ activation) ->
-//                          ai.deep500 FusedConv / FusedGemm
 //   dead-code-elimination  nodes that reach no graph output, unused initializers
 //
 // Contract:

@@ -68,8 +68,8 @@ TEST(NamedRegistry, ExecutorsOptimizersAndPassesShareTheErrorForm) {
             std::string::npos);
   EXPECT_EQ(error_of([] { network::PassRegistry().create("nope"); }),
             "unknown graph pass 'nope' (expected one of: bn-folding, constant-folding, "
-            "conv-gemm-fusion, dead-code-elimination, identity-elimination; or 'default' for "
-            "the default pipeline)");
+            "dead-code-elimination, identity-elimination; or 'default' for the default "
+            "pipeline)");
   // Local registries start with the built-ins and stay apart from the global ones.
   network::PassRegistry local;
   local.add("extra", [] { return network::PassRegistry().create("bn-folding"); });

@@ -159,21 +159,6 @@ TEST(CostModel, CopiesAndTheDefault) {
   EXPECT_DOUBLE_EQ(cost_of(gather).bytes, 4.0 * 20 + 8.0 * 3 + 4.0 * 12);
 }
 
-TEST(CostModel, FusedConvIsConvPlusSummandAndActivation) {
-  ops::NodeSpec fused = kConvBias.node();
-  fused.domain = "ai.deep500";
-  fused.op_type = "FusedConv";
-  ops::Attribute act;
-  act.kind = ops::Attribute::Kind::String;
-  act.s = "Relu";
-  fused.attributes.set("activation", act);
-  std::vector<TensorDesc> in = kConvBias.descs();
-  in.push_back({DataType::Float, {1, 4, 8, 8}});  // Z
-  const ops::Cost conv = cost_of(kConvBias), c = ops::cost(fused, in);
-  EXPECT_DOUBLE_EQ(c.flops, conv.flops + 256 + 256);
-  EXPECT_DOUBLE_EQ(c.bytes, conv.bytes + 4.0 * 256);
-}
-
 TEST(CostModel, UnknownOpsCountTheirInputsAndDeclaredFlopsWin) {
   ops::NodeSpec custom;
   custom.name = "c0";

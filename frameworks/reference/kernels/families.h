@@ -36,6 +36,5 @@ void register_random(ops::Registry& r);
 void register_signal(ops::Registry& r);
 void register_misc(ops::Registry& r);
 void register_training_ops(ops::Registry& r);
-void register_fused(ops::Registry& r);
 
 }  // namespace deep500::reference
