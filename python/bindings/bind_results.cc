@@ -40,6 +40,7 @@ py::dict run_dict(const recipes::RunRecord& r) {
     criteria.append(one);
   }
   d["criteria"] = criteria;
+  d["members"] = r.members;  // a seed ensemble's member runs
   return d;
 }
 

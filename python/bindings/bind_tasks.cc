@@ -134,10 +134,12 @@ void bind_tasks(py::module_& m) {
   m.def(
       "run_recipe",
       [](const std::string& recipe, const std::vector<std::string>& overrides,
-         const std::string& output_dir, const std::string& history, bool plots, bool progress) {
+         const std::string& output_dir, const std::string& history, bool plots, bool progress,
+         int64_t record_reference) {
         recipes::RunOptions o;
         o.recipe = recipe;
         o.sets = overrides;
+        o.record_reference = record_reference;
         o.output_dir = output_dir;
         o.history = history;
         o.plots = plots;
@@ -160,10 +162,11 @@ void bind_tasks(py::module_& m) {
       },
       py::arg("recipe"), py::arg("overrides") = std::vector<std::string>{},
       py::arg("output_dir") = "results", py::arg("history") = "", py::arg("plots") = false,
-      py::arg("progress") = false,
-      "Runs a recipe as `deep500 run` does (overrides: PATH=VALUE, as --set); returns its "
-      "status (passed, failed), results folder, history run id and printed log. Ctrl-C stops "
-      "it after the current batch, recorded as interrupted, then raises KeyboardInterrupt.");
+      py::arg("progress") = false, py::arg("record_reference") = 0,
+      "Runs a recipe as `deep500 run` does (overrides: PATH=VALUE, as --set; record_reference: "
+      "N as --record-reference N); returns its status (passed, failed), results folder, history "
+      "run id and printed log. Ctrl-C stops it after the current batch, recorded as interrupted, "
+      "then raises KeyboardInterrupt.");
 }
 
 }  // namespace deep500::python

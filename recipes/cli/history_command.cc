@@ -36,7 +36,8 @@ nlohmann::json run_json(const RunRecord& r) {
           {"git_revision", r.git_revision},
           {"hostname", r.hostname},
           {"metrics", r.metrics},
-          {"criteria", criteria}};
+          {"criteria", criteria},
+          {"members", r.members}};
 }
 
 }  // namespace
@@ -62,6 +63,11 @@ int history_command(const HistoryOptions& o) {
       std::snprintf(buf, sizeof buf, "%s=%.4g", name, m->second);
       if (!key.empty()) key += ' ';
       key += buf;
+    }
+    if (!r.members.empty()) {
+      std::vector<std::string> ids;
+      for (int64_t id : r.members) ids.push_back(std::to_string(id));
+      key += cat(key.empty() ? "" : " ", "(ensemble of runs ", join(ids, ", "), ")");
     }
     std::printf("%-5lld %-21s %-28s %-12s %9.1f  %s\n", static_cast<long long>(r.id),
                 r.started_utc.c_str(), (r.recipe + " " + r.recipe_version).c_str(),

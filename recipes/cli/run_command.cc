@@ -52,6 +52,8 @@ std::vector<std::string> mpirun_command(int ranks, const std::string& command,
   if (!o.history.empty()) args.insert(args.end(), {"--history", o.history});
   if (!o.plots) args.push_back("--no-plots");
   if (!o.progress) args.push_back("--no-progress");
+  if (o.record_reference)
+    args.insert(args.end(), {"--record-reference", std::to_string(o.record_reference)});
   return args;
 }
 
@@ -103,8 +105,8 @@ int run_command(const RunOptions& o) {
   RunOptions r = o;
   r.interrupt = &InterruptScope::requested();
   r.communicator = o.dry_run ? nullptr : mpirun_world();
-  const Recipe recipe =
-      distributed::on_every_rank(r.communicator, [&] { return load_recipe(o.recipe, o.sets); });
+  const Recipe recipe = distributed::on_every_rank(
+      r.communicator, [&] { return load_recipe(o.recipe, recipe_overrides(o)); });
   if (o.dry_run) {
     std::cout << resolved_yaml(recipe);
     return kSuccess;
@@ -160,6 +162,9 @@ void add_run_commands(CommandLine& line) {
       .option("--history", r->history, "history database (default OUTPUT_DIR/history.sqlite)")
       .flag("!--no-plots", r->plots, "do not render plots")
       .flag("!--no-progress", r->progress, "no progress output on stderr")
+      .option("--record-reference", r->record_reference,
+              "N: run as a seed ensemble of N members and write its reference log "
+              "(reference.yaml in the ensemble's results folder)")
       .runs([r] { return run_command(*r); });
 
   auto p = std::make_shared<RunOptions>();

@@ -245,6 +245,38 @@ ModelManifest read_model(Fields f) {
   return m;
 }
 
+// ensembles[i]: {batch_size, seeds, curves: {METRIC: [[per epoch] per member]}}.
+ReferenceEnsemble read_reference_ensemble(Fields& f) {
+  ReferenceEnsemble e;
+  e.batch_size = f.integer("batch_size", 0, 1, int64_t{1} << 40);
+  if (!f.has("batch_size")) f.fail("batch_size", "required, missing (the global batch size)");
+  for (const auto& text : f.texts("seeds")) {
+    int64_t seed = 0;
+    if (!parse_int(text, seed) || seed < 0)
+      f.fail("seeds", cat("expected seeds (integers >= 0), got '", text, "'"));
+    e.seeds.push_back(seed);
+  }
+  if (e.seeds.size() < 2) f.fail("seeds", "an ensemble needs at least 2 members");
+  YAML::Node raw = f.node("curves");
+  Fields curves = f.section("curves");
+  if (raw && raw.IsMap())
+    for (const auto& kv : raw) {
+      const std::string metric = kv.first.Scalar();
+      auto rows = curves.number_rows(metric);
+      if (rows.size() != e.seeds.size())
+        curves.fail(metric,
+                    cat("one curve per seed expected: ", e.seeds.size(), ", got ", rows.size()));
+      for (const auto& row : rows)
+        if (row.empty()) curves.fail(metric, "a member's curve is empty");
+      e.curves[metric] = std::move(rows);
+    }
+  else if (raw.IsDefined() && !raw.IsNull())
+    f.fail("curves", "expected a map of metric -> one list of per-epoch values per seed");
+  curves.finish();
+  f.finish();
+  return e;
+}
+
 ReferenceLog read_reference_log(Fields f) {
   ReferenceLog r;
   r.header = read_header(f);
@@ -271,6 +303,12 @@ ReferenceLog read_reference_log(Fields f) {
       r.metrics[name] = e;
     }
   metrics.finish();
+  f.for_each_map("ensembles", "seed ensembles ({batch_size, seeds, curves})", [&](Fields& e) {
+    r.ensembles.push_back(read_reference_ensemble(e));
+    if (r.ensembles.size() > 1 &&
+        r.ensembles.back().batch_size <= r.ensembles[r.ensembles.size() - 2].batch_size)
+      e.fail("batch_size", "ensembles must be listed by increasing batch_size");
+  });
   f.finish();
   return r;
 }

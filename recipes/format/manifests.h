@@ -90,12 +90,23 @@ struct ExpectedMetric {
   bool relative = false;
 };
 
+// A reference measured as a seed ensemble (`deep500 run --record-reference
+// N`) at one global batch size: every member's per-epoch curve of each
+// metric, members in seed order (recipes/judging/reference_band.h judges
+// runs against them).
+struct ReferenceEnsemble {
+  int64_t batch_size = 0;  // global: per-rank batch x ranks
+  std::vector<int64_t> seeds;
+  std::map<std::string, std::vector<std::vector<double>>> curves;  // metric -> member -> epochs
+};
+
 struct ReferenceLog {
   ManifestHeader header;
   std::map<std::string, std::string> produced_with;  // manifest -> "name version"
   std::map<std::string, std::string> machine;        // e.g. cpu_model, cores
   std::map<std::string, double> hyper_parameters;
   std::map<std::string, ExpectedMetric> metrics;
+  std::vector<ReferenceEnsemble> ensembles;  // by increasing batch_size
 };
 
 // name, version (semantic, MAJOR.MINOR.PATCH) and description: the header of

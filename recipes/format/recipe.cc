@@ -71,6 +71,27 @@ bool is_timing_metric(const std::string& name) {
          name == "mean_update_staleness";
 }
 
+namespace {
+
+// ensemble: {repeat, olympic, confidence}; members differ in training.seed.
+EnsembleOptions read_ensemble(Fields& top, const Recipe& r) {
+  if (!top.has("ensemble")) return {};
+  if (!recipe_task(r.task).seed)
+    top.fail("ensemble",
+             cat("task ", r.task, " has no seed for an ensemble's members to differ in"));
+  Fields f = top.section("ensemble");
+  EnsembleOptions e;
+  e.repeat = f.integer("repeat", e.repeat, 1, 1000);
+  e.olympic = f.flag("olympic", e.olympic);
+  if (e.olympic && e.repeat < 3)
+    f.fail("olympic", "drops the best and the worst member, so it needs repeat >= 3");
+  e.confidence = f.number("confidence", e.confidence, 0.5, 0.999);
+  f.finish();
+  return e;
+}
+
+}  // namespace
+
 Recipe load_recipe(const std::string& path, const std::vector<std::string>& sets) {
   return parse_recipe(load_yaml_file(path), path, sets);
 }
@@ -103,12 +124,13 @@ Recipe parse_recipe(YAML::Node root, const std::string& path,
   else
     top.node("reference_log");
   task->read(top, r);
+  r.ensemble = read_ensemble(top, r);
 
   const auto known = recipe_metrics(r);
   for (const auto& text : top.texts("criteria")) {
     top.check("criteria", [&] {
       Criterion c = parse_criterion(text);
-      check_criterion(c, known, r.has_reference ? &r.reference : nullptr);
+      check_criterion(c, known, r.has_reference ? &r.reference : nullptr, recipe_global_batch(r));
       r.criteria.push_back(c);
     });
   }

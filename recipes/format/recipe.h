@@ -24,6 +24,15 @@
 
 namespace deep500::recipes {
 
+// `ensemble:` of a training recipe: run it `repeat` times, member k
+// (0-based) with training.seed + k, each a recorded run of its own, and
+// judge the criteria on the members' means (recipes/results/ensemble.h).
+struct EnsembleOptions {
+  int64_t repeat = 1;        // 1: a single run, no ensemble
+  bool olympic = false;      // drop each metric's best and worst member (repeat >= 3)
+  double confidence = 0.95;  // of the means' Student-t intervals
+};
+
 struct Recipe {
   ManifestHeader header;
   HardwareManifest hardware;
@@ -50,6 +59,7 @@ struct Recipe {
   // software manifest).
   MatrixOptions op_matrix;
   std::vector<Criterion> criteria;
+  EnsembleOptions ensemble;
 
   YAML::Node resolved;                                // every field as read, defaults included
   std::map<std::string, std::string> manifest_files;  // manifest -> its file

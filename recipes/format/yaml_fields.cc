@@ -242,6 +242,32 @@ std::map<std::string, double> Fields::number_map(const std::string& key) {
   return out;
 }
 
+std::vector<std::vector<double>> Fields::number_rows(const std::string& key) {
+  const YAML::Node rows = node(key);
+  std::vector<std::vector<double>> out;
+  if (!rows.IsDefined() || rows.IsNull()) return out;
+  if (!rows.IsSequence())
+    fail(key, cat("expected a list of lists of numbers, got ", describe(rows)));
+  YAML::Node resolved(YAML::NodeType::Sequence);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i].IsSequence())
+      fail(key, cat("[", i, "]: expected a list of numbers, got ", describe(rows[i])));
+    out.emplace_back();
+    YAML::Node row(YAML::NodeType::Sequence);
+    row.SetStyle(YAML::EmitterStyle::Flow);
+    for (size_t j = 0; j < rows[i].size(); ++j) {
+      double v = 0;
+      if (!rows[i][j].IsScalar() || !parse_float(rows[i][j].Scalar(), v) || !std::isfinite(v))
+        fail(key, cat("[", i, "][", j, "]: expected a number, got ", describe(rows[i][j])));
+      out.back().push_back(v);
+      row.push_back(number_text(v));
+    }
+    resolved.push_back(row);
+  }
+  resolved_[key] = resolved;
+  return out;
+}
+
 Fields Fields::section(const std::string& key) {
   read_.push_back(key);
   resolved_[key] = YAML::Node(YAML::NodeType::Map);

@@ -50,6 +50,9 @@ class Fields {
   // A map of scalars, e.g. environment variables or version constraints.
   std::map<std::string, std::string> text_map(const std::string& key);
   std::map<std::string, double> number_map(const std::string& key);
+  // A list of lists of finite numbers (absent = empty), e.g. one curve per
+  // run; errors name the element as KEY[i][j].
+  std::vector<std::vector<double>> number_rows(const std::string& key);
   // A nested map (absent = empty); finish() it too.
   Fields section(const std::string& key);
   // The raw node (e.g. a manifest given as a path or inline); marks the key read.

@@ -6,6 +6,7 @@
 
 #include "deep/error.h"
 #include "deep/text.h"
+#include "recipes/judging/reference_band.h"
 
 namespace deep500::recipes {
 
@@ -69,6 +70,73 @@ Verdict against_reference(const Criterion& c, const Measurements& m, const Refer
   return v;
 }
 
+std::vector<std::string> words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> w;
+  for (std::string word; in >> word;) w.push_back(word);
+  return w;
+}
+
+// "at A%" after a reference-ensemble form (`rest` from its index `from`).
+void parse_alpha(Criterion& c, const std::vector<std::string>& w, size_t from, const char* form) {
+  if (w.size() == from) return;
+  double percent = 0;
+  DEEP500_CHECK(w.size() == from + 2 && w[from] == "at" && w[from + 1].size() > 1 &&
+                    w[from + 1].back() == '%' &&
+                    parse_float(w[from + 1].substr(0, w[from + 1].size() - 1), percent) &&
+                    percent > 0 && percent < 50,
+                "criterion '", c.text, "': expected ", form,
+                " [at A%] with 0 < A < 50, e.g. 'at 5%'");
+  c.alpha = percent / 100;
+}
+
+// METRIC OP NUMBER, the condition inside epochs_to(...).
+void parse_condition(Criterion& c, const std::string& inner) {
+  const auto w = words(inner);
+  DEEP500_CHECK(w.size() == 3 && (w[1] == ">=" || w[1] == ">" || w[1] == "<=" || w[1] == "<") &&
+                    parse_float(w[2], c.bound) && std::isfinite(c.bound),
+                "criterion '", c.text,
+                "': expected epochs_to(METRIC OP NUMBER) with OP one of >= > <= <, e.g. "
+                "epochs_to(test_accuracy >= 0.88)");
+  c.metric = w[0];
+  c.op = w[1];
+}
+
+// epochs_to(COND) within the reference distribution | no faster than the
+// reference [at A%].
+Criterion parse_epochs_to(Criterion c) {
+  const size_t close = c.text.find(')');
+  DEEP500_CHECK(close != std::string::npos, "criterion '", c.text, "': epochs_to( has no ')'");
+  parse_condition(c, c.text.substr(10, close - 10));
+  const auto w = words(c.text.substr(close + 1));
+  const std::string rest = join(w, " ");
+  if (rest == "within the reference distribution") {
+    c.ensemble_test = "distribution";
+    return c;
+  }
+  const char* faster = "'no faster than the reference'";
+  DEEP500_CHECK(w.size() >= 5 && join(std::vector<std::string>(w.begin(), w.begin() + 5), " ") ==
+                                     "no faster than the reference",
+                "criterion '", c.text,
+                "': expected epochs_to(COND) followed by 'within the reference distribution' or ",
+                faster);
+  c.ensemble_test = "no_faster";
+  parse_alpha(c, w, 5, faster);
+  return c;
+}
+
+// METRIC curve within the reference band [at A%].
+Criterion parse_band(Criterion c, const std::vector<std::string>& w) {
+  const char* form = "'METRIC curve within the reference band'";
+  DEEP500_CHECK(w.size() >= 6 && join(std::vector<std::string>(w.begin() + 2, w.begin() + 6),
+                                      " ") == "within the reference band",
+                "criterion '", c.text, "': expected ", form);
+  c.metric = w[0];
+  c.ensemble_test = "band";
+  parse_alpha(c, w, 6, form);
+  return c;
+}
+
 }  // namespace
 
 double allowed_deviation(const ExpectedMetric& e) {
@@ -76,11 +144,12 @@ double allowed_deviation(const ExpectedMetric& e) {
 }
 
 Criterion parse_criterion(const std::string& text) {
-  Criterion c{.text = text};
-  std::istringstream in(text);
-  std::vector<std::string> w;
-  for (std::string word; in >> word;) w.push_back(word);
+  Criterion c;
+  c.text = text;
+  std::vector<std::string> w = words(text);
   const std::string what = cat("criterion '", text, "'");
+  if (text.rfind("epochs_to(", 0) == 0) return parse_epochs_to(c);
+  if (w.size() >= 2 && w[1] == "curve") return parse_band(c, w);
   if (!w.empty() && w[0] == "within") {
     c.against_reference = true;
     const std::string tail = join(std::vector<std::string>(w.begin() + 1, w.end()), " ");
@@ -131,7 +200,11 @@ Criterion parse_criterion(const std::string& text) {
 }
 
 void check_criterion(const Criterion& c, const std::vector<std::string>& known,
-                     const ReferenceLog* reference) {
+                     const ReferenceLog* reference, int64_t batch) {
+  if (!c.ensemble_test.empty() && std::find(known.begin(), known.end(), c.metric) != known.end()) {
+    check_reference_criterion(c, reference, batch);
+    return;
+  }
   if (c.against_reference) {
     DEEP500_CHECK(reference, "criterion '", c.text, "': the recipe has no reference_log");
     return;
@@ -143,8 +216,10 @@ void check_criterion(const Criterion& c, const std::vector<std::string>& known,
                   "; this task measures: ", join(known, ", ")));
 }
 
-Verdict evaluate(const Criterion& c, const Measurements& m, const ReferenceLog* reference) {
+Verdict evaluate(const Criterion& c, const Measurements& m, const ReferenceLog* reference,
+                 int64_t batch) {
   if (c.against_reference) return against_reference(c, m, *reference);
+  if (!c.ensemble_test.empty()) return judge_against_ensembles(c, m, *reference, batch);
   Verdict v{c.text, false, ""};
   if (c.metric == "time_to_accuracy") {
     const double t = time_to_accuracy(m, c.argument);
@@ -159,12 +234,11 @@ Verdict evaluate(const Criterion& c, const Measurements& m, const ReferenceLog* 
   if (c.by_epoch > 0) {
     auto series = m.per_epoch.find(c.metric);
     const auto& values = series == m.per_epoch.end() ? std::vector<double>{} : series->second;
-    for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < c.by_epoch; ++i)
-      if (compare(values[i], c.op, c.bound)) {
-        v.passed = true;
-        v.detail = cat(short_number(values[i]), " at epoch ", i + 1);
-        return v;
-      }
+    if (const int64_t e = first_epoch_meeting(c, m, c.by_epoch); e > 0) {
+      v.passed = true;
+      v.detail = cat(short_number(values[static_cast<size_t>(e - 1)]), " at epoch ", e);
+      return v;
+    }
     v.detail =
         values.empty()
             ? "no epoch measured"
@@ -181,6 +255,15 @@ Verdict evaluate(const Criterion& c, const Measurements& m, const ReferenceLog* 
   v.passed = compare(value->second, c.op, c.bound);
   v.detail = is_duration(c.metric) ? in_unit(value->second, c.unit) : short_number(value->second);
   return v;
+}
+
+int64_t first_epoch_meeting(const Criterion& c, const Measurements& m, int64_t last) {
+  auto series = m.per_epoch.find(c.metric);
+  if (series == m.per_epoch.end()) return 0;
+  const auto& values = series->second;
+  for (size_t i = 0; i < values.size() && (last <= 0 || static_cast<int64_t>(i) < last); ++i)
+    if (compare(values[i], c.op, c.bound)) return static_cast<int64_t>(i) + 1;
+  return 0;
 }
 
 }  // namespace deep500::recipes

@@ -6,6 +6,11 @@
 //   samples_per_second > 1000            a final value
 //   within 5% of the reference log       every metric of the reference log
 //   within the reference log's tolerances
+//   train_loss curve within the reference band [at 5%]
+//   epochs_to(test_accuracy >= 0.88) within the reference distribution
+//   epochs_to(test_accuracy >= 0.88) no faster than the reference [at 5%]
+//                                        against the reference log's seed
+//                                        ensembles (reference_band.h)
 // Comparisons: >= > <= < ==. Units after the number: s, ms, us (converted
 // to seconds) and % (a fraction: 89% is 0.89).
 #pragma once
@@ -29,6 +34,11 @@ struct Criterion {
   double bound = 0;      // in seconds for a time
   std::string unit;      // as written ("ms", "s", "%" or ""); times need one
   int64_t by_epoch = 0;  // 0: the final value
+  // Against the reference log's seed ensembles (reference_band.h): "band",
+  // "distribution" or "no_faster" ("" otherwise); for the epochs_to forms,
+  // metric, op and bound hold the condition.
+  std::string ensemble_test;
+  double alpha = 0.05;  // the false-alarm rate of "band" and "no_faster"
 };
 
 // Error "criterion 'TEXT': ..." naming what was expected.
@@ -44,12 +54,15 @@ struct Measurements {
   std::map<std::string, std::vector<double>> per_epoch;
   std::map<std::string, std::vector<double>> samples;
   std::map<std::string, double> trials;
+  // A seed ensemble's members (the values above are then their means).
+  std::vector<Measurements> members;
 };
 
 // Error when the criterion names a metric the task does not measure
-// (`known`), or compares with a reference log the recipe does not have.
+// (`known`), or compares with a reference log the recipe does not have (or
+// whose seed ensembles cannot judge it at the global batch size `batch`).
 void check_criterion(const Criterion& c, const std::vector<std::string>& known,
-                     const ReferenceLog* reference);
+                     const ReferenceLog* reference, int64_t batch = 0);
 
 struct Verdict {
   std::string criterion;
@@ -60,6 +73,12 @@ struct Verdict {
 // The largest deviation from e.value that e's tolerance allows.
 double allowed_deviation(const ExpectedMetric& e);
 
-Verdict evaluate(const Criterion& c, const Measurements& m, const ReferenceLog* reference);
+// `batch`: the run's global batch size (what reference ensembles are keyed by).
+Verdict evaluate(const Criterion& c, const Measurements& m, const ReferenceLog* reference,
+                 int64_t batch = 0);
+
+// The first epoch (1-based) whose value of c.metric meets c's comparison,
+// among epochs <= `last` (every epoch when last <= 0); 0 when none does.
+int64_t first_epoch_meeting(const Criterion& c, const Measurements& m, int64_t last);
 
 }  // namespace deep500::recipes

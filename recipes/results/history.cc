@@ -42,6 +42,12 @@ const std::vector<const char*> kMigrations = {
          passed INTEGER NOT NULL,
          detail TEXT NOT NULL,
          PRIMARY KEY (run_id, position));)",
+    // Seed ensembles: an ensemble's run and, in order, its members' runs.
+    R"(CREATE TABLE ensemble_members (
+         ensemble_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+         position INTEGER NOT NULL,
+         member_id INTEGER NOT NULL REFERENCES runs (id),
+         PRIMARY KEY (ensemble_id, position));)",
 };
 
 // A prepared statement, finalized on scope exit.
@@ -211,6 +217,13 @@ int64_t History::record(const RunRecord& r) {
       c.bind(1, id).bind(2, static_cast<int64_t>(i)).bind(3, r.criteria[i].text);
       c.bind(4, static_cast<int64_t>(r.criteria[i].passed)).bind(5, r.criteria[i].detail).step();
     }
+    for (size_t i = 0; i < r.members.size(); ++i) {
+      Statement e(db_,
+                  "INSERT INTO ensemble_members (ensemble_id, position, member_id) "
+                  "VALUES (?, ?, ?)",
+                  path_);
+      e.bind(1, id).bind(2, static_cast<int64_t>(i)).bind(3, r.members[i]).step();
+    }
     exec("COMMIT");
     return id;
   } catch (...) {
@@ -252,6 +265,11 @@ std::vector<RunRecord> History::select(const std::string& where,
                 path_);
     c.bind(1, r.id);
     while (c.step()) r.criteria.push_back({c.text(0), c.integer(1) != 0, c.text(2)});
+    Statement e(db_,
+                "SELECT member_id FROM ensemble_members WHERE ensemble_id = ? ORDER BY position",
+                path_);
+    e.bind(1, r.id);
+    while (e.step()) r.members.push_back(e.integer(0));
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // The results history: one SQLite database (default results/history.sqlite,
 // --history PATH) holding every recipe run: recipe, status, times, results
-// folder, revision, host, final metrics and each criterion's verdict.
+// folder, revision, host, final metrics, each criterion's verdict and, for
+// a seed ensemble (recipes/results/ensemble.h), its member runs.
 //  * The schema is versioned (PRAGMA user_version) and migrated forward on
 //    open; a database newer than this deep500 is refused, never changed.
 //  * WAL mode and a busy timeout: several runs may record at once; each run
@@ -39,6 +40,7 @@ struct RunRecord {
   std::string resolved_recipe;  // JSON
   std::map<std::string, double> metrics;
   std::vector<CriterionRecord> criteria;
+  std::vector<int64_t> members;  // a seed ensemble's member runs, in order (else empty)
 };
 
 class History {

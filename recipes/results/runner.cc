@@ -22,9 +22,12 @@
 #include "recipes/format/sha256.h"
 #include "recipes/format/yaml_json.h"
 #include "recipes/judging/comparison.h"
+#include "recipes/results/ensemble.h"
 #include "recipes/results/history.h"
 #include "recipes/results/plots.h"
+#include "recipes/results/reference_recording.h"
 #include "recipes/tasks/model_feeds.h"
+#include "recipes/tasks/recipe_task.h"
 #include "recipes/tasks/tasks.h"
 #include "training/models.h"
 
@@ -135,8 +138,16 @@ std::string history_path(const std::string& output_dir, const std::string& histo
   return history.empty() ? (fs::path(output_dir) / "history.sqlite").string() : history;
 }
 
+std::vector<std::string> recipe_overrides(const RunOptions& o) {
+  DEEP500_CHECK(o.record_reference == 0 || o.record_reference >= 2, "--record-reference ",
+                o.record_reference, ": expected the number of members, at least 2");
+  std::vector<std::string> sets = o.sets;
+  if (o.record_reference) sets.push_back(cat("ensemble.repeat=", o.record_reference));
+  return sets;
+}
+
 RunSummary run_recipe(const RunOptions& o, std::ostream& out) {
-  const Recipe r = load_recipe(o.recipe, o.sets);
+  const Recipe r = load_recipe(o.recipe, recipe_overrides(o));
   if (o.dry_run) {
     out << resolved_yaml(r);
     return {};
@@ -200,7 +211,8 @@ TimedRun run_timed(const Recipe& r, const RunOptions& o, std::ostream& out) {
 std::vector<Verdict> judge(const Recipe& r, const Measurements& m) {
   std::vector<Verdict> verdicts;
   for (const auto& c : r.criteria)
-    verdicts.push_back(evaluate(c, m, r.has_reference ? &r.reference : nullptr));
+    verdicts.push_back(
+        evaluate(c, m, r.has_reference ? &r.reference : nullptr, recipe_global_batch(r)));
   return verdicts;
 }
 
@@ -286,20 +298,32 @@ RunRecord run_record(const Recipe& r, const nlohmann::json& results, const Timed
 // meanwhile leaves a folder that readers refuse (load_run_results), not a
 // run that seems complete.
 void record_run(const Recipe& r, const nlohmann::json& results, const TimedRun& run,
-                const std::vector<Verdict>& verdicts, History& history, RunSummary& s) {
+                const std::vector<Verdict>& verdicts, History& history, RunSummary& s,
+                const std::vector<int64_t>& members = {}) {
   const fs::path marker = fs::path(s.results_dir) / kIncompleteMarker;
   write_output_file(marker.string(),
                     {"deep500 run stopped before it recorded this run in the history\n"},
                     "writing " + std::string(kIncompleteMarker));
   write_results(s.results_dir, results, run.task);
-  s.run_id = history.record(run_record(r, results, run, verdicts, s.results_dir));
+  RunRecord record = run_record(r, results, run, verdicts, s.results_dir);
+  record.members = members;
+  s.run_id = history.record(record);
   std::error_code ec;
   fs::remove(marker, ec);
 }
 
-}  // namespace
+void print_verdicts(const std::vector<Verdict>& verdicts, std::ostream& out) {
+  for (const auto& v : verdicts)
+    out << (v.passed ? "  PASS  " : "  FAIL  ") << v.criterion << "  (" << v.detail << ")\n";
+}
 
-RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream& out) {
+// One recorded run of `r`: its summary and what it measured.
+struct SingleRun {
+  RunSummary summary;
+  TimedRun run;
+};
+
+SingleRun run_single(const Recipe& r, const RunOptions& o, std::ostream& out) {
   RunOptions task_options;
   const DetectedMachine machine = check_recipe(r, o, task_options);
   // Rank 0 (or the one process) writes results and the history, into a
@@ -313,20 +337,140 @@ RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream&
   }
   out << "deep500 run: " << r.header.name << " " << r.header.version << " (" << r.task << ")"
       << std::endl;
-  const TimedRun run = run_timed(r, task_options, out);
+  SingleRun single{{}, run_timed(r, task_options, out)};
+  const TimedRun& run = single.run;
   out << run.task.summary << std::endl;
   const std::vector<Verdict> verdicts = judge(r, run.task.measurements);
-  RunSummary s;
+  RunSummary& s = single.summary;
   s.status = run_status(run.task, verdicts, o.communicator);
-  if (!writes) return s;
+  if (!writes) return single;
   s.results_dir = new_results_dir(base, o.output_dir);
   record_run(r, results_json(r, o, machine, run, verdicts, s.status), run, verdicts, *history, s);
-  for (const auto& v : verdicts)
-    out << (v.passed ? "  PASS  " : "  FAIL  ") << v.criterion << "  (" << v.detail << ")\n";
+  print_verdicts(verdicts, out);
   if (o.plots) out << render_plots({s.results_dir}, s.results_dir) << "\n";
   out << "deep500 run: " << s.status << "; results in " << s.results_dir << "; run " << s.run_id
       << " in " << history->path() << std::endl;
+  return single;
+}
+
+// Member `k` of r's ensemble: the recipe with the task's seed + k and no
+// ensemble, as its resolved recipe says (so `reproduce` reruns the member).
+Recipe ensemble_member(const Recipe& r, int64_t k) {
+  const RecipeTask& task = recipe_task(r.task);
+  Recipe m = r;
+  m.ensemble = {};
+  uint64_t& seed = *task.seed(m);
+  seed += static_cast<uint64_t>(k);
+  m.resolved.reset(YAML::Clone(r.resolved));  // rebinds: `=` would write into r's tree
+  m.resolved["ensemble"] = YAML::Node(YAML::NodeType::Map);
+  m.resolved["ensemble"]["repeat"] = 1;
+  YAML::Node node = m.resolved;
+  const std::vector<std::string> path = split(task.seed_field, '.');
+  for (size_t i = 0; i + 1 < path.size(); ++i) node.reset(node[path[i]]);
+  node[path.back()] = seed;
+  return m;
+}
+
+// The ensemble as one run: the members' means judged, their seeds, times
+// and context, and its own entry (the spread, the members) in results.json.
+TimedRun ensemble_run(const std::vector<SingleRun>& members, const EnsembleSummary& e) {
+  TimedRun t;
+  t.started = members.front().run.started;
+  t.finished = members.back().run.finished;
+  t.task.context = members.front().run.task.context;
+  t.task.measurements = e.means;
+  t.task.seeds = nlohmann::json::array();
+  std::vector<const Measurements*> measured;
+  for (const auto& m : members) {
+    t.task.seeds.push_back(m.run.task.seeds);
+    t.task.interrupted = t.task.interrupted || m.run.task.interrupted;
+    t.task.broken = t.task.broken || m.run.task.broken;
+    t.task.seconds += m.run.task.seconds;
+    t.task.details["members"].push_back({{"run_id", m.summary.run_id},
+                                         {"status", m.summary.status},
+                                         {"results_dir", m.summary.results_dir}});
+    measured.push_back(&m.run.task.measurements);
+  }
+  t.task.details["statistics"] = to_json(e);
+  t.task.csv = ensemble_csv(measured);
+  return t;
+}
+
+// reference.yaml: the members' curves as a reference log.
+void write_reference(const Recipe& r, const std::vector<SingleRun>& members,
+                     const std::vector<uint64_t>& seeds, const std::string& dir,
+                     std::ostream& out) {
+  std::vector<RecordedMember> recorded;
+  for (size_t k = 0; k < members.size(); ++k)
+    recorded.push_back({static_cast<int64_t>(seeds[k]), &members[k].run.task.measurements});
+  const std::string note =
+      cat("Recorded by deep500 run --record-reference ", members.size(), " on ",
+          detect_machine().hostname, ", ", members.back().run.finished);
+  const std::string file = (fs::path(dir) / "reference.yaml").string();
+  write_output_file(file, {recorded_reference_yaml(r, recorded, note)}, "writing reference.yaml");
+  out << "deep500 run: reference log of " << members.size() << " members at global batch "
+      << recipe_global_batch(r) << " in " << file << std::endl;
+}
+
+// The members, one after another, and their seeds; an interrupted member
+// ends the ensemble.
+std::vector<SingleRun> run_members(const Recipe& r, const RunOptions& o,
+                                   std::vector<uint64_t>& seeds, std::ostream& out) {
+  const RecipeTask& task = recipe_task(r.task);
+  RunOptions member_options = o;
+  member_options.plots = false;
+  std::vector<SingleRun> members;
+  for (int64_t k = 0; k < r.ensemble.repeat; ++k) {
+    Recipe m = ensemble_member(r, k);
+    seeds.push_back(*task.seed(m));
+    out << "deep500 run: ensemble member " << k + 1 << " of " << r.ensemble.repeat << ", "
+        << task.seed_field << " " << seeds.back() << std::endl;
+    members.push_back(run_single(m, member_options, out));
+    if (members.back().run.task.interrupted) break;
+  }
+  return members;
+}
+
+RunSummary run_ensemble(const Recipe& r, const RunOptions& o, std::ostream& out) {
+  std::vector<uint64_t> seeds;
+  const std::vector<SingleRun> members = run_members(r, o, seeds, out);
+  std::vector<Measurements> measured;
+  for (const auto& m : members) measured.push_back(m.run.task.measurements);
+  const EnsembleSummary e =
+      summarize_ensemble(measured, r.criteria, r.ensemble.olympic, r.ensemble.confidence);
+  const TimedRun run = ensemble_run(members, e);
+  const std::vector<Verdict> verdicts = judge(r, run.task.measurements);
+  RunSummary s;
+  s.status = run_status(run.task, verdicts, o.communicator);
+  out << "deep500 run: ensemble of " << members.size() << " runs: " << ensemble_line(e, r.criteria)
+      << std::endl;
+  if (o.communicator && o.communicator->rank() != 0) return s;
+  History history(history_path(o.output_dir, o.history));
+  s.results_dir = new_results_dir(results_base(o.output_dir, r.header.name), o.output_dir);
+  nlohmann::json results = results_json(r, o, detect_machine(), run, verdicts, s.status);
+  results.erase(r.task);
+  results["ensemble"] = run.task.details;
+  std::vector<int64_t> ids;
+  std::vector<std::string> dirs;
+  for (const auto& m : members)
+    ids.push_back(m.summary.run_id), dirs.push_back(m.summary.results_dir);
+  record_run(r, results, run, verdicts, history, s, ids);
+  print_verdicts(verdicts, out);
+  if (o.record_reference && (run.task.interrupted || run.task.broken))
+    out << "deep500 run: no reference log written: a member was interrupted or diverged\n";
+  else if (o.record_reference)
+    write_reference(r, members, seeds, s.results_dir, out);
+  if (o.plots) out << render_plots(dirs, s.results_dir) << "\n";
+  out << "deep500 run: ensemble " << s.status << "; results in " << s.results_dir << "; run "
+      << s.run_id << " in " << history.path() << std::endl;
   return s;
+}
+
+}  // namespace
+
+RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream& out) {
+  if (r.ensemble.repeat > 1) return run_ensemble(r, o, out);
+  return run_single(r, o, out).summary;
 }
 
 }  // namespace deep500::recipes

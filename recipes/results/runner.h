@@ -34,6 +34,10 @@ struct RunOptions {
   bool progress = true;
   const std::atomic<bool>* interrupt = nullptr;  // stop after the current batch
   std::string reproduces;                        // the results.json this run reproduces (recorded)
+  // N >= 2: run the recipe as a seed ensemble of N members (`deep500 run`
+  // sets ensemble.repeat=N) and write reference.yaml into the ensemble's
+  // results folder (recipes/results/reference_recording.h); 0: off.
+  int64_t record_reference = 0;
   // A recipe with training.distributed runs on these ranks (every rank
   // calls the runner; rank 0 alone writes results and the history).
   distributed::Communicator* communicator = nullptr;
@@ -48,6 +52,10 @@ struct RunSummary {
   std::string results_dir;
   int64_t run_id = 0;  // in the history
 };
+
+// The overrides the recipe is loaded with: o.sets, then ensemble.repeat=N
+// for o.record_reference = N (Error unless N is 0 or at least 2).
+std::vector<std::string> recipe_overrides(const RunOptions& o);
 
 // Prints progress and the verdicts to `out`; Error for bad input.
 RunSummary run_recipe(const RunOptions& o, std::ostream& out);

@@ -5,6 +5,7 @@
 
 #include "deep/error.h"
 #include "deep/text.h"
+#include "recipes/format/recipe.h"
 #include "recipes/tasks/task_rows.h"
 
 namespace deep500::recipes {
@@ -27,6 +28,11 @@ std::vector<std::string> recipe_tasks() {
   std::vector<std::string> names;
   for (const RecipeTask& t : recipe_task_table()) names.push_back(t.name);
   return names;
+}
+
+int64_t recipe_global_batch(const Recipe& r) {
+  const RecipeTask& task = recipe_task(r.task);
+  return task.global_batch ? task.global_batch(r) : 0;
 }
 
 // The software manifest's settings as NAME=VALUE (network/settings.h).

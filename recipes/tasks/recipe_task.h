@@ -5,6 +5,7 @@
 // and one row (docs/adding-a-task.md).
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -31,7 +32,18 @@ struct RecipeTask {
   TaskRun (*run)(const Recipe& r, const RunOptions& o, std::ostream& out);
   // The MPI ranks it runs on (1: one process).
   int (*ranks)(const Recipe& r);
+  // The seed that a seed ensemble's members differ in (`ensemble:`,
+  // recipes/results/ensemble.h) and its dotted path in the recipe; null
+  // when the task runs no ensembles.
+  uint64_t* (*seed)(Recipe& r) = nullptr;
+  const char* seed_field = "";
+  // The global batch size reference ensembles are keyed by
+  // (recipes/judging/reference_band.h); null when the task has none.
+  int64_t (*global_batch)(const Recipe& r) = nullptr;
 };
+
+// r's global batch size by its row (0 when its task has none).
+int64_t recipe_global_batch(const Recipe& r);
 
 // Every task, in the order `deep500 run` lists them.
 const std::vector<RecipeTask>& recipe_task_table();

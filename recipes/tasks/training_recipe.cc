@@ -168,7 +168,12 @@ RecipeTask training_recipe_task() {
       .read = read_training_section,
       .metrics = training_metrics,
       .run = [](const Recipe& r, const RunOptions& o, std::ostream&) { return training_run(r, o); },
-      .ranks = [](const Recipe& r) { return r.training.ranks; }};
+      .ranks = [](const Recipe& r) { return r.training.ranks; },
+      .seed = [](Recipe& r) { return &r.training.seed; },
+      .seed_field = "training.seed",
+      // Every rank trains on batch_size samples per step (the synchronous
+      // schemes average ranks x batch_size).
+      .global_batch = [](const Recipe& r) { return r.training.batch_size * r.training.ranks; }};
 }
 
 }  // namespace deep500::recipes

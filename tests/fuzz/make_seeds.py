@@ -130,6 +130,17 @@ def main(seeds, write_seeds):
     recipe = json.dumps(TINY_RECIPE, indent=1).encode()
     write(f"{seeds}/recipe", b"\0" + recipe)
     write(f"{seeds}/recipe", b"\2" + recipe)
+    # Seed ensembles, a reference log holding them and the criteria they judge.
+    ensembles = dict(TINY_RECIPE, ensemble={"repeat": 3, "olympic": True, "confidence": 0.9},
+                     criteria=["test_accuracy curve within the reference band at 1%",
+                               "epochs_to(test_accuracy >= 0.1) within the reference distribution",
+                               "epochs_to(test_accuracy >= 0.1) no faster than the reference"])
+    ensembles["reference_log"] = dict(TINY_RECIPE["reference_log"], ensembles=[
+        {"batch_size": 32, "seeds": [1, 2], "curves": {"test_accuracy": [[0.1, 0.2], [0.15, 0.3]]}},
+        {"batch_size": 128, "seeds": [1, 2, 3],
+         "curves": {"test_accuracy": [[0.1], [0.12], [0.2]]}}])
+    ensembles["training"] = dict(TINY_RECIPE["training"], batch_size=64)
+    write(f"{seeds}/recipe", b"\0" + json.dumps(ensembles, indent=1).encode())
     for path in sorted(glob.glob(f"{SOURCE}/recipes/**/*.yaml", recursive=True)):
         write(f"{seeds}/recipe", b"\0" + open(path, "rb").read())
     results = {"recipe": {"name": "tiny", "version": "1.0.0"}, "status": "passed",

@@ -57,6 +57,20 @@ def test_history_results_and_comparison_of_recorded_runs(source_dir, tmp_path):
         deep500.load_results("999", history)
 
 
+def test_a_recorded_reference_is_a_seed_ensemble_listing_its_members(source_dir, tmp_path):
+    recipe = str(source_dir / "recipes" / "fashion_mnist_mlp.yaml")
+    r = deep500.run_recipe(recipe, ["training.subset=3000", "training.test_subset=500",
+                                    "criteria=[test_accuracy >= 0.3 by epoch 1]"],
+                           output_dir=str(tmp_path), record_reference=2)
+    assert r["status"] == "passed", r["log"]
+    assert "batch_size: 64" in open(f"{r['results_dir']}/reference.yaml").read()
+    runs = {x["id"]: x for x in deep500.history(str(tmp_path / "history.sqlite"))}
+    assert [runs[i]["members"] for i in (1, 2, 3)] == [[], [], [1, 2]]
+    assert r["run_id"] == 3
+    accuracies = [runs[i]["metrics"]["test_accuracy"] for i in (1, 2)]
+    assert runs[3]["metrics"]["test_accuracy"] == pytest.approx(sum(accuracies) / 2, abs=1e-12)
+
+
 def test_scoreboard_and_plots_of_recorded_runs(source_dir, tmp_path):
     recipe = str(source_dir / "recipes" / "fashion_mnist_mlp.yaml")
     history = str(tmp_path / "history.sqlite")

@@ -78,6 +78,117 @@ TEST_F(RunCli, QuickRecipePassesWritesResultsAndIsRecorded) {
   EXPECT_NE(listed.out.find("2 runs in"), std::string::npos) << listed.out;
 }
 
+// A seed ensemble: three recorded member runs (seeds 1, 2, 3), then the
+// ensemble's own run listing them, judged on the members' means (with the
+// olympic rule, the median member); reproduce reruns a member, and the
+// ensemble, bit for bit.
+TEST_F(RunCli, SeedEnsembleRecordsItsMembersAndJudgesTheirMean) {
+  auto r = run(run_args("fashion_mnist_mlp.yaml",
+                        "--no-plots --set ensemble.repeat=3 --set ensemble.olympic=true "
+                        "--set training.subset=6000 --set training.test_subset=1000 "
+                        "--set 'criteria=[test_accuracy >= 0.5 by epoch 1]'"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("ensemble member 3 of 3, training.seed 3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("'test_accuracy >= 0.5 by epoch 1' reached by 3 of 3"), std::string::npos)
+      << r.out;
+  // Oldest first: the ensemble started with its first member.
+  nlohmann::json runs;
+  for (const auto& row : history()) runs[row["id"].get<int>() - 1] = row;
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_EQ(runs[3]["members"], (nlohmann::json{1, 2, 3}));
+  EXPECT_EQ(runs[3]["started_utc"], runs[0]["started_utc"]);
+  std::vector<double> accuracies;
+  for (int k = 0; k < 3; ++k) {
+    const auto m = read_json(fs::path(runs[k]["results_dir"].get<std::string>()) / "results.json");
+    EXPECT_EQ(m["resolved_recipe"]["training"]["seed"], k + 1);
+    EXPECT_EQ(m["resolved_recipe"]["ensemble"]["repeat"], 1);
+    EXPECT_TRUE(runs[k]["members"].empty());
+    accuracies.push_back(m["metrics"]["test_accuracy"]["value"]);
+  }
+  const auto e = read_json(fs::path(runs[3]["results_dir"].get<std::string>()) / "results.json");
+  ASSERT_FALSE(e.is_discarded());
+  EXPECT_EQ(e["status"], "passed");
+  EXPECT_EQ(e["ensemble"]["members"].size(), 3u);
+  const auto& stats = e["ensemble"]["statistics"]["metrics"]["test_accuracy"];
+  EXPECT_EQ(stats["values"], nlohmann::json(accuracies));
+  EXPECT_EQ(stats["n"], 1);  // olympic: 3 members less the best and the worst
+  std::sort(accuracies.begin(), accuracies.end());
+  EXPECT_EQ(e["metrics"]["test_accuracy"]["value"], accuracies[1]);
+  EXPECT_EQ(e["criteria"][0]["passed"], true);
+  const std::string where = " --no-plots --no-progress --output-dir " + dir_.string();
+  auto member = run("reproduce 2" + where);
+  EXPECT_EQ(member.rc, 0) << member.out;
+  EXPECT_NE(member.out.find("reproduced bit for bit"), std::string::npos) << member.out;
+  auto ensemble = run("reproduce 4" + where);
+  EXPECT_EQ(ensemble.rc, 0) << ensemble.out;
+  EXPECT_NE(ensemble.out.find("reproduced bit for bit"), std::string::npos) << ensemble.out;
+  auto listed = run("history --output-dir " + dir_.string());
+  EXPECT_NE(listed.out.find("(ensemble of runs 1, 2, 3)"), std::string::npos) << listed.out;
+}
+
+// --record-reference: a seed ensemble whose reference.yaml (every member's
+// curves at the global batch) then judges runs through the reference-band
+// criteria; a run at another batch size adds its ensemble to the same file.
+TEST_F(RunCli, RecordedReferenceJudgesLaterRunsByItsBand) {
+  const std::string tiny =
+      "name: tiny\nversion: 1.0.0\ndescription: a test\n"
+      "dataset: {name: noise, version: 1.0.0, description: synthetic, format: synthetic,\n"
+      "          splits: {train: 256, test: 64}, shape: [1, 28, 28], classes: 10}\n"
+      "model: {name: mlp, version: 1.0.0, description: built in, builtin: mlp}\n"
+      "task: training\ntraining: {epochs: 3, batch_size: 64}\n";
+  const fs::path plain = dir_ / "tiny.yaml";
+  std::ofstream(plain) << tiny << "criteria: [train_loss < 100]\n";
+  auto r = run("run " + plain.string() +
+               " --no-plots --no-progress --record-reference 3 "
+               "--output-dir " +
+               (dir_ / "ref").string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("reference log of 3 members at global batch 64"), std::string::npos)
+      << r.out;
+  const auto runs = run("history --json --output-dir " + (dir_ / "ref").string());
+  const auto listed = nlohmann::json::parse(runs.out, nullptr, false);
+  ASSERT_EQ(listed.size(), 4u) << runs.out;
+  const fs::path reference =
+      fs::path(listed[3]["results_dir"].get<std::string>()) / "reference.yaml";
+  ASSERT_TRUE(fs::exists(reference)) << r.out;
+
+  const fs::path judged = dir_ / "judged.yaml";
+  std::ofstream(judged) << tiny << "reference_log: " << reference.string() << "\n"
+                        << "criteria:\n  - train_loss curve within the reference band\n"
+                        << "  - epochs_to(train_loss < 100) within the reference distribution\n";
+  auto run_judged = [&](const std::string& extra) {
+    return run("run " + judged.string() + " --output-dir " + dir_.string() +
+               " --no-progress --no-plots " + extra);
+  };
+  r = run_judged("--set training.seed=2");
+  EXPECT_EQ(r.rc, 0) << r.out;  // a member's own run: inside its band
+  EXPECT_NE(r.out.find("PASS  train_loss curve within the reference band  (worst at epoch"),
+            std::string::npos)
+      << r.out;
+  r = run_judged("--set training.hyper.lr=0.5");
+  EXPECT_EQ(r.rc, 1) << r.out;  // a learning rate far above the default leaves the band
+  EXPECT_NE(r.out.find("FAIL  train_loss curve within the reference band"), std::string::npos)
+      << r.out;
+  // No ensemble at batch 16: refused before anything runs.
+  r = run_judged("--set training.batch_size=16");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("no seed ensemble at global batch 16 or around it (recorded: 64)"),
+            std::string::npos)
+      << r.out;
+  // Recording at batch 32 keeps the batch-64 ensemble.
+  r = run_judged(
+      "--record-reference 2 --set training.batch_size=32 --set 'criteria=[train_loss < 100]'");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const std::string said = "reference log of 2 members at global batch 32 in ";
+  ASSERT_NE(r.out.find(said), std::string::npos) << r.out;
+  const std::string second = r.out.substr(r.out.find(said) + said.size());
+  std::ifstream in(second.substr(0, second.find('\n')));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("batch_size: 32"), std::string::npos) << text;
+  EXPECT_NE(text.find("batch_size: 64"), std::string::npos) << text;
+  EXPECT_EQ(run(run_args("fashion_mnist_mlp.yaml", "--record-reference 1")).rc, 2);
+}
+
 TEST_F(RunCli, BadInputIsOneLineExitTwoAndRecordsNothing) {
   auto error_of = [&](const std::string& extra) {
     auto r = run(run_args("fashion_mnist_mlp.yaml", extra));
