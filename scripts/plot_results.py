@@ -16,6 +16,12 @@ writes): a heat map of every case and pass (rows) by backend (columns), each tim
 coloured by its time relative to the fastest backend of its row, failed and refused cells
 marked, as op_matrix.png/.svg (also for `task: op_matrix` runs).
 
+Runs judged against a reference log's seed ensembles (results.json's
+reference_figures): each band criterion's band (the reference mean and
+the band's edges against epoch) with every run's curve overlaid, and each
+epochs_to criterion's reference epochs-to-target as a histogram with every
+run's marked, as reference_band.png/.svg.
+
 Usage: plot_results.py --out DIR RUN_DIR...
        plot_results.py --out DIR --scoreboard SCOREBOARD.json
        plot_results.py --out DIR --matrix MATRIX.json
@@ -71,6 +77,47 @@ def training_curves(runs, out_dir, plt):
     fig.suptitle("deep500 training curves")
     fig.tight_layout()
     return save(fig, out_dir, "training_curves", plt)
+
+
+def reference_bands(runs, out_dir, plt):
+    """One panel per reference-ensemble criterion; the band of the last run showing it (an
+    ensemble's folder comes after its members': the band of their mean)."""
+    panels = {}
+    for recipe, stamp, results in runs:
+        for figure in results.get("reference_figures", []):
+            panels.setdefault(figure["criterion"], []).append((f"{recipe} {stamp}", figure))
+    if not panels:
+        return []
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
+    for ax, (criterion, shown) in zip(axes[0], panels.items()):
+        band_label, first = shown[-1]
+        if first["kind"] == "band":
+            epochs = list(range(1, len(first["mean"]) + 1))
+            ax.fill_between(epochs, first["low"], first["high"], alpha=0.25,
+                            label=f"reference band (for {band_label})")
+            ax.plot(epochs, first["mean"], linestyle="--", color="black", label="reference mean")
+            for label, figure in shown:
+                ax.plot(range(1, len(figure["run"]) + 1), figure["run"], marker="o", label=label)
+            ax.set_xlabel("epoch")
+            ax.set_ylabel(first["metric"])
+        else:
+            reference = [e for e in first["reference"] if e > 0]
+            ax.hist(reference, bins=range(1, max(reference + [1]) + 2), align="left",
+                    rwidth=0.8, alpha=0.5, label="reference members")
+            for i, (label, figure) in enumerate(shown):
+                reached = [e for e in figure["run"] if e > 0]
+                if reached:
+                    ax.axvline(sum(reached) / len(reached), linestyle="--", color=f"C{i + 1}",
+                               label=label)
+            ax.set_xlabel("epochs to target")
+            ax.set_ylabel("reference members")
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.set_title(criterion, fontsize="small")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="x-small")
+    fig.suptitle("deep500 runs against the reference ensembles")
+    fig.tight_layout()
+    return save(fig, out_dir, "reference_band", plt)
 
 
 def save(fig, out_dir, name, plt):
@@ -298,6 +345,7 @@ def render(args, runs, plt):
                        ("operator_benchmark", operator_benchmark)):
         if any(task in r[2] for r in runs):
             written += plot([r for r in runs if task in r[2]], args.out, plt)
+    written += reference_bands(runs, args.out, plt)
     for name, run, results in runs:  # an op matrix run: its heat map (the last one given)
         if "op_matrix" in results:
             written += op_matrix_heat_map(results["op_matrix"], f"{name} run {run}", args.out, plt)

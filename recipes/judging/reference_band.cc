@@ -140,6 +140,19 @@ RunValue run_epochs_to(const Criterion& c, const Measurements& m) {
   return v;
 }
 
+// The band's t multiplier: Bonferroni over `epochs` two-sided tests.
+double band_t(const Criterion& c, size_t epochs, const ReferenceCurve& ref) {
+  return metrics::student_t_quantile(1 - c.alpha / (2 * static_cast<double>(epochs)),
+                                     static_cast<double>(ref.members - 1));
+}
+
+// The run's curve of `metric`, cut to the reference's epochs.
+std::vector<double> run_curve(const Measurements& m, const std::string& metric, size_t epochs) {
+  auto got = m.per_epoch.find(metric);
+  if (got == m.per_epoch.end()) return {};
+  return {got->second.begin(), got->second.begin() + std::min(epochs, got->second.size())};
+}
+
 Verdict band_verdict(const Criterion& c, const Measurements& m, const ReferenceCurve& ref) {
   Verdict v{c.text, false, ""};
   auto got = m.per_epoch.find(c.metric);
@@ -153,7 +166,7 @@ Verdict band_verdict(const Criterion& c, const Measurements& m, const ReferenceC
   const double n = static_cast<double>(ref.members);
   const double dof = n - 1;
   const double scale = std::sqrt(1 / runs + 1 / n);
-  const double t_bound = metrics::student_t_quantile(1 - c.alpha / (2 * epochs), dof);
+  const double t_bound = band_t(c, epochs, ref);
   double worst_p = 1;
   size_t worst = 0;
   bool inside = true;
@@ -243,6 +256,33 @@ void check_reference_criterion(const Criterion& c, const ReferenceLog* ref, int6
   } catch (const Error& e) {
     throw Error(cat("criterion '", c.text, "': ", e.what()));
   }
+}
+
+nlohmann::json reference_figure(const Criterion& c, const Measurements& m, const ReferenceLog& ref,
+                                int64_t batch) {
+  nlohmann::json f = {{"criterion", c.text}, {"metric", c.metric}};
+  if (c.ensemble_test == "band") {
+    const ReferenceCurve curve = reference_curve(ref, c.metric, batch);
+    const std::vector<double> run = run_curve(m, c.metric, curve.mean.size());
+    const double runs = static_cast<double>(std::max<size_t>(1, m.members.size()));
+    const double t = band_t(c, std::max<size_t>(1, run.size()), curve);
+    std::vector<double> low, high;
+    for (size_t e = 0; e < curve.mean.size(); ++e) {
+      const double half =
+          t * curve.stddev[e] * std::sqrt(1 / runs + 1 / static_cast<double>(curve.members));
+      low.push_back(curve.mean[e] - half);
+      high.push_back(curve.mean[e] + half);
+    }
+    f.update({{"kind", "band"}, {"mean", curve.mean}, {"low", low}, {"high", high}, {"run", run}});
+    return f;
+  }
+  const Bracket b = bracket(ref, batch);
+  std::vector<int64_t> reference, run;
+  for (const auto& curve : curves_of(*b.low, c.metric, ref))
+    reference.push_back(first_epoch(c, curve));
+  for (const auto* r : runs_of(m)) run.push_back(first_epoch_meeting(c, *r, 0));
+  f.update({{"kind", "epochs_to"}, {"reference", reference}, {"run", run}});
+  return f;
 }
 
 Verdict judge_against_ensembles(const Criterion& c, const Measurements& m, const ReferenceLog& ref,

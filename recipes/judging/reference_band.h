@@ -30,6 +30,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "recipes/judging/criteria.h"
 
 namespace deep500::recipes {
@@ -59,6 +61,14 @@ void check_reference_criterion(const Criterion& c, const ReferenceLog* ref, int6
 // The verdict; its detail gives the worst epoch, the band or the epochs and
 // the p-value.
 Verdict judge_against_ensembles(const Criterion& c, const Measurements& m, const ReferenceLog& ref,
+                                int64_t batch);
+
+// What the plots draw (results.json's reference_figures,
+// scripts/plot_results.py): for a band, the reference's per-epoch mean and
+// band edges and the run's curve; for epochs_to, the reference members'
+// epochs-to-target (at the nearest recorded batch size) and each of the
+// run's (0: never).
+nlohmann::json reference_figure(const Criterion& c, const Measurements& m, const ReferenceLog& ref,
                                 int64_t batch);
 
 }  // namespace deep500::recipes

@@ -22,6 +22,7 @@
 #include "recipes/format/sha256.h"
 #include "recipes/format/yaml_json.h"
 #include "recipes/judging/comparison.h"
+#include "recipes/judging/reference_band.h"
 #include "recipes/results/ensemble.h"
 #include "recipes/results/history.h"
 #include "recipes/results/plots.h"
@@ -237,6 +238,15 @@ nlohmann::json machine_json(const DetectedMachine& machine) {
           {"hostname", machine.hostname}};
 }
 
+// What the plots of the reference-ensemble criteria draw.
+nlohmann::json reference_figures(const Recipe& r, const Measurements& m) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : r.criteria)
+    if (!c.ensemble_test.empty())
+      out.push_back(reference_figure(c, m, r.reference, recipe_global_batch(r)));
+  return out;
+}
+
 // results.json: the recipe as it ran, the machine, the task's context,
 // seeds, figures and details, and the verdicts.
 nlohmann::json results_json(const Recipe& r, const RunOptions& o, const DetectedMachine& machine,
@@ -261,6 +271,7 @@ nlohmann::json results_json(const Recipe& r, const RunOptions& o, const Detected
           {"status", status},
           {"metrics", metrics_json(run.task.measurements)},
           {"criteria", verdicts_json(verdicts)},
+          {"reference_figures", reference_figures(r, run.task.measurements)},
           {r.task, run.task.details}};
 }
 
@@ -460,6 +471,7 @@ RunSummary run_ensemble(const Recipe& r, const RunOptions& o, std::ostream& out)
     out << "deep500 run: no reference log written: a member was interrupted or diverged\n";
   else if (o.record_reference)
     write_reference(r, members, seeds, s.results_dir, out);
+  dirs.push_back(s.results_dir);  // the ensemble's own reference figures
   if (o.plots) out << render_plots(dirs, s.results_dir) << "\n";
   out << "deep500 run: ensemble " << s.status << "; results in " << s.results_dir << "; run "
       << s.run_id << " in " << history.path() << std::endl;

@@ -148,8 +148,10 @@ TEST_F(RunCli, RecordedReferenceJudgesLaterRunsByItsBand) {
   const auto runs = run("history --json --output-dir " + (dir_ / "ref").string());
   const auto listed = nlohmann::json::parse(runs.out, nullptr, false);
   ASSERT_EQ(listed.size(), 4u) << runs.out;
-  const fs::path reference =
-      fs::path(listed[3]["results_dir"].get<std::string>()) / "reference.yaml";
+  fs::path reference;  // in the ensemble's folder (its start ties with its first member's)
+  for (const auto& row : listed)
+    if (!row["members"].empty()) reference = fs::path(row["results_dir"].get<std::string>());
+  reference /= "reference.yaml";
   ASSERT_TRUE(fs::exists(reference)) << r.out;
 
   const fs::path judged = dir_ / "judged.yaml";
@@ -165,6 +167,21 @@ TEST_F(RunCli, RecordedReferenceJudgesLaterRunsByItsBand) {
   EXPECT_NE(r.out.find("PASS  train_loss curve within the reference band  (worst at epoch"),
             std::string::npos)
       << r.out;
+  // Its results carry what the plot draws: the band around the run's curve.
+  const std::string at = r.out.substr(r.out.rfind("results in ") + 11);
+  const fs::path judged_dir = at.substr(0, at.find(';'));
+  const auto figures = read_json(judged_dir / "results.json")["reference_figures"];
+  ASSERT_EQ(figures.size(), 2u);
+  EXPECT_EQ(figures[0]["kind"], "band");
+  EXPECT_EQ(figures[0]["run"].size(), 3u);
+  for (int e = 0; e < 3; ++e) {
+    EXPECT_LE(figures[0]["low"][e].get<double>(), figures[0]["run"][e].get<double>());
+    EXPECT_GE(figures[0]["high"][e].get<double>(), figures[0]["run"][e].get<double>());
+  }
+  EXPECT_EQ(figures[1]["reference"], (nlohmann::json{1, 1, 1}));
+  auto plotted = run("plot " + judged_dir.string() + " --out " + (dir_ / "plots").string());
+  EXPECT_EQ(plotted.rc, 0) << plotted.out;
+  EXPECT_TRUE(fs::exists(dir_ / "plots" / "reference_band.png")) << plotted.out;
   r = run_judged("--set training.hyper.lr=0.5");
   EXPECT_EQ(r.rc, 1) << r.out;  // a learning rate far above the default leaves the band
   EXPECT_NE(r.out.find("FAIL  train_loss curve within the reference band"), std::string::npos)
