@@ -85,6 +85,8 @@ def reference_bands(runs, out_dir, plt):
     panels = {}
     for recipe, stamp, results in runs:
         for figure in results.get("reference_figures", []):
+            if "kind" not in figure:  # could not be drawn (its "error" says why)
+                continue
             panels.setdefault(figure["criterion"], []).append((f"{recipe} {stamp}", figure))
     if not panels:
         return []

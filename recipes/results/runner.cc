@@ -238,12 +238,18 @@ nlohmann::json machine_json(const DetectedMachine& machine) {
           {"hostname", machine.hostname}};
 }
 
-// What the plots of the reference-ensemble criteria draw.
+// What the plots of the reference-ensemble criteria draw (a figure that
+// cannot be drawn says why: the results are written all the same).
 nlohmann::json reference_figures(const Recipe& r, const Measurements& m) {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& c : r.criteria)
-    if (!c.ensemble_test.empty())
+  for (const auto& c : r.criteria) {
+    if (c.ensemble_test.empty()) continue;
+    try {
       out.push_back(reference_figure(c, m, r.reference, recipe_global_batch(r)));
+    } catch (const Error& e) {
+      out.push_back({{"criterion", c.text}, {"error", e.what()}});
+    }
+  }
   return out;
 }
 

@@ -192,8 +192,10 @@ def check_interrupted_distributed_recipe(tmp):
     recipe = os.path.join(os.path.dirname(__file__), "..", "..", "recipes",
                           "fashion_mnist_lenet_allreduce.yaml")
     out_dir = os.path.join(tmp, "interrupted")
+    # 2 ranks x batch 16: the global batch its reference ensemble was recorded at.
     job = subprocess.Popen([DEEP500, "run", recipe, "--set", "training.distributed.ranks=2",
-                            "--no-plots", "--no-progress", "--output-dir", out_dir],
+                            "--set", "training.batch_size=16", "--no-plots", "--no-progress",
+                            "--output-dir", out_dir],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            start_new_session=True)
     for line in job.stdout:
