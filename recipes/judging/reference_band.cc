@@ -109,11 +109,11 @@ ReferenceEpochs epochs_at(const ReferenceEnsemble& e, const Criterion& c, const 
 }
 
 // The run's value: one run's own, or an ensemble's mean over its members
-// (every member must have it); nullopt-like -1 when some run lacks it.
+// (every member must have it); `missing` says why there is none.
 struct RunValue {
   double value = 0;
   int64_t runs = 1;
-  std::string missing;  // why there is no value
+  std::string missing;
 };
 
 std::vector<const Measurements*> runs_of(const Measurements& m) {
