@@ -91,17 +91,17 @@ def judged_recipe(args, reference, out):
     return path
 
 
-def base_values(args):
-    """The recipe's learning rate and momentum, for the default planted bugs."""
+def base_lr(args):
+    """The recipe's learning rate, for the default planted bug."""
     with open(args.recipe, encoding="utf-8") as f:
         hyper = yaml.safe_load(f).get("training", {}).get("hyper", {})
-    return float(hyper.get("lr", 0.01)), float(hyper.get("momentum", 0.9))
+    return float(hyper.get("lr", 0.01))
 
 
 def bugs(args):
     if args.bugs:
         return [(b.split("=", 1)[0], b.split("=", 1)[1].split(";")) for b in args.bugs]
-    lr, _ = base_values(args)
+    lr = base_lr(args)
     return [("learning rate x1.5", [f"training.hyper.lr={lr * 1.5:g}"]),
             ("momentum 0.99 instead of 0.9", ["training.hyper.momentum=0.99"])]
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <string_view>
 
 #include "deep/error.h"
 #include "deep/text.h"
@@ -104,10 +105,12 @@ void parse_condition(Criterion& c, const std::string& inner) {
 
 // epochs_to(COND) within the reference distribution | no faster than the
 // reference [at A%].
+constexpr std::string_view kEpochsTo = "epochs_to(";
+
 Criterion parse_epochs_to(Criterion c) {
   const size_t close = c.text.find(')');
   DEEP500_CHECK(close != std::string::npos, "criterion '", c.text, "': epochs_to( has no ')'");
-  parse_condition(c, c.text.substr(10, close - 10));
+  parse_condition(c, c.text.substr(kEpochsTo.size(), close - kEpochsTo.size()));
   const auto w = words(c.text.substr(close + 1));
   const std::string rest = join(w, " ");
   if (rest == "within the reference distribution") {
@@ -148,7 +151,7 @@ Criterion parse_criterion(const std::string& text) {
   c.text = text;
   std::vector<std::string> w = words(text);
   const std::string what = cat("criterion '", text, "'");
-  if (text.rfind("epochs_to(", 0) == 0) return parse_epochs_to(c);
+  if (text.rfind(kEpochsTo, 0) == 0) return parse_epochs_to(c);
   if (w.size() >= 2 && w[1] == "curve") return parse_band(c, w);
   if (!w.empty() && w[0] == "within") {
     c.against_reference = true;

@@ -5,6 +5,7 @@
 
 #include "deep/error.h"
 #include "deep/text.h"
+#include "metrics/statistics.h"
 #include "metrics/student_t.h"
 
 namespace deep500::recipes {
@@ -48,24 +49,6 @@ const std::vector<std::vector<double>>& curves_of(const ReferenceEnsemble& e,
   return it->second;
 }
 
-struct Moments {
-  double mean = 0, stddev = 0, min = 0, max = 0;
-};
-
-Moments moments(const std::vector<double>& v) {
-  Moments m;
-  if (v.empty()) return m;
-  double sum = 0;
-  for (double x : v) sum += x;
-  m.mean = sum / static_cast<double>(v.size());
-  double squares = 0;
-  for (double x : v) squares += (x - m.mean) * (x - m.mean);
-  if (v.size() > 1) m.stddev = std::sqrt(squares / static_cast<double>(v.size() - 1));
-  m.min = *std::min_element(v.begin(), v.end());
-  m.max = *std::max_element(v.begin(), v.end());
-  return m;
-}
-
 double lerp(double a, double b, double w) {
   return a + (b - a) * w;
 }
@@ -80,9 +63,9 @@ ReferenceCurve curve_at(const ReferenceEnsemble& e, const std::string& metric,
   for (size_t k = 0; k < epochs; ++k) {
     std::vector<double> at;
     for (const auto& m : members) at.push_back(m[k]);
-    const Moments mo = moments(at);
-    c.mean.push_back(mo.mean);
-    c.stddev.push_back(mo.stddev);
+    const metrics::Summary at_k = metrics::summarize(std::move(at));
+    c.mean.push_back(at_k.mean);
+    c.stddev.push_back(at_k.stddev);
   }
   return c;
 }
@@ -104,8 +87,8 @@ ReferenceEpochs epochs_at(const ReferenceEnsemble& e, const Criterion& c, const 
                   short_number(c.bound));
     epochs.push_back(static_cast<double>(first));
   }
-  const Moments m = moments(epochs);
-  return {m.mean, m.stddev, m.min, m.max, static_cast<int64_t>(epochs.size())};
+  const metrics::Summary m = metrics::summarize(std::move(epochs));
+  return {m.mean, m.stddev, m.min, m.max, m.n};
 }
 
 // The run's value: one run's own, or an ensemble's mean over its members
@@ -146,6 +129,17 @@ double band_t(const Criterion& c, size_t epochs, const ReferenceCurve& ref) {
                                      static_cast<double>(ref.members - 1));
 }
 
+// The runs judged: an ensemble's members, or the one run.
+double run_count(const Measurements& m) {
+  return static_cast<double>(std::max<size_t>(1, m.members.size()));
+}
+
+// sqrt(1/m + 1/n): the band's standard deviations per reference sd, for the
+// mean of m runs against n reference members.
+double band_scale(const Measurements& m, const ReferenceCurve& ref) {
+  return std::sqrt(1 / run_count(m) + 1 / static_cast<double>(ref.members));
+}
+
 // The run's curve of `metric`, cut to the reference's epochs.
 std::vector<double> run_curve(const Measurements& m, const std::string& metric, size_t epochs) {
   auto got = m.per_epoch.find(metric);
@@ -155,23 +149,20 @@ std::vector<double> run_curve(const Measurements& m, const std::string& metric, 
 
 Verdict band_verdict(const Criterion& c, const Measurements& m, const ReferenceCurve& ref) {
   Verdict v{c.text, false, ""};
-  auto got = m.per_epoch.find(c.metric);
-  const size_t epochs =
-      got == m.per_epoch.end() ? 0 : std::min(got->second.size(), ref.mean.size());
+  const std::vector<double> run = run_curve(m, c.metric, ref.mean.size());
+  const size_t epochs = run.size();
   if (epochs == 0) {
     v.detail = cat("no ", c.metric, " epoch measured");
     return v;
   }
-  const double runs = static_cast<double>(std::max<size_t>(1, m.members.size()));
-  const double n = static_cast<double>(ref.members);
-  const double dof = n - 1;
-  const double scale = std::sqrt(1 / runs + 1 / n);
+  const double dof = static_cast<double>(ref.members - 1);
+  const double scale = band_scale(m, ref);
   const double t_bound = band_t(c, epochs, ref);
   double worst_p = 1;
   size_t worst = 0;
   bool inside = true;
   for (size_t e = 0; e < epochs; ++e) {
-    const double x = got->second[e], spread = ref.stddev[e] * scale;
+    const double x = run[e], spread = ref.stddev[e] * scale;
     const double diff = std::fabs(x - ref.mean[e]);
     double p = std::isfinite(x) && diff == 0 ? 1 : 0;
     if (std::isfinite(x) && spread > 0) p = 2 * (1 - metrics::student_t_cdf(diff / spread, dof));
@@ -181,7 +172,8 @@ Verdict band_verdict(const Criterion& c, const Measurements& m, const ReferenceC
   const double p_value = std::min(1.0, worst_p * static_cast<double>(epochs));
   v.passed = inside;
   const double half = t_bound * ref.stddev[worst] * scale;
-  v.detail = cat("worst at epoch ", worst + 1, ": ", short_number(got->second[worst]), " vs ",
+  const double runs = run_count(m);
+  v.detail = cat("worst at epoch ", worst + 1, ": ", short_number(run[worst]), " vs ",
                  short_number(ref.mean[worst]), " +- ", short_number(half),
                  "; p = ", short_number(p_value, 3), " over ", epochs, " epochs (n ", ref.members,
                  runs > 1 ? cat(", mean of ", runs, " runs") : std::string(), ", at ",
@@ -264,12 +256,10 @@ nlohmann::json reference_figure(const Criterion& c, const Measurements& m, const
   if (c.ensemble_test == "band") {
     const ReferenceCurve curve = reference_curve(ref, c.metric, batch);
     const std::vector<double> run = run_curve(m, c.metric, curve.mean.size());
-    const double runs = static_cast<double>(std::max<size_t>(1, m.members.size()));
-    const double t = band_t(c, std::max<size_t>(1, run.size()), curve);
+    const double t = band_t(c, std::max<size_t>(1, run.size()), curve) * band_scale(m, curve);
     std::vector<double> low, high;
     for (size_t e = 0; e < curve.mean.size(); ++e) {
-      const double half =
-          t * curve.stddev[e] * std::sqrt(1 / runs + 1 / static_cast<double>(curve.members));
+      const double half = t * curve.stddev[e];
       low.push_back(curve.mean[e] - half);
       high.push_back(curve.mean[e] + half);
     }

@@ -8,6 +8,7 @@
 
 #include "deep/error.h"
 #include "deep/text.h"
+#include "metrics/statistics.h"
 #include "metrics/student_t.h"
 
 namespace deep500::recipes {
@@ -25,18 +26,16 @@ MetricSpread spread_of(const std::string& metric, const std::vector<double>& val
     s.dropped = {order.front(), order.back()};
     order = std::vector<size_t>(order.begin() + 1, order.end() - 1);
   }
-  s.n = static_cast<int64_t>(order.size());
-  if (order.empty()) return s;
-  double sum = 0;
-  for (size_t i : order) sum += values[i];
-  s.mean = sum / static_cast<double>(s.n);
-  s.min = values[order.front()];
-  s.max = values[order.back()];
-  double squares = 0;
-  for (size_t i : order) squares += (values[i] - s.mean) * (values[i] - s.mean);
+  std::vector<double> used;
+  for (size_t i : order) used.push_back(values[i]);
+  const metrics::Summary u = metrics::summarize(std::move(used));
+  s.n = u.n;
+  s.mean = u.mean;
+  s.stddev = u.stddev;
+  s.min = u.min;
+  s.max = u.max;
   s.ci_low = s.ci_high = s.mean;
   if (s.n < 2) return s;
-  s.stddev = std::sqrt(squares / static_cast<double>(s.n - 1));
   const double half =
       metrics::student_t_quantile(0.5 + confidence / 2, static_cast<double>(s.n - 1)) * s.stddev /
       std::sqrt(static_cast<double>(s.n));

@@ -7,6 +7,7 @@
 
 #include "deep/error.h"
 #include "deep/text.h"
+#include "metrics/statistics.h"
 #include "recipes/tasks/recipe_task.h"
 
 namespace deep500::recipes {
@@ -46,11 +47,8 @@ std::map<std::string, ExpectedMetric> means_with_tolerances(
   std::map<std::string, ExpectedMetric> out;
   for (const auto& [name, v] : values) {
     if (v.size() != members.size()) continue;
-    double sum = 0, squares = 0;
-    for (double x : v) sum += x;
-    const double mean = sum / static_cast<double>(v.size());
-    for (double x : v) squares += (x - mean) * (x - mean);
-    out[name] = {mean, 3 * std::sqrt(squares / static_cast<double>(v.size() - 1)), false};
+    const metrics::Summary spread = metrics::summarize(v);
+    out[name] = {spread.mean, 3 * spread.stddev, false};
   }
   return out;
 }

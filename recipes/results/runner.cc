@@ -415,14 +415,13 @@ TimedRun ensemble_run(const std::vector<SingleRun>& members, const EnsembleSumma
 
 // reference.yaml: the members' curves as a reference log.
 void write_reference(const Recipe& r, const std::vector<SingleRun>& members,
-                     const std::vector<uint64_t>& seeds, const std::string& dir,
-                     std::ostream& out) {
+                     const std::vector<uint64_t>& seeds, const std::string& hostname,
+                     const std::string& dir, std::ostream& out) {
   std::vector<RecordedMember> recorded;
   for (size_t k = 0; k < members.size(); ++k)
     recorded.push_back({static_cast<int64_t>(seeds[k]), &members[k].run.task.measurements});
-  const std::string note =
-      cat("Recorded by deep500 run --record-reference ", members.size(), " on ",
-          detect_machine().hostname, ", ", members.back().run.finished);
+  const std::string note = cat("Recorded by deep500 run --record-reference ", members.size(),
+                               " on ", hostname, ", ", members.back().run.finished);
   const std::string file = (fs::path(dir) / "reference.yaml").string();
   write_output_file(file, {recorded_reference_yaml(r, recorded, note)}, "writing reference.yaml");
   out << "deep500 run: reference log of " << members.size() << " members at global batch "
@@ -464,7 +463,8 @@ RunSummary run_ensemble(const Recipe& r, const RunOptions& o, std::ostream& out)
   if (o.communicator && o.communicator->rank() != 0) return s;
   History history(history_path(o.output_dir, o.history));
   s.results_dir = new_results_dir(results_base(o.output_dir, r.header.name), o.output_dir);
-  nlohmann::json results = results_json(r, o, detect_machine(), run, verdicts, s.status);
+  const DetectedMachine machine = detect_machine();
+  nlohmann::json results = results_json(r, o, machine, run, verdicts, s.status);
   results.erase(r.task);
   results["ensemble"] = run.task.details;
   std::vector<int64_t> ids;
@@ -476,7 +476,7 @@ RunSummary run_ensemble(const Recipe& r, const RunOptions& o, std::ostream& out)
   if (o.record_reference && (run.task.interrupted || run.task.broken))
     out << "deep500 run: no reference log written: a member was interrupted or diverged\n";
   else if (o.record_reference)
-    write_reference(r, members, seeds, s.results_dir, out);
+    write_reference(r, members, seeds, machine.hostname, s.results_dir, out);
   dirs.push_back(s.results_dir);  // the ensemble's own reference figures
   if (o.plots) out << render_plots(dirs, s.results_dir) << "\n";
   out << "deep500 run: ensemble " << s.status << "; results in " << s.results_dir << "; run "
