@@ -18,7 +18,8 @@ marked, as op_matrix.png/.svg (also for `task: op_matrix` runs).
 
 Runs judged against a reference log's seed ensembles (results.json's
 reference_figures): each band criterion's band (the reference mean and
-the band's edges against epoch) with every run's curve overlaid, and each
+the band's edges against epoch) with every run's curve overlaid (an
+ensemble's mean, with its members' curves as thin lines), and each
 epochs_to criterion's reference epochs-to-target as a histogram with every
 run's marked, as reference_band.png/.svg.
 
@@ -98,8 +99,12 @@ def reference_bands(runs, out_dir, plt):
             ax.fill_between(epochs, first["low"], first["high"], alpha=0.25,
                             label=f"reference band (for {band_label})")
             ax.plot(epochs, first["mean"], linestyle="--", color="black", label="reference mean")
-            for label, figure in shown:
-                ax.plot(range(1, len(figure["run"]) + 1), figure["run"], marker="o", label=label)
+            for i, (label, figure) in enumerate(shown):
+                ax.plot(range(1, len(figure["run"]) + 1), figure["run"], marker="o", label=label,
+                        color=f"C{i + 1}")
+                for member in figure.get("members", []):  # an ensemble's members, thin
+                    ax.plot(range(1, len(member) + 1), member, color=f"C{i + 1}", alpha=0.35,
+                            linewidth=0.8)
             ax.set_xlabel("epoch")
             ax.set_ylabel(first["metric"])
         else:

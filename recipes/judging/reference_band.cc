@@ -53,21 +53,46 @@ double lerp(double a, double b, double w) {
   return a + (b - a) * w;
 }
 
-ReferenceCurve curve_at(const ReferenceEnsemble& e, const std::string& metric,
-                        const ReferenceLog& ref) {
-  const auto& members = curves_of(e, metric, ref);
-  size_t epochs = members.front().size();
-  for (const auto& m : members) epochs = std::min(epochs, m.size());
-  ReferenceCurve c;
-  c.members = static_cast<int64_t>(members.size());
+// Per-epoch mean and sd of `c.members`, cut to the epochs all of them have.
+void summarize_columns(ReferenceCurves& c) {
+  size_t epochs = c.members.front().size();
+  for (const auto& m : c.members) epochs = std::min(epochs, m.size());
+  c.mean.clear();
+  c.stddev.clear();
+  for (auto& m : c.members) m.resize(epochs);
   for (size_t k = 0; k < epochs; ++k) {
     std::vector<double> at;
-    for (const auto& m : members) at.push_back(m[k]);
+    for (const auto& m : c.members) at.push_back(m[k]);
     const metrics::Summary at_k = metrics::summarize(std::move(at));
     c.mean.push_back(at_k.mean);
     c.stddev.push_back(at_k.stddev);
   }
+}
+
+ReferenceCurves curves_at(const ReferenceEnsemble& e, const std::string& metric,
+                          const ReferenceLog& ref) {
+  ReferenceCurves c;
+  c.members = curves_of(e, metric, ref);
+  for (size_t k = 0; k < c.members.size(); ++k)
+    for (size_t x = 0; x < c.members[k].size(); ++x)
+      DEEP500_CHECK(std::isfinite(c.members[k][x]), "the reference log ", ref.header.name,
+                    ": member ", k + 1, " (seed ", e.seeds[k], ") at batch ", e.batch_size,
+                    " has a ", metric, " that is not finite at epoch ", x + 1);
+  summarize_columns(c);
   return c;
+}
+
+// `from`'s members shifted and scaled per epoch to mean `mean` and sd `sd`.
+void append_moved(const ReferenceCurves& from, const std::vector<double>& mean,
+                  const std::vector<double>& sd, metrics::Curves& to) {
+  for (const auto& member : from.members) {
+    std::vector<double> moved(mean.size());
+    for (size_t e = 0; e < mean.size(); ++e) {
+      const double scale = from.stddev[e] > 0 ? sd[e] / from.stddev[e] : 1;
+      moved[e] = mean[e] + (member[e] - from.mean[e]) * scale;
+    }
+    to.push_back(std::move(moved));
+  }
 }
 
 // The first epoch (1-based) at which `curve` meets c's condition; 0: never.
@@ -123,23 +148,6 @@ RunValue run_epochs_to(const Criterion& c, const Measurements& m) {
   return v;
 }
 
-// The band's t multiplier: Bonferroni over `epochs` two-sided tests.
-double band_t(const Criterion& c, size_t epochs, const ReferenceCurve& ref) {
-  return metrics::student_t_quantile(1 - c.alpha / (2 * static_cast<double>(epochs)),
-                                     static_cast<double>(ref.members - 1));
-}
-
-// The runs judged: an ensemble's members, or the one run.
-double run_count(const Measurements& m) {
-  return static_cast<double>(std::max<size_t>(1, m.members.size()));
-}
-
-// sqrt(1/m + 1/n): the band's standard deviations per reference sd, for the
-// mean of m runs against n reference members.
-double band_scale(const Measurements& m, const ReferenceCurve& ref) {
-  return std::sqrt(1 / run_count(m) + 1 / static_cast<double>(ref.members));
-}
-
 // The run's curve of `metric`, cut to the reference's epochs.
 std::vector<double> run_curve(const Measurements& m, const std::string& metric, size_t epochs) {
   auto got = m.per_epoch.find(metric);
@@ -147,37 +155,34 @@ std::vector<double> run_curve(const Measurements& m, const std::string& metric, 
   return {got->second.begin(), got->second.begin() + std::min(epochs, got->second.size())};
 }
 
-Verdict band_verdict(const Criterion& c, const Measurements& m, const ReferenceCurve& ref) {
+// Why the runs' curves cannot be ranked ("" when they can).
+std::string unrankable(const metrics::Curves& runs, const std::string& metric) {
+  for (size_t k = 0; k < runs.size(); ++k) {
+    const std::string who = runs.size() > 1 ? cat(" (member ", k + 1, ")") : std::string();
+    if (runs[k].empty()) return cat("no ", metric, " epoch measured", who);
+    for (size_t e = 0; e < runs[k].size(); ++e)
+      if (!std::isfinite(runs[k][e])) return cat(metric, " is not finite at epoch ", e + 1, who);
+  }
+  return "";
+}
+
+Verdict band_verdict(const Criterion& c, const Measurements& m, const ReferenceCurves& ref) {
   Verdict v{c.text, false, ""};
-  const std::vector<double> run = run_curve(m, c.metric, ref.mean.size());
-  const size_t epochs = run.size();
-  if (epochs == 0) {
-    v.detail = cat("no ", c.metric, " epoch measured");
-    return v;
-  }
-  const double dof = static_cast<double>(ref.members - 1);
-  const double scale = band_scale(m, ref);
-  const double t_bound = band_t(c, epochs, ref);
-  double worst_p = 1;
-  size_t worst = 0;
-  bool inside = true;
-  for (size_t e = 0; e < epochs; ++e) {
-    const double x = run[e], spread = ref.stddev[e] * scale;
-    const double diff = std::fabs(x - ref.mean[e]);
-    double p = std::isfinite(x) && diff == 0 ? 1 : 0;
-    if (std::isfinite(x) && spread > 0) p = 2 * (1 - metrics::student_t_cdf(diff / spread, dof));
-    if (!std::isfinite(x) || (spread > 0 ? diff > t_bound * spread : diff > 0)) inside = false;
-    if (p < worst_p || e == 0) worst_p = p, worst = e;
-  }
-  const double p_value = std::min(1.0, worst_p * static_cast<double>(epochs));
-  v.passed = inside;
-  const double half = t_bound * ref.stddev[worst] * scale;
-  const double runs = run_count(m);
-  v.detail = cat("worst at epoch ", worst + 1, ": ", short_number(run[worst]), " vs ",
-                 short_number(ref.mean[worst]), " +- ", short_number(half),
-                 "; p = ", short_number(p_value, 3), " over ", epochs, " epochs (n ", ref.members,
-                 runs > 1 ? cat(", mean of ", runs, " runs") : std::string(), ", at ",
-                 short_number(c.alpha * 100), "%)");
+  metrics::Curves runs;
+  for (const auto* r : runs_of(m)) runs.push_back(run_curve(*r, c.metric, ref.mean.size()));
+  v.detail = unrankable(runs, c.metric);
+  if (!v.detail.empty()) return v;
+  const metrics::CurveRankResult t = metrics::curve_rank_test(ref.members, runs);
+  v.passed = t.p_value > c.alpha * (1 + 1e-9);
+  const size_t e = t.worst_epoch;
+  const bool ensemble = runs.size() > 1;
+  v.detail = cat("worst at epoch ", e + 1, ": ", ensemble ? "mean " : "",
+                 short_number(t.run_mean[e]), " vs ", short_number(ref.mean[e]), " (sd ",
+                 short_number(ref.stddev[e]), "); rank test over ", t.epochs, " epochs against ",
+                 ref.members.size(), " reference curves",
+                 ensemble ? cat(" (the mean of ", runs.size(), " runs)") : std::string(),
+                 ": p = ", short_number(t.p_value, 3), t.sampled ? " (sampled)" : "", " at ",
+                 short_number(c.alpha * 100), "%");
   return v;
 }
 
@@ -208,22 +213,37 @@ Verdict epochs_verdict(const Criterion& c, const Measurements& m, const Referenc
   return v;
 }
 
+// Error unless one run can fail the rank test against `members` at c.alpha.
+void check_rank_power(const Criterion& c, size_t members) {
+  const auto n = static_cast<int64_t>(members);
+  if (metrics::smallest_rank_p_value(n, 1) <= c.alpha * (1 + 1e-9)) return;
+  const auto needed = static_cast<int64_t>(std::ceil(1 / c.alpha - 1 - 1e-9));
+  throw Error(cat("the reference has ", n, " members, and its rank test needs at least ", needed,
+                  " to fail one run at ", short_number(c.alpha * 100),
+                  "% (record them with deep500 run --record-reference ", needed, ", or judge at ",
+                  short_number(std::ceil(100000.0 / static_cast<double>(n + 1)) / 1000),
+                  "% or more)"));
+}
+
 }  // namespace
 
-ReferenceCurve reference_curve(const ReferenceLog& ref, const std::string& metric, int64_t batch) {
+ReferenceCurves reference_curves(const ReferenceLog& ref, const std::string& metric,
+                                 int64_t batch) {
   const Bracket b = bracket(ref, batch);
-  ReferenceCurve low = curve_at(*b.low, metric, ref);
+  const ReferenceCurves low = curves_at(*b.low, metric, ref);
   if (b.low == b.high) return low;
-  const ReferenceCurve high = curve_at(*b.high, metric, ref);
+  const ReferenceCurves high = curves_at(*b.high, metric, ref);
   const size_t epochs = std::min(low.mean.size(), high.mean.size());
-  low.mean.resize(epochs);
-  low.stddev.resize(epochs);
+  std::vector<double> mean(epochs), sd(epochs);
   for (size_t e = 0; e < epochs; ++e) {
-    low.mean[e] = lerp(low.mean[e], high.mean[e], b.weight);
-    low.stddev[e] = lerp(low.stddev[e], high.stddev[e], b.weight);
+    mean[e] = lerp(low.mean[e], high.mean[e], b.weight);
+    sd[e] = lerp(low.stddev[e], high.stddev[e], b.weight);
   }
-  low.members = std::min(low.members, high.members);
-  return low;
+  ReferenceCurves at;
+  append_moved(low, mean, sd, at.members);
+  append_moved(high, mean, sd, at.members);
+  summarize_columns(at);
+  return at;
 }
 
 ReferenceEpochs reference_epochs_to(const ReferenceLog& ref, const Criterion& c, int64_t batch) {
@@ -242,7 +262,7 @@ void check_reference_criterion(const Criterion& c, const ReferenceLog* ref, int6
                 "': this task has no batch size to pick a reference ensemble by");
   try {
     if (c.ensemble_test == "band")
-      reference_curve(*ref, c.metric, batch);
+      check_rank_power(c, reference_curves(*ref, c.metric, batch).members.size());
     else
       reference_epochs_to(*ref, c, batch);
   } catch (const Error& e) {
@@ -254,16 +274,22 @@ nlohmann::json reference_figure(const Criterion& c, const Measurements& m, const
                                 int64_t batch) {
   nlohmann::json f = {{"criterion", c.text}, {"metric", c.metric}};
   if (c.ensemble_test == "band") {
-    const ReferenceCurve curve = reference_curve(ref, c.metric, batch);
-    const std::vector<double> run = run_curve(m, c.metric, curve.mean.size());
-    const double t = band_t(c, std::max<size_t>(1, run.size()), curve) * band_scale(m, curve);
+    const ReferenceCurves curves = reference_curves(ref, c.metric, batch);
+    const double t = metrics::curve_deviation_threshold(curves.members, c.alpha);
     std::vector<double> low, high;
-    for (size_t e = 0; e < curve.mean.size(); ++e) {
-      const double half = t * curve.stddev[e];
-      low.push_back(curve.mean[e] - half);
-      high.push_back(curve.mean[e] + half);
+    for (size_t e = 0; e < curves.mean.size(); ++e) {
+      low.push_back(curves.mean[e] - t * curves.stddev[e]);
+      high.push_back(curves.mean[e] + t * curves.stddev[e]);
     }
-    f.update({{"kind", "band"}, {"mean", curve.mean}, {"low", low}, {"high", high}, {"run", run}});
+    nlohmann::json members = nlohmann::json::array();
+    for (const auto* r : runs_of(m))
+      if (!m.members.empty()) members.push_back(run_curve(*r, c.metric, curves.mean.size()));
+    f.update({{"kind", "band"},
+              {"mean", curves.mean},
+              {"low", low},
+              {"high", high},
+              {"run", run_curve(m, c.metric, curves.mean.size())},
+              {"members", members}});
     return f;
   }
   const Bracket b = bracket(ref, batch);
@@ -277,7 +303,7 @@ nlohmann::json reference_figure(const Criterion& c, const Measurements& m, const
 
 Verdict judge_against_ensembles(const Criterion& c, const Measurements& m, const ReferenceLog& ref,
                                 int64_t batch) {
-  if (c.ensemble_test == "band") return band_verdict(c, m, reference_curve(ref, c.metric, batch));
+  if (c.ensemble_test == "band") return band_verdict(c, m, reference_curves(ref, c.metric, batch));
   return epochs_verdict(c, m, reference_epochs_to(ref, c, batch));
 }
 

@@ -1,6 +1,6 @@
 // Criteria against a reference log's seed ensembles
 // (recipes/judging/reference_band.h) on hand-made reference curves: the
-// band's prediction interval and p-value against Student's t table, the
+// band's rank test and its refusal below 19 members at 5%, the
 // epochs-to-target distribution, RCP's "no faster" rule for one run and for
 // an ensemble's mean, interpolation between batch sizes, and the refusals.
 #include "recipes/judging/reference_band.h"
@@ -66,47 +66,75 @@ TEST(ReferenceBand, CriteriaParse) {
             std::string::npos);
 }
 
-TEST(ReferenceBand, BandIsTheBonferroniPredictionInterval) {
+TEST(ReferenceBand, BandIsTheRankTestOfTheWholeCurve) {
   const ReferenceLog ref = reference();
-  const Criterion band = parse_criterion("test_accuracy curve within the reference band");
-  // t(1 - 0.05 / 4, 3) = 4.1765 (two epochs, two-sided); sqrt(1 + 1/4).
-  const double half2 = 4.1765 * std::sqrt(0.0002 / 3) * std::sqrt(1.25);
+  // 4 members: one run ranks at best 1 of 5, p = 0.2; 5% is refused.
+  const Criterion band = parse_criterion("test_accuracy curve within the reference band at 20%");
+  check_reference_criterion(band, &ref, 32);
+  const std::string refused = error_of([&] {
+    check_reference_criterion(parse_criterion("test_accuracy curve within the reference band"),
+                              &ref, 32);
+  });
+  EXPECT_NE(refused.find("the reference has 4 members, and its rank test needs at least 19 to "
+                         "fail one run at 5%"),
+            std::string::npos)
+      << refused;
   Verdict v = judge_against_ensembles(band, run({0.80, 0.86}), ref, 32);
   EXPECT_TRUE(v.passed) << v.detail;
-  EXPECT_NE(v.detail.find("p = 1 over 2 epochs (n 4, at 5%)"), std::string::npos) << v.detail;
-  EXPECT_TRUE(judge_against_ensembles(band, run({0.80, 0.86 + 0.98 * half2}), ref, 32).passed);
-  v = judge_against_ensembles(band, run({0.80, 0.86 + 1.02 * half2}), ref, 32);
+  EXPECT_NE(v.detail.find("rank test over 2 epochs against 4 reference curves: p = 1 at 20%"),
+            std::string::npos)
+      << v.detail;
+  // 0.95 at epoch 2 lies 15.6 sd from the members there (mean 0.86, sd 0.00577).
+  v = judge_against_ensembles(band, run({0.80, 0.95}), ref, 32);
   EXPECT_FALSE(v.passed) << v.detail;
-  EXPECT_NE(v.detail.find("worst at epoch 2"), std::string::npos) << v.detail;
-  // Just outside the band, the Bonferroni p-value is just under 5%.
-  const auto p_at = [](const std::string& detail) {
-    return std::stod(detail.substr(detail.find("p = ") + 4));
-  };
-  EXPECT_NEAR(p_at(v.detail), 0.05, 0.005) << v.detail;
+  EXPECT_NE(v.detail.find("worst at epoch 2: 0.95 vs 0.86"), std::string::npos) << v.detail;
+  EXPECT_NE(v.detail.find("p = 0.2 at 20%"), std::string::npos) << v.detail;
   // A non-finite value, or no epoch at all, never passes.
-  EXPECT_FALSE(judge_against_ensembles(band, run({0.80, NAN}), ref, 32).passed);
+  v = judge_against_ensembles(band, run({0.80, NAN}), ref, 32);
+  EXPECT_FALSE(v.passed);
+  EXPECT_NE(v.detail.find("test_accuracy is not finite at epoch 2"), std::string::npos);
   EXPECT_FALSE(judge_against_ensembles(band, run({}), ref, 32).passed);
-  // The mean of 4 runs is held to a band narrower by sqrt(1/4 + 1/4) / sqrt(1 + 1/4).
-  Measurements ensemble = run({0.80, 0.86 + 0.8 * half2});
-  ensemble.members = {run({0.8, 0.86}), run({0.8, 0.86}), run({0.8, 0.86}), run({0.8, 0.86})};
-  EXPECT_FALSE(judge_against_ensembles(band, ensemble, ref, 32).passed);
+  // An ensemble's mean curve is ranked against every 4 of the 8 pooled
+  // curves': 4 shifted runs, p = 1/70.
+  Measurements ensemble = run({0.80, 0.95});
+  ensemble.members = {run({0.80, 0.95}), run({0.81, 0.96}), run({0.79, 0.94}), run({0.80, 0.955})};
+  v = judge_against_ensembles(band, ensemble, ref, 32);
+  EXPECT_FALSE(v.passed) << v.detail;
+  EXPECT_NE(v.detail.find("(the mean of 4 runs): p = 0.0143"), std::string::npos) << v.detail;
+  ensemble.members = {run({0.81, 0.86}), run({0.79, NAN})};
+  v = judge_against_ensembles(band, ensemble, ref, 32);
+  EXPECT_NE(v.detail.find("not finite at epoch 2 (member 2)"), std::string::npos) << v.detail;
+  // The figure: the reference's own threshold (its largest deviation at 20%)
+  // around the mean, and each member's curve.
+  const auto figure = reference_figure(band, ensemble, ref, 32);
+  EXPECT_EQ(figure["members"].size(), 2u);
+  EXPECT_LT(figure["low"][1].get<double>(), 0.86);
+  EXPECT_GT(figure["high"][1].get<double>(), 0.86);
 }
 
 TEST(ReferenceBand, InterpolatesBetweenBatchSizesAndRefusesOutside) {
   const ReferenceLog ref = reference();
-  const ReferenceCurve at48 = reference_curve(ref, "test_accuracy", 48);
+  const ReferenceCurves at48 = reference_curves(ref, "test_accuracy", 48);
   ASSERT_EQ(at48.mean.size(), 2u);
   EXPECT_NEAR(at48.mean[0], 0.75, 1e-12);
   EXPECT_NEAR(at48.mean[1], 0.81, 1e-12);
-  EXPECT_NEAR(at48.stddev[1], std::sqrt(0.0002 / 3), 1e-12);  // equal spreads
-  EXPECT_EQ(at48.members, 4);
-  const std::string e = error_of([&] { reference_curve(ref, "test_accuracy", 128); });
+  // Both ensembles' members, moved to the interpolated mean and sd: each
+  // curve twice, so the sd shrinks by sqrt(3/7).
+  EXPECT_EQ(at48.members.size(), 8u);
+  EXPECT_NEAR(at48.stddev[1], std::sqrt(0.0002 / 3) * std::sqrt(3.0 * 2 / 7), 1e-12);
+  const std::string e = error_of([&] { reference_curves(ref, "test_accuracy", 128); });
   EXPECT_NE(e.find("no seed ensemble at global batch 128 or around it (recorded: 32, 64)"),
             std::string::npos)
       << e;
   EXPECT_NE(error_of([&] {
-              reference_curve(ref, "train_loss", 32);
+              reference_curves(ref, "train_loss", 32);
             }).find("recorded no train_loss curves at batch 32"),
+            std::string::npos);
+  ReferenceLog broken = ref;
+  broken.ensembles[0].curves["test_accuracy"][2][1] = NAN;
+  EXPECT_NE(error_of([&] { reference_curves(broken, "test_accuracy", 32); })
+                .find("member 3 (seed 3) at batch 32 has a test_accuracy that is not finite at "
+                      "epoch 2"),
             std::string::npos);
 }
 
