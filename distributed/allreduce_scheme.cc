@@ -111,7 +111,8 @@ class AllreduceScheme : public DistributedOptimizer, public network::ExecutorEve
 
   // The executor's thread, during backprop (the step before ran plan()).
   void gradient_ready(const std::string& name, const Tensor& g) override {
-    if (!thread_ || planned_.empty()) return;
+    // Planted gradient bugs act in step(), on the gradients step() is given.
+    if (!thread_ || planned_.empty() || planted_.alters_gradients()) return;
     auto it = slot_.find(name);
     if (it == slot_.end() || g.desc() != shapes_.at(name)) return;
     const auto [b, offset] = it->second;

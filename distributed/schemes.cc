@@ -232,10 +232,51 @@ void DistributedOptimizer::local_step(TensorMap& params, const TensorMap& grads)
   stats_.local_step_seconds += seconds_since(start);
 }
 
+namespace {
+
+// x *= numerator / denominator, element by element (float or double).
+void rescale(Tensor& x, int numerator, int denominator) {
+  const double f = static_cast<double>(numerator) / denominator;
+  if (x.dtype() == DataType::Float)
+    for (float *v = x.data<float>(), *end = v + x.numel(); v != end; ++v)
+      *v = static_cast<float>(*v * f);
+  else if (x.dtype() == DataType::Double)
+    for (double *v = x.data<double>(), *end = v + x.numel(); v != end; ++v) *v *= f;
+  else
+    throw Error(cat("mean-divisor: cannot scale ", name_of(x.dtype()), " gradients"));
+}
+
+}  // namespace
+
 void DistributedOptimizer::step(TensorMap& params, const TensorMap& grads) {
   ++stats_.steps;
   steps_ = stats_.steps;
-  run_step(params, grads);
+  if (!planted_.alters_gradients()) return run_step(params, grads);
+  TensorMap sent;
+  for (const auto& [name, g] : grads) {
+    Tensor x = g.clone();
+    if (planted_.gradient_dropped == comm_.rank()) std::memset(x.raw(), 0, x.nbytes());
+    if (planted_.mean_divisor > 0) rescale(x, comm_.size(), planted_.mean_divisor);
+    sent[name] = std::move(x);
+  }
+  run_step(params, sent);
+}
+
+void DistributedOptimizer::plant(const training::PlantedBugs& bugs) {
+  check_planted_bugs(bugs, comm_.size(), parse_scheme(scheme(), "scheme"), "planted_bugs");
+  planted_ = bugs;
+}
+
+void check_planted_bugs(const training::PlantedBugs& bugs, int ranks, const SchemeOptions& scheme,
+                        const std::string& what) {
+  DEEP500_CHECK(!bugs.alters_gradients() || ranks > 1, what,
+                ": gradient-dropped and mean-divisor are bugs of distributed runs (",
+                "training.distributed)");
+  DEEP500_CHECK(bugs.gradient_dropped < ranks, what, ": gradient-dropped:", bugs.gradient_dropped,
+                ": the job has ranks 0-", ranks - 1);
+  DEEP500_CHECK(bugs.mean_divisor == 0 || scheme.name == "allreduce" || scheme.name == "ps", what,
+                ": mean-divisor is a bug of the schemes that average gradients (allreduce, ps), ",
+                "not of ", scheme.name);
 }
 
 void DistributedOptimizer::synchronize(TensorMap& params) {

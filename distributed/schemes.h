@@ -42,6 +42,7 @@
 #include "distributed/communicator.h"
 #include "network/executor.h"
 #include "training/optimizer.h"
+#include "training/planted_bugs.h"
 
 namespace deep500::distributed {
 
@@ -105,6 +106,11 @@ class DistributedOptimizer : public training::Optimizer {
   // server's). Default: nothing to do.
   virtual void finish(training::TensorMap& params) {}
   const SchemeStats& stats() const { return stats_; }
+  // Planted bugs (training/planted_bugs.h) in the gradients this rank
+  // sends from the next step on: gradient-dropped zeroes them on its rank,
+  // mean-divisor scales them by ranks / N on every rank (so the mean the
+  // scheme takes is the sum over N). Error as check_planted_bugs.
+  void plant(const training::PlantedBugs& bugs);
   // The listener to add to the executor (gradient_ready), or null.
   virtual network::ExecutorEvents* executor_events() { return nullptr; }
   // This rank's traffic over every communicator the scheme uses.
@@ -121,7 +127,14 @@ class DistributedOptimizer : public training::Optimizer {
   Communicator& comm_;
   training::Optimizer& local_;
   SchemeStats stats_;
+  training::PlantedBugs planted_;
 };
+
+// Error unless `bugs` can be planted in `scheme` on `ranks` ranks: a
+// gradient bug needs a distributed run, gradient-dropped a rank that
+// exists, mean-divisor a scheme that averages gradients.
+void check_planted_bugs(const training::PlantedBugs& bugs, int ranks, const SchemeOptions& scheme,
+                        const std::string& what);
 
 std::unique_ptr<DistributedOptimizer> make_scheme(const SchemeOptions& options, Communicator& comm,
                                                   training::Optimizer& local);

@@ -487,6 +487,10 @@ RunSummary run_ensemble(const Recipe& r, const RunOptions& o, std::ostream& out)
 }  // namespace
 
 RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream& out) {
+  DEEP500_CHECK(!o.record_reference || r.training.planted_bugs.empty(),
+                "--record-reference: ", o.recipe,
+                " plants bugs (training.planted_bugs: ", join(r.training.planted_bugs, ", "),
+                "); a reference is measured on correct code");
   if (r.ensemble.repeat > 1) return run_ensemble(r, o, out);
   return run_single(r, o, out).summary;
 }

@@ -106,6 +106,18 @@ double DistributedFigures::communication_bytes() const {
   return bytes;
 }
 
+void GlobalEpochTotals::after_training_set(training::TrainingState& s) {
+  if (s.batch < s.batches_per_epoch) return;  // stopped within the epoch
+  Tensor totals =
+      Tensor::from_vector<double>({3}, {s.epoch_loss_sum, static_cast<double>(s.epoch_correct),
+                                        static_cast<double>(s.epoch_samples)});
+  comm_.allreduce(totals, distributed::ReduceOp::Sum);
+  const double* t = totals.data<double>();
+  s.epoch_loss_sum = t[0];
+  s.epoch_correct = static_cast<int64_t>(t[1]);
+  s.epoch_samples = static_cast<int64_t>(t[2]);
+}
+
 nlohmann::json to_json(const DistributedFigures& f) {
   nlohmann::json ranks = nlohmann::json::array();
   for (size_t r = 0; r < f.per_rank.size(); ++r) {

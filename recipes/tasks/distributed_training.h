@@ -76,6 +76,19 @@ struct DistributedFigures {
 
 nlohmann::json to_json(const DistributedFigures& f);
 
+// At the end of each complete epoch, sums every rank's training loss,
+// correct predictions and samples of the epoch (collective), so that a
+// distributed run's train_loss and train_accuracy are over all the samples
+// its ranks trained, as one process's are, not rank 0's share alone.
+class GlobalEpochTotals : public training::TrainingEvents {
+ public:
+  explicit GlobalEpochTotals(distributed::Communicator& comm) : comm_(comm) {}
+  void after_training_set(training::TrainingState& s) override;
+
+ private:
+  distributed::Communicator& comm_;
+};
+
 // Every rank's figures gathered onto every rank (collective).
 DistributedFigures rank_figures(const DistributedSetup& d,
                                 const distributed::DistributedOptimizer& opt,

@@ -50,6 +50,12 @@ TrainingTask read_training(Fields f) {
   t.time_limit = f.number("time_limit", 0, 0, 1e9);
   t.continue_on_non_finite = f.flag("continue_on_non_finite", false);
   if (f.has("distributed")) read_distributed(f.section("distributed"), t);
+  t.planted_bugs = f.texts("planted_bugs");
+  f.check("planted_bugs", [&] {
+    distributed::check_planted_bugs(training::parse_planted_bugs(t.planted_bugs, "planted_bugs"),
+                                    t.ranks, distributed::parse_scheme(t.scheme, "scheme"),
+                                    "planted_bugs");
+  });
   f.finish();
   return t;
 }

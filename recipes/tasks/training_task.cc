@@ -63,7 +63,8 @@ std::vector<std::pair<std::string, std::string>> configuration_fields(const Trai
           {"augment", augment},
           {"time_limit", cat(o.time_limit)},
           {"target_accuracy", cat(o.target_accuracy, o.stop_at_target ? " (stop)" : "")},
-          {"continue_on_non_finite", cat(o.continue_on_non_finite)}};
+          {"continue_on_non_finite", cat(o.continue_on_non_finite)},
+          {"planted_bugs", join(o.planted_bugs, ",")}};
 }
 
 // Every training batch's loss, exactly (%.17g of the float64 value).
@@ -166,7 +167,7 @@ TrainingGraph load_graph(const TrainingTask& o, uint64_t initialization_seed) {
 // sizes checked against the manifest and their subsets taken.
 struct TrainingData {
   training::TrainTestData loaded;
-  std::unique_ptr<Dataset> train_subset, test_subset;
+  std::unique_ptr<Dataset> train_subset, test_subset, planted;
   const Dataset* train = nullptr;
   const Dataset* test = nullptr;  // null: no test split
 };
@@ -246,6 +247,8 @@ std::string summary_line(const TrainingOutcome& out) {
   if (out.distributed)
     line += cat(", ", out.distributed->ranks, " ranks (", out.distributed->scheme, ")");
   if (r.stopped_early) line += cat(" (stopped: ", r.stop_reason, ")");
+  if (!out.config.planted_bugs.empty())
+    line += cat(" [planted bugs: ", join(out.config.planted_bugs, ", "), "]");
   return line;
 }
 
@@ -270,6 +273,7 @@ nlohmann::json config_json(const TrainingConfig& c) {
           {"executor", c.executor},
           {"prefetch_threads", c.prefetch_threads},
           {"augment", c.augment},
+          {"planted_bugs", c.planted_bugs},
           {"resumed_from", c.resumed_from}};
 }
 
@@ -328,6 +332,7 @@ class TrainingRun {
   std::shared_ptr<const training::LrSchedule> schedule_;
   std::vector<training::TransformPtr> transforms_;
   training::RunSeeds seeds_;
+  training::PlantedBugs planted_;
   std::optional<TrainingGraph> graph_;
   TrainingData data_;
   std::unique_ptr<network::GraphExecutor> exec_;
@@ -337,6 +342,7 @@ class TrainingRun {
   network::ExecutorEvents* overlap_ = nullptr;  // the scheme's, while training
   std::unique_ptr<training::Trainer> trainer_;
   std::unique_ptr<training::ScheduleEvents> schedule_events_;
+  std::optional<GlobalEpochTotals> epoch_totals_;
   LossLog loss_log_;
 };
 
@@ -355,18 +361,29 @@ void TrainingRun::prepare() {
                                           "--lr-schedule");
   transforms_ = training::parse_transforms(o_.augment, "--augment");
   seeds_ = training::run_seeds(o_.seed);
+  planted_ = training::parse_planted_bugs(o_.planted_bugs, "planted_bugs");
+  distributed::check_planted_bugs(planted_, dist_.enabled() ? dist_.comm->size() : 1, dist_.scheme,
+                                  "planted_bugs");
 }
 
 void TrainingRun::build_trainer() {
   graph_.emplace(load_graph(o_, seeds_.initialization));
   data_ = load_data(o_);
+  if (planted_.labels_shuffled > 0) {
+    data_.planted =
+        training::shuffle_labels(*data_.train, planted_.labels_shuffled, seeds_.shuffle);
+    data_.train = data_.planted.get();
+  }
   exec_ = network::make_executor(o_.executor, graph_->net.model(), eo_);
   training::SamplerOptions so;
   so.batch_size = o_.batch_size;
   so.seed = seeds_.shuffle;
   sampler_ = make_sampler(dist_, data_.train->size(), so);
   bias_ = training::dataset_bias(*data_.train, *sampler_, 0, o_.interrupt);
-  if (dist_.enabled()) scheme_ = distributed::make_scheme(dist_.scheme, *dist_.comm, *opt_);
+  if (dist_.enabled()) {
+    scheme_ = distributed::make_scheme(dist_.scheme, *dist_.comm, *opt_);
+    scheme_->plant(planted_);
+  }
   // Overlap: the scheme hears of each gradient as backprop completes it.
   overlap_ = scheme_ ? scheme_->executor_events() : nullptr;
   if (overlap_) exec_->add_events(overlap_);
@@ -385,7 +402,11 @@ void TrainingRun::add_listeners() {
   if (!o_.loss_csv.empty()) trainer_->add_events(&loss_log_);
   for (training::TrainingEvents* e : o_.events) trainer_->add_events(e);
   if (!o_.resume.empty()) trainer_->resume(o_.resume);
-  if (scheme_) scheme_->synchronize(trainer_->parameters());
+  if (scheme_) {
+    epoch_totals_.emplace(*dist_.comm);
+    trainer_->add_events(&*epoch_totals_);
+    scheme_->synchronize(trainer_->parameters());
+  }
 }
 
 TrainingConfig TrainingRun::config(std::map<std::string, double> asked_hyper) const {
@@ -406,6 +427,7 @@ TrainingConfig TrainingRun::config(std::map<std::string, double> asked_hyper) co
   c.executor = o_.executor;
   c.prefetch_threads = o_.prefetch_threads;
   c.augment = o_.augment;
+  c.planted_bugs = o_.planted_bugs;
   c.resumed_from = o_.resume;
   c.target_accuracy = o_.target_accuracy;
   return c;

@@ -65,6 +65,9 @@ struct TrainingTask {
   std::vector<std::string> augment;  // training::parse_transforms's text forms
   bool progress = true;
   bool continue_on_non_finite = false;  // apply NaN/Inf steps instead of stopping
+  // Deliberate faults, to show that validation catches them
+  // (training/planted_bugs.h text forms); recorded with the results.
+  std::vector<std::string> planted_bugs;
   // Distributed data-parallel training (Level 3): every rank of
   // `communicator` runs the task with the same fields; batch_size is per
   // rank; rank 0 alone writes the outputs, the checkpoint and progress.
@@ -99,6 +102,7 @@ struct TrainingConfig {
   std::string lr_schedule;
   int64_t epochs = 0, batch_size = 0;
   uint64_t seed = 0;
+  std::vector<std::string> planted_bugs;
   training::RunSeeds seeds;  // what `seed` gave each random stream
   int threads = 0;
   std::string executor;

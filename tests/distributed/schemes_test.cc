@@ -8,6 +8,7 @@
 #include "distributed/in_process.h"
 #include "tests/distributed/scheme_checks.h"
 #include "tests/error_of.h"
+#include "training/optimizer_registry.h"
 
 using namespace deep500;
 using namespace deep500::distributed;
@@ -127,6 +128,45 @@ TEST(DistributedSampler, PartitionedShardsAreDisjointWithEqualBatchCounts) {
   EXPECT_NE(error_of([&] {
               DistributedSampler(2, o, 0, 3, ShardMode::Replicated);
             }).find("2 samples cannot be shared by 3 ranks"),
+            std::string::npos);
+}
+
+// Planted gradient bugs on 2 ranks with SGD at lr 1: rank r's gradient is
+// 1 + 2r, so a correct mean moves w by -2; the sum over 1 (mean-divisor:1)
+// by -4; rank 1's gradient dropped leaves (1 + 0) / 2.
+TEST(Schemes, PlantedGradientBugsChangeTheMeanAsStated) {
+  for (const std::string scheme : {"allreduce", "allreduce:overlap", "ps"})
+    for (const auto& [bug, expected] : std::vector<std::pair<std::string, float>>{
+             {"", -2.f}, {"mean-divisor:1", -4.f}, {"gradient-dropped:1", -0.5f}}) {
+      run_ranks(2, [&, scheme = scheme, bug = bug, expected = expected](Communicator& c) {
+        auto sgd = training::make_optimizer("sgd", {{"lr", 1}});
+        auto dist = make_scheme(parse_scheme(scheme, "scheme"), c, *sgd);
+        dist->plant(training::parse_planted_bugs(
+            bug.empty() ? std::vector<std::string>{} : std::vector<std::string>{bug},
+            "planted_bugs"));
+        training::TensorMap params = {{"w", Tensor::from_vector<float>({1}, {0.f})}};
+        dist->synchronize(params);
+        dist->step(params, {{"w", Tensor::from_vector<float>({1}, {1.f + 2.f * c.rank()})}});
+        EXPECT_FLOAT_EQ(params.at("w").data<float>()[0], expected) << scheme << " " << bug;
+      });
+    }
+  // What cannot be planted is refused, naming why.
+  const auto refused = [](const std::string& bug, int ranks, const std::string& scheme) {
+    return error_of([&] {
+      check_planted_bugs(training::parse_planted_bugs({bug}, "planted_bugs"), ranks,
+                         parse_scheme(scheme, "scheme"), "planted_bugs");
+    });
+  };
+  EXPECT_NE(refused("mean-divisor:3", 4, "local-sgd").find("not of local-sgd"), std::string::npos);
+  EXPECT_NE(refused("gradient-dropped:4", 4, "allreduce").find("the job has ranks 0-3"),
+            std::string::npos);
+  EXPECT_NE(refused("gradient-dropped:0", 1, "allreduce").find("bugs of distributed runs"),
+            std::string::npos);
+  EXPECT_NE(refused("gradient-dropped:x", 4, "allreduce").find("expected a whole number >= 0"),
+            std::string::npos);
+  EXPECT_NE(refused("labels:0.1", 4, "allreduce").find("expected labels-shuffled:FRACTION"),
+            std::string::npos);
+  EXPECT_NE(refused("labels-shuffled:1.5", 1, "allreduce").find("a fraction in (0, 1]"),
             std::string::npos);
 }
 

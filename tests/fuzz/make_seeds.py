@@ -141,6 +141,9 @@ def main(seeds, write_seeds):
          "curves": {"test_accuracy": [[0.1], [0.12], [0.2]]}}])
     ensembles["training"] = dict(TINY_RECIPE["training"], batch_size=64)
     write(f"{seeds}/recipe", b"\0" + json.dumps(ensembles, indent=1).encode())
+    planted = dict(TINY_RECIPE, training=dict(TINY_RECIPE["training"],
+                                              planted_bugs=["labels-shuffled:0.05"]))
+    write(f"{seeds}/recipe", b"\0" + json.dumps(planted, indent=1).encode())
     for path in sorted(glob.glob(f"{SOURCE}/recipes/**/*.yaml", recursive=True)):
         write(f"{seeds}/recipe", b"\0" + open(path, "rb").read())
     results = {"recipe": {"name": "tiny", "version": "1.0.0"}, "status": "passed",

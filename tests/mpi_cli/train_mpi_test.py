@@ -1,8 +1,9 @@
 """`deep500 train --distributed` under real mpirun (ctest label mpi).
 
 1. Two ranks at batch 16 with allreduce (and with the parameter server) end
-   with the parameters of one process at batch 32 (within 1e-5), and rank 0
-   records both ranks' figures and their timeline (one track per rank).
+   with the parameters and the train loss of one process at batch 32, and
+   rank 0 records both ranks' figures and their timeline (one track per
+   rank).
 2. A rank killed with SIGKILL mid-run ends the whole job, non-zero, within
    the communicator timeout, and the output names that rank.
 3. A rank that stops answering (SIGSTOP) in a 3-rank job ends the job
@@ -44,7 +45,8 @@ def params(folder):
 def check_matches_one_process(tmp, scheme):
     alone, dist = os.path.join(tmp, "alone"), os.path.join(tmp, "dist-" + scheme)
     metrics = os.path.join(tmp, scheme + ".json")
-    run(TRAIN + ["--batch-size", "32", "--save-params", alone])
+    alone_metrics = os.path.join(tmp, scheme + "-alone.json")
+    run(TRAIN + ["--batch-size", "32", "--save-params", alone, "--metrics-json", alone_metrics])
     timeline = os.path.join(tmp, scheme + "-timeline.json")
     out = run(MPI + TRAIN + ["--batch-size", "16", "--distributed", scheme,
                              "--save-params", dist, "--metrics-json", metrics,
@@ -61,6 +63,11 @@ def check_matches_one_process(tmp, scheme):
     # the largest weight allows that, a lost or unaveraged rank's gradient does not fit.
     assert worst <= 1e-3 * moved, \
         f"{scheme}: parameters differ by {worst} from one process at batch 32"
+    # The train loss is over both ranks' samples, as one process's is over all of them.
+    loss_alone = json.load(open(alone_metrics))["summary"]["final_train_loss"]
+    loss_dist = json.load(open(metrics))["summary"]["final_train_loss"]
+    assert abs(loss_dist - loss_alone) <= 1e-4 * loss_alone, \
+        f"{scheme}: train loss {loss_dist}, one process at batch 32 {loss_alone}"
     d = json.load(open(metrics))["distributed"]
     assert d["ranks"] == 2 and d["communicator"] == "mpi", d
     assert [r["steps"] for r in d["per_rank"]] == [32, 32], d

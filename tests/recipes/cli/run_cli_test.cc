@@ -156,7 +156,7 @@ TEST_F(RunCli, RecordedReferenceJudgesLaterRunsByItsBand) {
 
   const fs::path judged = dir_ / "judged.yaml";
   std::ofstream(judged) << tiny << "reference_log: " << reference.string() << "\n"
-                        << "criteria:\n  - train_loss curve within the reference band\n"
+                        << "criteria:\n  - train_loss curve within the reference band at 25%\n"
                         << "  - epochs_to(train_loss < 100) within the reference distribution\n";
   auto run_judged = [&](const std::string& extra) {
     return run("run " + judged.string() + " --output-dir " + dir_.string() +
@@ -164,7 +164,7 @@ TEST_F(RunCli, RecordedReferenceJudgesLaterRunsByItsBand) {
   };
   r = run_judged("--set training.seed=2");
   EXPECT_EQ(r.rc, 0) << r.out;  // a member's own run: inside its band
-  EXPECT_NE(r.out.find("PASS  train_loss curve within the reference band  (worst at epoch"),
+  EXPECT_NE(r.out.find("PASS  train_loss curve within the reference band at 25%  (worst at epoch"),
             std::string::npos)
       << r.out;
   // Its results carry what the plot draws: the band around the run's curve.
@@ -184,12 +184,20 @@ TEST_F(RunCli, RecordedReferenceJudgesLaterRunsByItsBand) {
   EXPECT_TRUE(fs::exists(dir_ / "plots" / "reference_band.png")) << plotted.out;
   r = run_judged("--set training.hyper.lr=0.5");
   EXPECT_EQ(r.rc, 1) << r.out;  // a learning rate far above the default leaves the band
-  EXPECT_NE(r.out.find("FAIL  train_loss curve within the reference band"), std::string::npos)
+  EXPECT_NE(r.out.find("FAIL  train_loss curve within the reference band at 25%"),
+            std::string::npos)
       << r.out;
   // No ensemble at batch 16: refused before anything runs.
   r = run_judged("--set training.batch_size=16");
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_NE(r.out.find("no seed ensemble at global batch 16 or around it (recorded: 64)"),
+            std::string::npos)
+      << r.out;
+  // No reference is recorded from a run with a planted bug.
+  r = run_judged("--record-reference 2 --set 'training.planted_bugs=[labels-shuffled:0.1]'");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("plants bugs (training.planted_bugs: labels-shuffled:0.1); a reference is "
+                       "measured on correct code"),
             std::string::npos)
       << r.out;
   // Recording at batch 32 keeps the batch-64 ensemble.
