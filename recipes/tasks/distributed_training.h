@@ -80,6 +80,7 @@ nlohmann::json to_json(const DistributedFigures& f);
 // correct predictions and samples of the epoch (collective), so that a
 // distributed run's train_loss and train_accuracy are over all the samples
 // its ranks trained, as one process's are, not rank 0's share alone.
+// Synchronous schemes only: asynchronous ranks end epochs at their own pace.
 class GlobalEpochTotals : public training::TrainingEvents {
  public:
   explicit GlobalEpochTotals(distributed::Communicator& comm) : comm_(comm) {}

@@ -402,11 +402,14 @@ void TrainingRun::add_listeners() {
   if (!o_.loss_csv.empty()) trainer_->add_events(&loss_log_);
   for (training::TrainingEvents* e : o_.events) trainer_->add_events(e);
   if (!o_.resume.empty()) trainer_->resume(o_.resume);
-  if (scheme_) {
+  // The asynchronous schemes' ranks end their epochs at their own pace (rank
+  // 0 serves the others meanwhile): no collective at an epoch's end there.
+  const bool asynchronous = dist_.scheme.name == "async-ps" || dist_.scheme.name == "ssp";
+  if (scheme_ && !asynchronous) {
     epoch_totals_.emplace(*dist_.comm);
     trainer_->add_events(&*epoch_totals_);
-    scheme_->synchronize(trainer_->parameters());
   }
+  if (scheme_) scheme_->synchronize(trainer_->parameters());
 }
 
 TrainingConfig TrainingRun::config(std::map<std::string, double> asked_hyper) const {
