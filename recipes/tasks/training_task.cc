@@ -113,6 +113,12 @@ void check_task(const TrainingTask& o) {
     DEEP500_CHECK(std::filesystem::exists(o.resume, ec), "--resume: file not found: ", o.resume);
 }
 
+// async-ps and ssp: rank 0 serves the others on a thread of its own, and
+// each rank ends its epochs at its own pace.
+bool asynchronous(const DistributedSetup& dist) {
+  return dist.scheme.name == "async-ps" || dist.scheme.name == "ssp";
+}
+
 // What the distributed schemes cannot do, refused before anything loads.
 void check_distributed_task(const TrainingTask& o, const DistributedSetup& dist) {
   DEEP500_CHECK(dist.enabled() || o.timeline.empty(),
@@ -120,8 +126,7 @@ void check_distributed_task(const TrainingTask& o, const DistributedSetup& dist)
   DEEP500_CHECK(!dist.enabled() || o.checkpoint.empty() || dist.scheme.name == "allreduce",
                 "--checkpoint: only the allreduce scheme keeps every rank's optimizer state ",
                 "identical, so only its runs resume exactly from rank 0's checkpoint");
-  DEEP500_CHECK(!dist.enabled() || o.lr_schedule.empty() ||
-                    (dist.scheme.name != "async-ps" && dist.scheme.name != "ssp"),
+  DEEP500_CHECK(!dist.enabled() || o.lr_schedule.empty() || !asynchronous(dist),
                 "--lr-schedule: not available with the asynchronous schemes (the server's ",
                 "optimizer runs on its own thread)");
 }
@@ -402,10 +407,8 @@ void TrainingRun::add_listeners() {
   if (!o_.loss_csv.empty()) trainer_->add_events(&loss_log_);
   for (training::TrainingEvents* e : o_.events) trainer_->add_events(e);
   if (!o_.resume.empty()) trainer_->resume(o_.resume);
-  // The asynchronous schemes' ranks end their epochs at their own pace (rank
-  // 0 serves the others meanwhile): no collective at an epoch's end there.
-  const bool asynchronous = dist_.scheme.name == "async-ps" || dist_.scheme.name == "ssp";
-  if (scheme_ && !asynchronous) {
+  // No collective at an epoch's end where ranks end epochs at their own pace.
+  if (scheme_ && !asynchronous(dist_)) {
     epoch_totals_.emplace(*dist_.comm);
     trainer_->add_events(&*epoch_totals_);
   }
