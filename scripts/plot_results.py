@@ -23,6 +23,12 @@ ensemble's mean, with its members' curves as thin lines), and each
 epochs_to criterion's reference epochs-to-target as a histogram with every
 run's marked, as reference_band.png/.svg.
 
+Studies (runs of a recipe with sweep: axes, results.json's study): the
+speedup metric and the parallel efficiency against the member's ranks, one
+line per value of the other axes, the repeats' confidence interval as
+whiskers, and each member's time split into compute, communication and the
+rest (the members' mean), as study.png/.svg.
+
 Usage: plot_results.py --out DIR RUN_DIR...
        plot_results.py --out DIR --scoreboard SCOREBOARD.json
        plot_results.py --out DIR --matrix MATRIX.json
@@ -42,7 +48,9 @@ def load_run(run_dir):
     try:
         with open(path, encoding="utf-8") as f:
             results = json.load(f)
-        return results["recipe"]["name"], os.path.basename(os.path.normpath(run_dir)), results
+        stamp = os.path.basename(os.path.normpath(run_dir))
+        label = results.get("label") or ""  # what tells the run from others (run --label)
+        return results["recipe"]["name"], f"{label}, {stamp}" if label else stamp, results
     except (OSError, ValueError, KeyError) as e:
         print(f"plots: {path}: {e}")
         sys.exit(2)
@@ -317,6 +325,61 @@ def op_matrix_heat_map(matrix, path, out_dir, plt):
     return save(fig, out_dir, "op_matrix", plt)
 
 
+def study_groups(study):
+    """Members grouped by their values of every axis but the ranks (a line each)."""
+    others = [a for a in study["axes"] if not a.endswith("distributed.ranks")]
+    groups = {}
+    for m in study["members"]:
+        key = ", ".join(f"{a.rsplit('.', 1)[-1]}={m['point'][a]}" for a in others) or "members"
+        groups.setdefault(key, []).append(m)
+    return groups
+
+
+def study_figure(study, title, out_dir, plt):
+    """Scaling curves with intervals, efficiency, and the time breakdown per member."""
+    metric = study["speedup_metric"]
+    fig, axes = plt.subplots(1, 3, figsize=(16, 5))
+    for key, members in study_groups(study).items():
+        members = sorted(members, key=lambda m: m["ranks"])
+        ranks = [m["ranks"] for m in members]
+        values = [m["metrics"].get(metric, {}).get("value") for m in members]
+        low = [m["metrics"].get(metric, {}).get("ci_low") for m in members]
+        high = [m["metrics"].get(metric, {}).get("ci_high") for m in members]
+        shown = [(r, v, lo, hi) for r, v, lo, hi in zip(ranks, values, low, high) if v is not None]
+        if shown:
+            xs, ys, los, his = zip(*shown)
+            errors = [[y - lo if lo is not None else 0 for y, lo in zip(ys, los)],
+                      [hi - y if hi is not None else 0 for y, hi in zip(ys, his)]]
+            axes[0].errorbar(xs, ys, yerr=errors, marker="o", capsize=3, label=key)
+        effic = [(m["ranks"], m["efficiency"]) for m in members if m["efficiency"] is not None]
+        if effic:
+            axes[1].plot(*zip(*effic), marker="o", label=key)
+    axes[0].set_xlabel("ranks")
+    axes[0].set_ylabel(metric + " (interval over repeats)")
+    axes[1].axhline(1.0, color="black", linestyle="--", linewidth=0.8)
+    axes[1].set_xlabel("ranks")
+    axes[1].set_ylabel("efficiency (speedup x baseline ranks / ranks)")
+    axes[1].set_title(f"baseline: {study['baseline']}", fontsize="small")
+    for ax in axes[:2]:
+        ax.set_xticks(sorted({m["ranks"] for m in study["members"]}))
+        ax.legend(fontsize="x-small")
+    labels = [m["label"] for m in study["members"]]
+    bottom = [0.0] * len(labels)
+    for part in ("compute_seconds", "communication_seconds"):
+        heights = [m["metrics"].get(part, {}).get("value") or 0.0 for m in study["members"]]
+        axes[2].bar(range(len(labels)), heights, bottom=bottom, label=part.split("_")[0])
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    rest = [max(0.0, (m["metrics"].get("seconds", {}).get("value") or 0.0) - b)
+            for m, b in zip(study["members"], bottom)]
+    axes[2].bar(range(len(labels)), rest, bottom=bottom, label="other")
+    axes[2].set_xticks(range(len(labels)), labels, rotation=60, ha="right", fontsize="x-small")
+    axes[2].set_ylabel("seconds (mean over repeats)")
+    axes[2].legend(fontsize="x-small")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return save(fig, out_dir, "study", plt)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="folder for the plot files")
@@ -353,6 +416,9 @@ def render(args, runs, plt):
         if any(task in r[2] for r in runs):
             written += plot([r for r in runs if task in r[2]], args.out, plt)
     written += reference_bands(runs, args.out, plt)
+    for name, run, results in runs:  # a study: its scaling figure (the last one given)
+        if "study" in results:
+            written += study_figure(results["study"], f"{name}: study", args.out, plt)
     for name, run, results in runs:  # an op matrix run: its heat map (the last one given)
         if "op_matrix" in results:
             written += op_matrix_heat_map(results["op_matrix"], f"{name} run {run}", args.out, plt)

@@ -30,6 +30,7 @@ py::dict run_dict(const recipes::RunRecord& r) {
   d["results_dir"] = r.results_dir;
   d["git_revision"] = r.git_revision;
   d["hostname"] = r.hostname;
+  d["label"] = r.label;
   d["metrics"] = r.metrics;
   py::list criteria;
   for (const auto& c : r.criteria) {

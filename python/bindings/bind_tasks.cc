@@ -135,9 +135,10 @@ void bind_tasks(py::module_& m) {
       "run_recipe",
       [](const std::string& recipe, const std::vector<std::string>& overrides,
          const std::string& output_dir, const std::string& history, bool plots, bool progress,
-         int64_t record_reference) {
+         int64_t record_reference, const std::string& label) {
         recipes::RunOptions o;
         o.recipe = recipe;
+        o.label = label;
         o.sets = overrides;
         o.record_reference = record_reference;
         o.output_dir = output_dir;
@@ -162,9 +163,10 @@ void bind_tasks(py::module_& m) {
       },
       py::arg("recipe"), py::arg("overrides") = std::vector<std::string>{},
       py::arg("output_dir") = "results", py::arg("history") = "", py::arg("plots") = false,
-      py::arg("progress") = false, py::arg("record_reference") = 0,
+      py::arg("progress") = false, py::arg("record_reference") = 0, py::arg("label") = "",
       "Runs a recipe as `deep500 run` does (overrides: PATH=VALUE, as --set; record_reference: "
-      "N as --record-reference N); returns its status (passed, failed), results folder, history "
+      "N as --record-reference N; label as --label); returns its status (passed, failed), results "
+      "folder, history "
       "run id and printed log. Ctrl-C stops it after the current batch, recorded as interrupted, "
       "then raises KeyboardInterrupt.");
 }

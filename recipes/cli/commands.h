@@ -142,6 +142,9 @@ struct HistoryOptions {
 };
 int history_command(const HistoryOptions& o);
 
+// deep500 study RUN: a study's table again (recipes/results/study.h).
+int study_command(const std::string& run, const HistoryOptions& o);
+
 // deep500 scoreboard --objectives METRIC:max|min,...: the selected runs
 // ranked by Pareto fronts (recipes/judging/scoreboard.h).
 struct ScoreboardOptions {

@@ -1,10 +1,12 @@
 // deep500 history, compare RUN_A RUN_B, scoreboard, info and plot: reading
 // what runs recorded, and this machine's manifests.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
+#include "deep/error.h"
 #include "deep/text.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
@@ -14,6 +16,7 @@
 #include "recipes/results/history.h"
 #include "recipes/results/plots.h"
 #include "recipes/results/runner.h"
+#include "recipes/results/study.h"
 #include "recipes/tasks/model_feeds.h"
 
 namespace deep500::cli {
@@ -35,9 +38,17 @@ nlohmann::json run_json(const RunRecord& r) {
           {"results_dir", r.results_dir},
           {"git_revision", r.git_revision},
           {"hostname", r.hostname},
+          {"label", r.label},
           {"metrics", r.metrics},
           {"criteria", criteria},
           {"members", r.members}};
+}
+
+// A study's run (its recipe has sweep: axes; its members' have none).
+bool is_study(const RunRecord& r) {
+  const auto recipe = nlohmann::json::parse(r.resolved_recipe, nullptr, false);
+  return recipe.is_object() && recipe.contains("sweep") && recipe["sweep"].is_object() &&
+         !recipe["sweep"].empty();
 }
 
 }  // namespace
@@ -64,10 +75,12 @@ int history_command(const HistoryOptions& o) {
       if (!key.empty()) key += ' ';
       key += buf;
     }
+    if (!r.label.empty()) key += cat(key.empty() ? "" : " ", "[", r.label, "]");
     if (!r.members.empty()) {
       std::vector<std::string> ids;
       for (int64_t id : r.members) ids.push_back(std::to_string(id));
-      key += cat(key.empty() ? "" : " ", "(ensemble of runs ", join(ids, ", "), ")");
+      key += cat(key.empty() ? "" : " ", is_study(r) ? "(study of runs " : "(ensemble of runs ",
+                 join(ids, ", "), ")");
     }
     std::printf("%-5lld %-21s %-28s %-12s %9.1f  %s\n", static_cast<long long>(r.id),
                 r.started_utc.c_str(), (r.recipe + " " + r.recipe_version).c_str(),
@@ -82,6 +95,20 @@ int compare_runs_command(const CompareOptions& o) {
   const auto a = load_run_results(o.targets.at(0), history);
   const auto b = load_run_results(o.targets.at(1), history);
   std::cout << format_comparison(compare_runs(a, b));
+  return kSuccess;
+}
+
+int study_command(const std::string& run, const HistoryOptions& o) {
+  const auto results = load_run_results(run, history_path(o.output_dir, o.history));
+  DEEP500_CHECK(results.contains("study"), run,
+                ": not a study (a run of a recipe with sweep: axes); its members are runs of "
+                "their own");
+  std::cout << study_table(study_from_json(results["study"]));
+  std::cout << "table as CSV: "
+            << (std::filesystem::path(results.at("results_file").get<std::string>()).parent_path() /
+                "metrics.csv")
+                   .string()
+            << "\n";
   return kSuccess;
 }
 
@@ -136,6 +163,15 @@ void add_history_commands(CommandLine& line) {
       .option("--plot", s->plot_dir,
               "write scoreboard.json and a Pareto plot (PNG, SVG) into this folder");
   add_history_options(scoreboard, s->runs).runs([s] { return scoreboard_command(*s); });
+
+  struct StudyOptions {
+    std::string run;
+    HistoryOptions runs;
+  };
+  auto st = std::make_shared<StudyOptions>();
+  auto study = line.add("study", "a study's table again (a recipe run with sweep: axes)");
+  study.positional("run", st->run, "history id, results folder or results.json of the study");
+  add_history_options(study, st->runs).runs([st] { return study_command(st->run, st->runs); });
 
   line.add("info", "this machine's hardware and software manifests (YAML)").runs(info_command);
 

@@ -17,12 +17,16 @@
 #include <iostream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "deep/error.h"
+#include "deep/output_file.h"
 #include "deep/text.h"
 #include "distributed/job.h"
 #include "distributed/mpi_communicator.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
+#include "recipes/format/machine.h"
 #include "recipes/format/recipe.h"
 #include "recipes/judging/reproduce.h"
 #include "recipes/results/runner.h"
@@ -36,11 +40,12 @@ namespace {
 
 // `mpirun -np RANKS <this program> COMMAND ...` (run or reproduce) for the
 // same arguments.
-std::vector<std::string> mpirun_command(int ranks, const std::string& command,
-                                        const RunOptions& o) {
+std::vector<std::string> mpirun_command(int ranks, const LauncherOptions& launcher,
+                                        const std::string& command, const RunOptions& o) {
   // --stdin none: mpirun runs in a process group of its own (below), where
   // reading the terminal would stop it.
   std::vector<std::string> args = {"mpirun", "-np", std::to_string(ranks), "--stdin", "none"};
+  for (const auto& a : launcher_arguments(launcher)) args.push_back(a);
   if (static_cast<unsigned>(ranks) > std::thread::hardware_concurrency())
     args.push_back("--oversubscribe");
   if (geteuid() == 0) args.push_back("--allow-run-as-root");
@@ -50,7 +55,11 @@ std::vector<std::string> mpirun_command(int ranks, const std::string& command,
   args.insert(args.end(), {self, command, o.recipe, "--output-dir", o.output_dir});
   for (const auto& s : o.sets) args.insert(args.end(), {"--set", s});
   if (!o.history.empty()) args.insert(args.end(), {"--history", o.history});
+  if (!o.label.empty() && command == "run") args.insert(args.end(), {"--label", o.label});
+  if (!o.summary_json.empty() && command == "run")
+    args.insert(args.end(), {"--summary-json", o.summary_json});
   if (!o.plots) args.push_back("--no-plots");
+  if (o.strict && command == "run") args.push_back("--strict");
   if (!o.progress) args.push_back("--no-progress");
   if (o.record_reference)
     args.insert(args.end(), {"--record-reference", std::to_string(o.record_reference)});
@@ -62,8 +71,12 @@ std::vector<std::string> mpirun_command(int ranks, const std::string& command,
 // through mpirun (in a process group of its own, so that Ctrl-C does not
 // also reach every rank directly), and the ranks record the run as
 // interrupted; mpirun itself exits 1 then.
-int run_under_mpirun(int ranks, const std::string& command, const RunOptions& o) {
-  std::vector<std::string> args = mpirun_command(ranks, command, o);
+int run_under_mpirun(const Recipe& recipe, const std::string& command, const RunOptions& o) {
+  const int ranks = recipe_ranks(recipe);
+  DEEP500_CHECK(recipe.launcher.kind != "none", o.recipe, ": trains on ", ranks,
+                " ranks and its launcher is none: start them yourself, e.g. mpirun -np ", ranks,
+                " deep500 ", command, " ", o.recipe, " (or srun inside an allocation)");
+  std::vector<std::string> args = mpirun_command(ranks, recipe.launcher, command, o);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -92,6 +105,20 @@ int run_under_mpirun(int ranks, const std::string& command, const RunOptions& o)
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// What the launch would do wrong on this machine (oversubscribed cores, a
+// hostfile promising more slots than cores): a warning each, an Error
+// with --strict.
+void check_launch(const Recipe& recipe, const RunOptions& o) {
+  const DetectedMachine machine = detect_machine();
+  const LauncherOptions& l = recipe.launcher;
+  const int slots = l.hostfile.empty() ? 0 : hostfile_local_slots(l.hostfile, machine.hostname);
+  for (const auto& warning : launch_warnings(recipe_ranks(recipe), recipe.software.threads,
+                                             machine.cores, slots, l.hostfile)) {
+    DEEP500_CHECK(!o.strict, o.recipe, ": ", warning, " (an error with --strict)");
+    std::cout << "deep500 run: warning: " << warning << std::endl;
+  }
+}
+
 // Under mpirun: the world communicator for the runner (null otherwise).
 distributed::Communicator* mpirun_world() {
   return distributed::launched_by_mpirun() ? &distributed::MpiCommunicator::world() : nullptr;
@@ -111,21 +138,31 @@ int run_command(const RunOptions& o) {
     std::cout << resolved_yaml(recipe);
     return kSuccess;
   }
-  if (const int ranks = recipe_ranks(recipe); !r.communicator && ranks > 1)
-    return run_under_mpirun(ranks, "run", o);
+  // Members in processes of their own start (and check) their own mpirun.
+  const bool members = members_in_processes(recipe, r);
+  if (!r.communicator && !members) check_launch(recipe, o);
+  if (!r.communicator && recipe_ranks(recipe) > 1 && !members)
+    return run_under_mpirun(recipe, "run", o);
   std::ostream silent(nullptr);
   std::ostream& out = !r.communicator || r.communicator->rank() == 0 ? std::cout : silent;
   InterruptScope interrupt;
   const RunSummary s =
       distributed::on_every_rank(r.communicator, [&] { return run_loaded_recipe(recipe, r, out); });
+  if (!o.summary_json.empty() && (!r.communicator || r.communicator->rank() == 0))
+    write_output_file(
+        o.summary_json,
+        {nlohmann::json{{"status", s.status}, {"results_dir", s.results_dir}, {"run_id", s.run_id}}
+             .dump() +
+         "\n"},
+        "writing --summary-json");
   if (s.status == "interrupted") return kInterrupted;
   return s.status == "failed" ? kCheckFailed : kSuccess;
 }
 
 int reproduce_command(const RunOptions& o) {
   if (!distributed::launched_by_mpirun()) {
-    const int ranks = recorded_ranks(o.recipe, history_path(o.output_dir, o.history));
-    if (ranks > 1) return run_under_mpirun(ranks, "reproduce", o);
+    const Recipe recorded = recorded_recipe(o.recipe, history_path(o.output_dir, o.history));
+    if (recipe_ranks(recorded) > 1) return run_under_mpirun(recorded, "reproduce", o);
   }
   RunOptions r = o;
   r.interrupt = &InterruptScope::requested();
@@ -165,6 +202,14 @@ void add_run_commands(CommandLine& line) {
       .option("--record-reference", r->record_reference,
               "N: run as a seed ensemble of N members and write its reference log "
               "(reference.yaml in the ensemble's results folder)")
+      .option("--label", r->label,
+              "TEXT: what tells this run from others of its recipe in history, scoreboard, "
+              "compare and plots (default: its --set overrides)")
+      .flag("--strict", r->strict,
+            "warnings about the launch (ranks x threads above the cores, a hostfile's slots "
+            "above them) are errors")
+      .option("--summary-json", r->summary_json,
+              "FILE: write the run's status, results folder and history id as JSON")
       .runs([r] { return run_command(*r); });
 
   auto p = std::make_shared<RunOptions>();

@@ -73,7 +73,19 @@ bool is_timing_metric(const std::string& name) {
 
 namespace {
 
-// ensemble: {repeat, olympic, confidence}; members differ in training.seed.
+// ensemble.processes: `auto` (0) or a count of processes.
+int64_t read_processes(Fields& f) {
+  const std::string text = f.text("processes", "1");
+  int64_t n = 0;
+  if (text == "auto") return n;
+  if (!parse_int(text, n) || n < 1 || n > 1024)
+    f.fail("processes",
+           cat("expected auto or a count of processes from 1 to 1024, got '", text, "'"));
+  f.resolve("processes", YAML::Node(n));
+  return n;
+}
+
+// ensemble: {repeat, olympic, confidence, processes}; members differ in training.seed.
 EnsembleOptions read_ensemble(Fields& top, const Recipe& r) {
   if (!top.has("ensemble")) return {};
   if (!recipe_task(r.task).seed)
@@ -86,6 +98,7 @@ EnsembleOptions read_ensemble(Fields& top, const Recipe& r) {
   if (e.olympic && e.repeat < 3)
     f.fail("olympic", "drops the best and the worst member, so it needs repeat >= 3");
   e.confidence = f.number("confidence", e.confidence, 0.5, 0.999);
+  e.processes = read_processes(f);
   f.finish();
   return e;
 }
@@ -125,6 +138,8 @@ Recipe parse_recipe(YAML::Node root, const std::string& path,
     top.node("reference_log");
   task->read(top, r);
   r.ensemble = read_ensemble(top, r);
+  r.sweep = read_sweep(top);
+  r.launcher = read_launcher(top);
 
   const auto known = recipe_metrics(r);
   for (const auto& text : top.texts("criteria")) {

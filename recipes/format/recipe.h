@@ -13,7 +13,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "recipes/format/launcher.h"
 #include "recipes/format/manifests.h"
+#include "recipes/format/sweep.h"
 #include "recipes/judging/criteria.h"
 #include "recipes/tasks/conformance_task.h"
 #include "recipes/tasks/inference_task.h"
@@ -31,6 +33,10 @@ struct EnsembleOptions {
   int64_t repeat = 1;        // 1: a single run, no ensemble
   bool olympic = false;      // drop each metric's best and worst member (repeat >= 3)
   double confidence = 0.95;  // of the means' Student-t intervals
+  // Members at once, each a `deep500 run` process of its own (1: one after
+  // another in this process; 0, written `auto`: as many as the machine's
+  // cores hold, cores / (ranks x threads); recipes/results/member_processes.h).
+  int64_t processes = 1;
 };
 
 struct Recipe {
@@ -60,6 +66,8 @@ struct Recipe {
   MatrixOptions op_matrix;
   std::vector<Criterion> criteria;
   EnsembleOptions ensemble;
+  SweepOptions sweep;        // axes: the recipe is a study of one run per point
+  LauncherOptions launcher;  // how `deep500 run` starts a distributed recipe's ranks
 
   YAML::Node resolved;                                // every field as read, defaults included
   std::map<std::string, std::string> manifest_files;  // manifest -> its file

@@ -46,8 +46,10 @@ std::vector<double> numbers(const json& j) {
 
 std::string describe_run(const json& r) {
   const json& recipe = member(r, "recipe");
-  return cat(text_of(recipe, "name"), " ", text_of(recipe, "version"), ", ", text_of(r, "status"),
-             ", started ", text_of(r, "started_utc"));
+  const std::string label = text_of(r, "label");
+  return cat(text_of(recipe, "name"), " ", text_of(recipe, "version"),
+             label.empty() ? "" : " [" + label + "]", ", ", text_of(r, "status"), ", started ",
+             text_of(r, "started_utc"));
 }
 
 MetricComparison compare_metric(const std::string& name, const json& a, const json& b,

@@ -49,12 +49,10 @@ std::string judge(const std::map<std::string, double>& first,
 
 }  // namespace
 
-int recorded_ranks(const std::string& ref, const std::string& history_path) {
+Recipe recorded_recipe(const std::string& ref, const std::string& history_path) {
   const json run = load_run_results(ref, history_path);
-  const Recipe r =
-      parse_recipe(json_to_yaml(run.at("resolved_recipe")),
-                   cat(run.at("results_file").get<std::string>(), ": resolved_recipe"), {});
-  return recipe_ranks(r);
+  return parse_recipe(json_to_yaml(run.at("resolved_recipe")),
+                      cat(run.at("results_file").get<std::string>(), ": resolved_recipe"), {});
 }
 
 Reproduction reproduce_run(const std::string& ref, const RunOptions& o, std::ostream& out) {
@@ -65,6 +63,7 @@ Reproduction reproduce_run(const std::string& ref, const RunOptions& o, std::ost
   RunOptions again = o;
   again.recipe = file;
   again.reproduces = file;
+  again.label = first.value("label", "");  // e.g. a sweep member's axes
   Reproduction rep;
   rep.run = run_loaded_recipe(r, again, out);
   // A rank other than 0 of a distributed run writes nothing to compare.

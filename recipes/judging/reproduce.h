@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "recipes/format/recipe.h"
 #include "recipes/judging/comparison.h"
 #include "recipes/results/runner.h"
 
@@ -29,8 +30,9 @@ struct Reproduction {
   std::vector<FieldDifference> setup_differences;
 };
 
-// The MPI ranks the recorded run `ref` trained on (1 for other tasks).
-int recorded_ranks(const std::string& ref, const std::string& history_path);
+// The recipe the recorded run `ref` ran (its resolved recipe), e.g. for the
+// MPI ranks it trained on and how they were launched.
+Recipe recorded_recipe(const std::string& ref, const std::string& history_path);
 
 // `o.recipe`, `o.sets` and `o.dry_run` are not used. Error for bad input.
 Reproduction reproduce_run(const std::string& ref, const RunOptions& o, std::ostream& out);

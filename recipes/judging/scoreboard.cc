@@ -105,6 +105,7 @@ std::string format_scoreboard(const Scoreboard& s, const std::vector<Objective>&
       std::snprintf(cell, sizeof cell, " %18s", short_number(v).c_str());
       out += cell;
     }
+    if (!e.run.label.empty()) out += cat("  [", e.run.label, "]");
     out += "\n";
   }
   out += cat(s.entries.size(), " runs ranked; * marks the Pareto front\n");
@@ -120,6 +121,7 @@ nlohmann::json scoreboard_json(const Scoreboard& s, const std::vector<Objective>
   for (const auto& e : s.entries)
     j["entries"].push_back({{"run", e.run.id},
                             {"recipe", e.run.recipe + " " + e.run.recipe_version},
+                            {"label", e.run.label},
                             {"values", e.values},
                             {"front", e.front}});
   return j;

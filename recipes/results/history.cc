@@ -48,6 +48,8 @@ const std::vector<const char*> kMigrations = {
          position INTEGER NOT NULL,
          member_id INTEGER NOT NULL REFERENCES runs (id),
          PRIMARY KEY (ensemble_id, position));)",
+    // Labels: what tells a run from others of its recipe.
+    R"(ALTER TABLE runs ADD COLUMN label TEXT NOT NULL DEFAULT '';)",
 };
 
 // A prepared statement, finalized on scope exit.
@@ -197,12 +199,12 @@ int64_t History::record(const RunRecord& r) {
   try {
     Statement run(db_,
                   "INSERT INTO runs (recipe, recipe_version, task, status, started_utc, "
-                  "finished_utc, seconds, results_dir, git_revision, hostname, resolved_recipe) "
-                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  "finished_utc, seconds, results_dir, git_revision, hostname, resolved_recipe, "
+                  "label) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                   path_);
     run.bind(1, r.recipe).bind(2, r.recipe_version).bind(3, r.task).bind(4, r.status);
     run.bind(5, r.started_utc).bind(6, r.finished_utc).bind(7, r.seconds).bind(8, r.results_dir);
-    run.bind(9, r.git_revision).bind(10, r.hostname).bind(11, r.resolved_recipe);
+    run.bind(9, r.git_revision).bind(10, r.hostname).bind(11, r.resolved_recipe).bind(12, r.label);
     run.step();
     const int64_t id = sqlite3_last_insert_rowid(db_);
     for (const auto& [name, value] : r.metrics) {
@@ -236,7 +238,7 @@ std::vector<RunRecord> History::select(const std::string& where,
                                        const std::vector<std::string>& args) const {
   Statement s(db_,
               "SELECT id, recipe, recipe_version, task, status, started_utc, finished_utc, "
-              "seconds, results_dir, git_revision, hostname, resolved_recipe FROM runs " +
+              "seconds, results_dir, git_revision, hostname, resolved_recipe, label FROM runs " +
                   where + " ORDER BY started_utc, id",
               path_);
   for (size_t i = 0; i < args.size(); ++i) s.bind(static_cast<int>(i + 1), args[i]);
@@ -255,6 +257,7 @@ std::vector<RunRecord> History::select(const std::string& where,
     r.git_revision = s.text(9);
     r.hostname = s.text(10);
     r.resolved_recipe = s.text(11);
+    r.label = s.text(12);
     out.push_back(std::move(r));
   }
   for (auto& r : out) {

@@ -38,6 +38,9 @@ struct RunRecord {
   double seconds = 0;
   std::string results_dir, git_revision, hostname;
   std::string resolved_recipe;  // JSON
+  // What tells the run from others of its recipe: `run --label`, a sweep
+  // member's axes, or else its --set overrides ("" for none).
+  std::string label;
   std::map<std::string, double> metrics;
   std::vector<CriterionRecord> criteria;
   std::vector<int64_t> members;  // a seed ensemble's member runs, in order (else empty)

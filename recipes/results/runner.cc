@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -25,8 +26,11 @@
 #include "recipes/judging/reference_band.h"
 #include "recipes/results/ensemble.h"
 #include "recipes/results/history.h"
+#include "recipes/results/measurements_json.h"
+#include "recipes/results/member_processes.h"
 #include "recipes/results/plots.h"
 #include "recipes/results/reference_recording.h"
+#include "recipes/results/study.h"
 #include "recipes/tasks/model_feeds.h"
 #include "recipes/tasks/recipe_task.h"
 #include "recipes/tasks/tasks.h"
@@ -121,15 +125,6 @@ nlohmann::json verdicts_json(const std::vector<Verdict>& verdicts) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& v : verdicts)
     out.push_back({{"criterion", v.criterion}, {"passed", v.passed}, {"detail", v.detail}});
-  return out;
-}
-
-nlohmann::json metrics_json(const Measurements& m) {
-  nlohmann::json out = nlohmann::json::object();
-  for (const auto& [name, value] : m.final_values) out[name]["value"] = value;
-  for (const auto& [name, values] : m.per_epoch) out[name]["per_epoch"] = values;
-  for (const auto& [name, values] : m.samples) out[name]["samples"] = values;
-  for (const auto& [name, count] : m.trials) out[name]["trials"] = count;
   return out;
 }
 
@@ -253,6 +248,20 @@ nlohmann::json reference_figures(const Recipe& r, const Measurements& m) {
   return out;
 }
 
+// o.label, or else r's --set overrides.
+std::string run_label(const Recipe& r, const RunOptions& o) {
+  if (!o.label.empty()) return o.label;
+  std::vector<std::string> sets;
+  for (const auto& [path, value] : r.overrides) sets.push_back(path + "=" + value);
+  return join(sets, ", ");
+}
+
+// Member k's label: the ensemble's and the member's seed.
+std::string member_label(const Recipe& r, const RunOptions& o, uint64_t seed) {
+  const std::string label = run_label(r, o);
+  return cat(label, label.empty() ? "" : ", ", recipe_task(r.task).seed_field, "=", seed);
+}
+
 // results.json: the recipe as it ran, the machine, the task's context,
 // seeds, figures and details, and the verdicts.
 nlohmann::json results_json(const Recipe& r, const RunOptions& o, const DetectedMachine& machine,
@@ -265,6 +274,7 @@ nlohmann::json results_json(const Recipe& r, const RunOptions& o, const Detected
             {"description", r.header.description},
             {"file", fs::absolute(o.recipe).string()}}},
           {"reproduces", o.reproduces},
+          {"label", run_label(r, o)},
           {"resolved_recipe", yaml_to_json(r.resolved)},
           {"manifest_files", r.manifest_files},
           {"overrides", r.overrides},
@@ -275,7 +285,9 @@ nlohmann::json results_json(const Recipe& r, const RunOptions& o, const Detected
           {"started_utc", run.started},
           {"finished_utc", run.finished},
           {"status", status},
-          {"metrics", metrics_json(run.task.measurements)},
+          {"task_seconds", run.task.seconds},
+          {"broken", run.task.broken},
+          {"metrics", measurements_json(run.task.measurements)},
           {"criteria", verdicts_json(verdicts)},
           {"reference_figures", reference_figures(r, run.task.measurements)},
           {r.task, run.task.details}};
@@ -305,6 +317,7 @@ RunRecord run_record(const Recipe& r, const nlohmann::json& results, const Timed
   rec.git_revision = run.task.context.value("git_revision", "unknown");
   rec.hostname = results.at("machine").at("hostname");
   rec.resolved_recipe = results.at("resolved_recipe").dump();
+  rec.label = results.at("label").get<std::string>();
   rec.metrics = run.task.measurements.final_values;
   for (const auto& v : verdicts) rec.criteria.push_back({v.criterion, v.passed, v.detail});
   return rec;
@@ -390,7 +403,8 @@ Recipe ensemble_member(const Recipe& r, int64_t k) {
 
 // The ensemble as one run: the members' means judged, their seeds, times
 // and context, and its own entry (the spread, the members) in results.json.
-TimedRun ensemble_run(const std::vector<SingleRun>& members, const EnsembleSummary& e) {
+TimedRun ensemble_run(const std::vector<SingleRun>& members, const EnsembleSummary& e,
+                      int64_t processes) {
   TimedRun t;
   t.started = members.front().run.started;
   t.finished = members.back().run.finished;
@@ -409,6 +423,7 @@ TimedRun ensemble_run(const std::vector<SingleRun>& members, const EnsembleSumma
     measured.push_back(&m.run.task.measurements);
   }
   t.task.details["statistics"] = to_json(e);
+  t.task.details["processes"] = processes;
   t.task.csv = ensemble_csv(measured);
   return t;
 }
@@ -428,8 +443,8 @@ void write_reference(const Recipe& r, const std::vector<SingleRun>& members,
       << recipe_global_batch(r) << " in " << file << std::endl;
 }
 
-// The members, one after another, and their seeds; an interrupted member
-// ends the ensemble.
+// The members, one after another in this process, and their seeds; an
+// interrupted member ends the ensemble.
 std::vector<SingleRun> run_members(const Recipe& r, const RunOptions& o,
                                    std::vector<uint64_t>& seeds, std::ostream& out) {
   const RecipeTask& task = recipe_task(r.task);
@@ -441,20 +456,87 @@ std::vector<SingleRun> run_members(const Recipe& r, const RunOptions& o,
     seeds.push_back(*task.seed(m));
     out << "deep500 run: ensemble member " << k + 1 << " of " << r.ensemble.repeat << ", "
         << task.seed_field << " " << seeds.back() << std::endl;
+    member_options.label = member_label(r, o, seeds.back());
     members.push_back(run_single(m, member_options, out));
     if (members.back().run.task.interrupted) break;
   }
   return members;
 }
 
+// A member that ran in a process of its own, read back from its
+// results.json; Error naming it when it could not run.
+SingleRun member_from_process(const MemberProcess& p, const MemberExit& e) {
+  if (e.summary.is_null()) {
+    const auto lines = split(e.output, '\n');
+    std::string last;
+    for (const auto& line : lines)
+      if (!line.empty()) last = line;
+    throw Error(cat(p.name, " could not run (exit code ", e.exit_code, ")",
+                    last.empty() ? "" : ": " + last));
+  }
+  SingleRun m;
+  m.summary.status = e.summary.at("status").get<std::string>();
+  m.summary.results_dir = e.summary.at("results_dir").get<std::string>();
+  m.summary.run_id = e.summary.at("run_id").get<int64_t>();
+  const nlohmann::json results = load_run_results(m.summary.results_dir, "");
+  TaskRun& task = m.run.task;
+  task.measurements = measurements_from_json(results.at("metrics"));
+  task.seeds = results.at("seeds");
+  task.context = results.at("context");
+  task.interrupted = m.summary.status == "interrupted";
+  task.broken = results.at("broken").get<bool>();
+  task.seconds = results.at("task_seconds").get<double>();
+  m.run.started = results.at("started_utc").get<std::string>();
+  m.run.finished = results.at("finished_utc").get<std::string>();
+  return m;
+}
+
+// The members as processes of their own, `at_once` at a time
+// (recipes/results/member_processes.h): each runs o.recipe with o's
+// overrides, no ensemble and its seed.
+std::vector<SingleRun> run_members_in_processes(const Recipe& r, const RunOptions& o,
+                                                int64_t at_once, std::vector<uint64_t>& seeds,
+                                                std::ostream& out) {
+  const RecipeTask& task = recipe_task(r.task);
+  std::vector<MemberProcess> processes;
+  for (int64_t k = 0; k < r.ensemble.repeat; ++k) {
+    Recipe member = ensemble_member(r, k);
+    seeds.push_back(*task.seed(member));
+    MemberProcess p;
+    p.name = cat("ensemble member ", k + 1, " of ", r.ensemble.repeat, ", ", task.seed_field, " ",
+                 seeds.back());
+    std::vector<std::string> sets = o.sets;
+    sets.insert(sets.end(), {"ensemble={repeat: 1}", cat(task.seed_field, "=", seeds.back())});
+    p.args = member_run_args(o, member_label(r, o, seeds.back()), false, sets);
+    processes.push_back(std::move(p));
+  }
+  out << "deep500 run: " << r.ensemble.repeat << " ensemble members, " << at_once
+      << " at a time, each a process of its own" << std::endl;
+  const std::vector<MemberExit> exits = run_member_processes(processes, at_once, o.interrupt, out);
+  std::vector<SingleRun> members;
+  const bool interrupted = o.interrupt && o.interrupt->load();
+  for (size_t k = 0; k < exits.size(); ++k) {
+    // Interrupted before it could write anything: it did not run.
+    if (!exits[k].started || (interrupted && exits[k].summary.is_null())) continue;
+    members.push_back(member_from_process(processes[k], exits[k]));
+  }
+  seeds.resize(members.size());
+  return members;
+}
+
 RunSummary run_ensemble(const Recipe& r, const RunOptions& o, std::ostream& out) {
   std::vector<uint64_t> seeds;
-  const std::vector<SingleRun> members = run_members(r, o, seeds, out);
+  const bool in_processes = members_in_processes(r, o);
+  const int64_t at_once = in_processes ? members_at_once(r, detect_machine().cores) : 1;
+  const std::vector<SingleRun> members = in_processes
+                                             ? run_members_in_processes(r, o, at_once, seeds, out)
+                                             : run_members(r, o, seeds, out);
+  if (members.empty()) return {"interrupted", "", 0};  // interrupted before any member started
   std::vector<Measurements> measured;
   for (const auto& m : members) measured.push_back(m.run.task.measurements);
   const EnsembleSummary e =
       summarize_ensemble(measured, r.criteria, r.ensemble.olympic, r.ensemble.confidence);
-  const TimedRun run = ensemble_run(members, e);
+  const TimedRun run = ensemble_run(members, e, at_once);
   const std::vector<Verdict> verdicts = judge(r, run.task.measurements);
   RunSummary s;
   s.status = run_status(run.task, verdicts, o.communicator);
@@ -484,13 +566,88 @@ RunSummary run_ensemble(const Recipe& r, const RunOptions& o, std::ostream& out)
   return s;
 }
 
+// The metrics the study's table shows: those the criteria name, then the
+// speedup metric.
+std::vector<std::string> study_metrics(const Recipe& r) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& name) {
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  };
+  for (const auto& c : r.criteria) add(c.metric);
+  add(r.sweep.speedup_metric);
+  return out;
+}
+
+// One verdict per member: its own status.
+std::vector<Verdict> member_verdicts(const Study& study) {
+  std::vector<Verdict> out;
+  for (const auto& m : study.members)
+    out.push_back(
+        {cat("member ", m.label), m.status == "passed", cat("run ", m.run_id, ": ", m.status)});
+  return out;
+}
+
+RunSummary run_study(const Recipe& r, const RunOptions& o, std::ostream& out) {
+  DEEP500_CHECK(o.reproduces.empty(), o.recipe,
+                ": a study is reproduced member by member: `deep500 reproduce ID` of each member "
+                "run (`deep500 study` lists them)");
+  DEEP500_CHECK(!o.communicator, o.recipe,
+                ": a sweep starts its members itself (each its own mpirun); run it without mpirun");
+  const std::vector<SweepPoint> points = sweep_points(r.sweep);
+  std::vector<int> ranks;
+  const std::vector<MemberProcess> processes = study_processes(r, o, points, ranks);
+  History history(history_path(o.output_dir, o.history));  // checked writable before running
+  const fs::path base = results_base(o.output_dir, r.header.name);
+  out << "deep500 run: " << r.header.name << " " << r.header.version << ": a study of "
+      << points.size() << " members, " << r.sweep.processes << " at a time" << std::endl;
+  TimedRun run;
+  run.started = utc_time("%Y-%m-%dT%H:%M:%SZ");
+  const auto start = std::chrono::steady_clock::now();
+  const auto exits = run_member_processes(processes, r.sweep.processes, o.interrupt, out);
+  run.task.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.finished = utc_time("%Y-%m-%dT%H:%M:%SZ");
+  run.task.interrupted = o.interrupt && o.interrupt->load();
+  Study study = read_study(r, points, ranks, processes, exits, run.task.interrupted);
+  study.shown = study_metrics(r);
+  if (study.members.empty()) return {"interrupted", "", 0};
+  run.task.details = study_json(study);
+  run.task.context = study.context;
+  run.task.csv = study_csv(study);
+  run.task.interrupted = run.task.interrupted || study.members.size() < points.size();
+  const std::vector<Verdict> verdicts = member_verdicts(study);
+  RunSummary s;
+  s.status = run_status(run.task, verdicts, nullptr);
+  s.results_dir = new_results_dir(base, o.output_dir);
+  nlohmann::json results = results_json(r, o, detect_machine(), run, verdicts, s.status);
+  results.erase(r.task);
+  results["study"] = run.task.details;
+  std::vector<int64_t> ids;
+  for (const auto& m : study.members) ids.push_back(m.run_id);
+  record_run(r, results, run, verdicts, history, s, ids);
+  out << study_table(study);
+  if (o.plots) out << render_plots({s.results_dir}, s.results_dir) << "\n";
+  out << "deep500 run: study " << s.status << "; table in " << s.results_dir << "/metrics.csv; run "
+      << s.run_id << " in " << history.path() << std::endl;
+  return s;
+}
+
 }  // namespace
+
+bool members_in_processes(const Recipe& r, const RunOptions& o) {
+  if (o.communicator || !o.reproduces.empty()) return false;
+  return !r.sweep.axes.empty() || (r.ensemble.repeat > 1 && r.ensemble.processes != 1);
+}
 
 RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream& out) {
   DEEP500_CHECK(!o.record_reference || r.training.planted_bugs.empty(),
                 "--record-reference: ", o.recipe,
                 " plants bugs (training.planted_bugs: ", join(r.training.planted_bugs, ", "),
                 "); a reference is measured on correct code");
+  DEEP500_CHECK(!o.record_reference || r.sweep.axes.empty(), "--record-reference: ", o.recipe,
+                " is a sweep; record a reference from one point (--set 'sweep={}' and the "
+                "point's values)");
+  if (!r.sweep.axes.empty()) return run_study(r, o, out);
   if (r.ensemble.repeat > 1) return run_ensemble(r, o, out);
   return run_single(r, o, out).summary;
 }

@@ -38,6 +38,15 @@ struct RunOptions {
   // sets ensemble.repeat=N) and write reference.yaml into the ensemble's
   // results folder (recipes/results/reference_recording.h); 0: off.
   int64_t record_reference = 0;
+  // Where `deep500 run` writes {status, results_dir, run_id} as JSON when
+  // the run ends ("" = nowhere; an ensemble's members in processes of their
+  // own tell their parent this way).
+  std::string summary_json;
+  // Warnings about the launch (recipes/format/launcher.h) are errors.
+  bool strict = false;
+  // What tells this run from others of its recipe in history, scoreboard,
+  // compare and plot legends ("" = its --set overrides, "PATH=VALUE, ...").
+  std::string label;
   // A recipe with training.distributed runs on these ranks (every rank
   // calls the runner; rank 0 alone writes results and the history).
   distributed::Communicator* communicator = nullptr;
@@ -62,6 +71,13 @@ RunSummary run_recipe(const RunOptions& o, std::ostream& out);
 // The same for a recipe already loaded (o.recipe names it in errors and
 // results; o.sets and o.dry_run are not used).
 RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream& out);
+
+// Whether r's members run as processes of their own: a sweep's
+// (recipes/results/study.h), or a seed ensemble's with ensemble.processes
+// other than 1 (not under mpirun, where every rank runs the members in
+// turn, nor when reproducing, which reruns them in turn). A distributed
+// recipe's members then each start their own mpirun.
+bool members_in_processes(const Recipe& r, const RunOptions& o);
 
 // The history file of `o`.
 std::string history_path(const std::string& output_dir, const std::string& history);

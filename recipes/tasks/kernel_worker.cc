@@ -82,7 +82,7 @@ std::string run_first(const KernelJob& job) {
 
 fs::path this_library_directory() {
   Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&kernel_worker_executable), &info) == 0 || !info.dli_fname)
+  if (dladdr(reinterpret_cast<void*>(&deep500_executable), &info) == 0 || !info.dli_fname)
     return {};
   return fs::path(info.dli_fname).parent_path();
 }
@@ -156,8 +156,8 @@ ChildResult run_kernel_job(const KernelJob& job, double timeout_seconds) {
   static std::unique_ptr<WorkerProcess> worker;
   std::lock_guard<std::mutex> lock(mutex);
   if (!worker)
-    worker = std::make_unique<WorkerProcess>(
-        std::vector<std::string>{kernel_worker_executable(), kKernelWorkerCommand});
+    worker = std::make_unique<WorkerProcess>(std::vector<std::string>{
+        deep500_executable("run without isolation (--no-isolate) instead"), kKernelWorkerCommand});
   const std::string request = encode_kernel_job(job);
   bool started = false;
   ChildResult r = worker->run(request, timeout_seconds, &started);
@@ -178,7 +178,7 @@ int kernel_worker_main() {
   });
 }
 
-std::string kernel_worker_executable() {
+std::string deep500_executable(const std::string& instead) {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec && self.filename() == "deep500") return self.string();
@@ -188,11 +188,8 @@ std::string kernel_worker_executable() {
     tried.push_back(p.lexically_normal());
     if (access(p.c_str(), X_OK) == 0) return p.lexically_normal().string();
   }
-  throw Error(
-      cat("cannot find the deep500 executable that runs kernels in a fresh process "
-          "(looked for ",
-          tried[0].string(), " and ", tried[1].string(),
-          "); run without isolation (--no-isolate) instead"));
+  throw Error(cat("cannot find the deep500 executable to start anew (looked for ",
+                  tried[0].string(), " and ", tried[1].string(), "); ", instead));
 }
 
 }  // namespace deep500::recipes

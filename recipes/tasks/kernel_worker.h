@@ -63,10 +63,11 @@ ChildResult run_kernel_job(const KernelJob& job, double timeout_seconds = 0);
 // job's settings and libraries, runs it, replies. Returns the exit status.
 int kernel_worker_main();
 
-// The deep500 executable that serves as the worker: this process when it is
-// deep500, else the one beside deep500's libraries (the build tree's
-// recipes/deep500, an install's bin/deep500). Throws Error saying where it
-// looked when there is none.
-std::string kernel_worker_executable();
+// The deep500 executable, for a worker or a member run started anew: this
+// process when it is deep500, else the one beside deep500's libraries (the
+// build tree's recipes/deep500, an install's bin/deep500; e.g. from Python).
+// Throws Error saying where it looked, and `instead` (what to do without it),
+// when there is none.
+std::string deep500_executable(const std::string& instead);
 
 }  // namespace deep500::recipes

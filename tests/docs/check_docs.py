@@ -121,8 +121,10 @@ def is_placeholder(token):
 
 
 def is_usage_line(tokens):
-    return any(t in ("...", "|") or t.startswith(("[", "(")) or t.endswith(("]", ")")) or
-               "|" in t for t in tokens)
+    """[OPTIONAL], (A|B), ...; not a KEY=[list] value such as criteria=[...]."""
+    def optional(t):
+        return (t.startswith(("[", "(")) or t.endswith(("]", ")"))) and "=[" not in t
+    return any(t in ("...", "|") or optional(t) or "|" in t for t in tokens)
 
 
 class Checker:

@@ -33,6 +33,19 @@ def test_run_recipe_runs_and_records_in_the_history(source_dir, tmp_path):
     assert results["status"] == "passed"
 
 
+def test_run_recipe_from_python_starts_deep500_for_ensemble_members(source_dir, tmp_path):
+    """Members in processes of their own are the deep500 executable, not this python."""
+    r = deep500.run_recipe(str(source_dir / "recipes" / "fashion_mnist_mlp.yaml"),
+                           ["ensemble.repeat=2", "ensemble.processes=2", "training.subset=3000",
+                            "training.test_subset=500", "criteria=[test_accuracy >= 0.3 by epoch 1]"],
+                           output_dir=str(tmp_path), label="from python")
+    assert r["status"] == "passed", r["log"]
+    assert "2 at a time, each a process of its own" in r["log"]
+    runs = sorted(deep500.history(str(tmp_path / "history.sqlite")), key=lambda run: run["id"])
+    assert [run["label"] for run in runs] == ["from python, training.seed=1",
+                                              "from python, training.seed=2", "from python"]
+
+
 def test_a_recipe_override_with_a_typo_is_an_error(source_dir, tmp_path):
     with pytest.raises(deep500.Error, match="training.epoch"):
         deep500.run_recipe(str(source_dir / "recipes" / "fashion_mnist_mlp.yaml"),

@@ -324,10 +324,13 @@ TEST_F(RecipeFiles, HistoryRecordsAndReadsRuns) {
   {
     History h(path);
     EXPECT_EQ(h.schema_version(), History::latest_schema_version());
-    const int64_t id = h.record(sample_run("a", 1));
+    RunRecord labelled = sample_run("a", 1);
+    labelled.label = "scheme=ps, ranks=2";
+    const int64_t id = h.record(labelled);
     h.record(sample_run("b", 2));
     const RunRecord back = h.run(id);
     EXPECT_EQ(back.recipe, "a");
+    EXPECT_EQ(back.label, "scheme=ps, ranks=2");
     EXPECT_EQ(back.status, "failed");
     EXPECT_DOUBLE_EQ(back.metrics.at("test_accuracy"), 0.51);
     ASSERT_EQ(back.criteria.size(), 1u);
@@ -375,6 +378,28 @@ TEST_F(RecipeFiles, RepeatedKeysAndZeroEpochsAreErrors) {
   const std::string ok = write("ok.yaml", recipe());
   EXPECT_NE(error_of([&] { load_recipe(ok, {"training.epochs=0"}); }).find("training.epochs"),
             std::string::npos);
+}
+
+// A history written before labels (schema version 2) is migrated on open:
+// its runs are kept, unlabelled, and new runs carry their labels.
+TEST_F(RecipeFiles, HistoryMigratesAFileWithoutLabels) {
+  const std::string path = (dir_ / "old.sqlite").string();
+  { History(path).record(sample_run("a", 1)); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE runs DROP COLUMN label; PRAGMA user_version = 2", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  History h(path);
+  EXPECT_EQ(h.schema_version(), History::latest_schema_version());
+  RunRecord labelled = sample_run("a", 2);
+  labelled.label = "training.epochs=2";
+  h.record(labelled);
+  const auto runs = h.runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].label, "");
+  EXPECT_EQ(runs[1].label, "training.epochs=2");
 }
 
 TEST_F(RecipeFiles, HistoryRefusesFilesItDoesNotOwn) {

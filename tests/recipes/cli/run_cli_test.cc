@@ -71,11 +71,19 @@ TEST_F(RunCli, QuickRecipePassesWritesResultsAndIsRecorded) {
   EXPECT_TRUE(fs::exists(results / "metrics.csv"));
   EXPECT_TRUE(fs::exists(results / "training_curves.png"));
   EXPECT_TRUE(fs::exists(results / "training_curves.svg"));
-  // A second run is a second row; --recipe filters.
-  ASSERT_EQ(run(run_args("fashion_mnist_mlp.yaml", "--no-plots")).rc, 0);
-  EXPECT_EQ(history().size(), 2u);
+  EXPECT_EQ(j["label"], "");  // no --label, no --set
+  // A second run is a second row, labelled; --recipe filters.
+  ASSERT_EQ(run(run_args("fashion_mnist_mlp.yaml", "--no-plots --label 'second try'")).rc, 0);
+  ASSERT_EQ(history().size(), 2u);
+  EXPECT_EQ(history()[1]["label"], "second try");
   auto listed = run("history --recipe fashion_mnist_mlp --output-dir " + dir_.string());
   EXPECT_NE(listed.out.find("2 runs in"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("[second try]"), std::string::npos) << listed.out;
+  auto ranked = run("scoreboard --objectives test_accuracy:max --output-dir " + dir_.string());
+  EXPECT_NE(ranked.out.find("[second try]"), std::string::npos) << ranked.out;
+  auto compared = run("compare 1 2 --output-dir " + dir_.string());
+  EXPECT_NE(compared.out.find("fashion_mnist_mlp 1.0.0 [second try], passed"), std::string::npos)
+      << compared.out;
 }
 
 // A seed ensemble: three recorded member runs (seeds 1, 2, 3), then the
@@ -124,6 +132,159 @@ TEST_F(RunCli, SeedEnsembleRecordsItsMembersAndJudgesTheirMean) {
   EXPECT_NE(ensemble.out.find("reproduced bit for bit"), std::string::npos) << ensemble.out;
   auto listed = run("history --output-dir " + dir_.string());
   EXPECT_NE(listed.out.find("(ensemble of runs 1, 2, 3)"), std::string::npos) << listed.out;
+}
+
+// ensemble.processes: the members run at once, each a process of its own
+// (the second starts before the first ends), and measure bit for bit what
+// members run one after another in one process measure.
+TEST_F(RunCli, EnsembleMembersRunAsProcessesOfTheirOwn) {
+  const std::string quick =
+      "--no-plots --set ensemble.repeat=2 --set training.subset=6000 "
+      "--set training.test_subset=1000 --set 'criteria=[test_accuracy >= 0.5 by epoch 1]' ";
+  auto r = run(run_args("fashion_mnist_mlp.yaml", quick + "--set ensemble.processes=2"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("2 ensemble members, 2 at a time"), std::string::npos) << r.out;
+  const size_t second = r.out.find("member 2 of 2, training.seed 2: started");
+  ASSERT_NE(second, std::string::npos) << r.out;
+  EXPECT_LT(second, r.out.find(": ended, exit code 0")) << r.out;
+  ASSERT_EQ(run(run_args("fashion_mnist_mlp.yaml", quick)).rc, 0);  // one after another
+  nlohmann::json runs;
+  for (const auto& row : history()) runs[row["id"].get<int>() - 1] = row;
+  ASSERT_EQ(runs.size(), 6u);
+  auto results = [&](int k) {
+    return read_json(fs::path(runs[k]["results_dir"].get<std::string>()) / "results.json");
+  };
+  EXPECT_EQ(runs[2]["members"].size(), 2u);
+  EXPECT_EQ(results(2)["ensemble"]["processes"], 2);
+  EXPECT_EQ(results(5)["ensemble"]["processes"], 1);
+  for (const int member : {0, 1}) {
+    const auto parallel = results(runs[2]["members"][member].get<int>() - 1);
+    const auto sequential = results(runs[5]["members"][member].get<int>() - 1);
+    EXPECT_EQ(parallel["resolved_recipe"]["training"]["seed"], member + 1);
+    EXPECT_NE(
+        parallel["label"].get<std::string>().find("training.seed=" + std::to_string(member + 1)),
+        std::string::npos);
+    EXPECT_EQ(parallel["metrics"]["train_loss"], sequential["metrics"]["train_loss"]);
+    EXPECT_EQ(parallel["metrics"]["test_accuracy"], sequential["metrics"]["test_accuracy"]);
+  }
+  EXPECT_EQ(results(2)["metrics"]["test_accuracy"], results(5)["metrics"]["test_accuracy"]);
+}
+
+// An interrupt reaches members running in processes of their own: each is
+// recorded interrupted, and so is the ensemble.
+TEST_F(RunCli, InterruptedEnsembleOfProcessesRecordsItsMembersInterrupted) {
+  const int status = deep500::testing::signal_after(
+      {"run", kRecipes + "/fashion_mnist_mlp.yaml", "--output-dir", dir_.string(), "--no-progress",
+       "--no-plots", "--set", "ensemble.repeat=3", "--set", "ensemble.processes=2", "--set",
+       "training.epochs=200"},
+      (dir_ / "out.txt").string(), SIGINT, std::chrono::seconds(4));
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130) << deep500::read_file((dir_ / "out.txt").string());
+  nlohmann::json runs;
+  for (const auto& row : history()) runs[row["id"].get<int>() - 1] = row;
+  ASSERT_EQ(runs.size(), 3u) << deep500::read_file((dir_ / "out.txt").string());
+  for (const auto& row : runs) EXPECT_EQ(row["status"], "interrupted");
+  EXPECT_EQ(runs[2]["members"].size(), 2u);  // the third never started
+}
+
+// The shipped scaling study, made small: 2 schemes x 1 and 2 MPI ranks,
+// each point an ensemble of 2. Every member is recorded with its label,
+// the study lists them, its table and CSV give each member's mean with its
+// interval, the speedup against the baseline and the efficiency, and
+// `deep500 study` shows the table again.
+TEST_F(RunCli, ScalingStudyRecordsLabelledMembersAndTheirSpeedups) {
+  auto r = run(run_args(
+      "fashion_mnist_lenet_scaling.yaml",
+      "--set 'sweep={training.distributed.scheme: [allreduce, \"local-sgd:4\"], "
+      "training.distributed.ranks: [1, 2], baseline: {training.distributed.scheme: allreduce, "
+      "training.distributed.ranks: 1}}' --set ensemble.repeat=2 --set training.subset=3000 "
+      "--set training.test_subset=500 --set 'criteria=[test_accuracy >= 0.3 by epoch 1]'"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("a study of 4 members, 1 at a time"), std::string::npos) << r.out;
+  nlohmann::json runs;
+  for (const auto& row : history()) runs[row["id"].get<int>() - 1] = row;
+  ASSERT_EQ(runs.size(), 13u);  // 4 x (2 members + their ensemble) + the study
+  const auto& study_row = runs[12];
+  EXPECT_EQ(study_row["members"], (nlohmann::json{3, 6, 9, 12}));
+  EXPECT_EQ(runs[8]["label"], "scheme=local-sgd:4, ranks=1");
+  EXPECT_EQ(runs[6]["label"], "scheme=local-sgd:4, ranks=1, training.seed=1");
+  const fs::path dir = study_row["results_dir"].get<std::string>();
+  const auto results = read_json(dir / "results.json");
+  const auto& members = results["study"]["members"];
+  ASSERT_EQ(members.size(), 4u);
+  EXPECT_EQ(results["study"]["baseline"], "scheme=allreduce, ranks=1");
+  EXPECT_EQ(members[0]["speedup"], 1.0);
+  for (const auto& m : members) {
+    const auto rate = read_json(fs::path(m["results_dir"].get<std::string>()) / "results.json");
+    EXPECT_EQ(m["metrics"]["samples_per_second"]["value"],
+              rate["metrics"]["samples_per_second"]["value"]);
+    EXPECT_EQ(m["metrics"]["samples_per_second"]["n"], 2);
+    EXPECT_LE(m["metrics"]["samples_per_second"]["ci_low"].get<double>(),
+              m["metrics"]["samples_per_second"]["value"].get<double>());
+    EXPECT_NEAR(m["speedup"].get<double>(),
+                m["metrics"]["samples_per_second"]["value"].get<double>() /
+                    members[0]["metrics"]["samples_per_second"]["value"].get<double>(),
+                1e-12);
+    EXPECT_NEAR(m["efficiency"].get<double>(),
+                m["speedup"].get<double>() / m["ranks"].get<double>(), 1e-12);
+  }
+  const std::string csv = deep500::read_file((dir / "metrics.csv").string());
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5) << csv;
+  EXPECT_NE(csv.find("\"scheme=local-sgd:4, ranks=2\",local-sgd:4,2,2,passed,12,"),
+            std::string::npos)
+      << csv;
+  EXPECT_TRUE(fs::exists(dir / "study.svg"));
+  auto listed = run("history --output-dir " + dir_.string());
+  EXPECT_NE(listed.out.find("(study of runs 3, 6, 9, 12)"), std::string::npos) << listed.out;
+  auto again = run("study 13 --output-dir " + dir_.string());
+  ASSERT_EQ(again.rc, 0) << again.out;
+  EXPECT_NE(r.out.find(again.out.substr(0, again.out.find("table as CSV"))), std::string::npos)
+      << again.out;
+  auto not_study = run("study 1 --output-dir " + dir_.string());
+  EXPECT_EQ(not_study.rc, 2);
+  EXPECT_NE(not_study.out.find("not a study"), std::string::npos) << not_study.out;
+}
+
+// The hostfile trap: a hostfile giving this machine more slots than cores
+// is a warning naming the fix, and with --strict an error before anything
+// runs; the launcher's arguments reach mpirun.
+TEST_F(RunCli, HostfilePromisingMoreSlotsThanCoresIsWarnedAndStrictRefusesIt) {
+  const int cores = deep500::recipes::detect_machine().cores;
+  const fs::path hosts = dir_ / "hosts.txt";
+  std::ofstream(hosts) << "localhost slots=" << cores + 2 << "\n";
+  const std::string quick =
+      "--no-plots --set training.distributed.ranks=2 --set training.batch_size=16 "
+      "--set training.epochs=1 --set training.subset=2000 --set training.test_subset=500 "
+      "--set 'criteria=[test_accuracy >= 0.3 by epoch 1]' --set launcher.hostfile=" +
+      hosts.string() + " ";
+  auto strict = run(run_args("fashion_mnist_lenet_allreduce.yaml", quick + "--strict"));
+  EXPECT_EQ(strict.rc, 2) << strict.out;
+  EXPECT_NE(strict.out.find("gives this machine " + std::to_string(cores + 2) +
+                            " slots but it has " + std::to_string(cores) + " cores"),
+            std::string::npos)
+      << strict.out;
+  EXPECT_NE(strict.out.find("(an error with --strict)"), std::string::npos) << strict.out;
+  EXPECT_FALSE(fs::exists(dir_ / "history.sqlite"));
+  auto warned = run(run_args("fashion_mnist_lenet_allreduce.yaml", quick));
+  ASSERT_EQ(warned.rc, 0) << warned.out;
+  EXPECT_NE(warned.out.find("deep500 run: warning: launcher.hostfile"), std::string::npos)
+      << warned.out;
+  EXPECT_NE(warned.out.find("fix: slots=" + std::to_string(cores)), std::string::npos)
+      << warned.out;
+  EXPECT_NE(warned.out.find("--hostfile " + hosts.string()), std::string::npos) << warned.out;
+  auto none = run(run_args("fashion_mnist_lenet_allreduce.yaml", "--set launcher.kind=none"));
+  EXPECT_EQ(none.rc, 2) << none.out;
+  EXPECT_NE(none.out.find("its launcher is none: start them yourself"), std::string::npos)
+      << none.out;
+}
+
+// A sweep point whose recipe is bad is refused before any member runs.
+TEST_F(RunCli, BadSweepPointIsRefusedBeforeAnythingRuns) {
+  auto r =
+      run(run_args("fashion_mnist_mlp.yaml", "--set 'sweep={training.optimizer: [sgd, sgdd]}'"));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("sweep member optimizer=sgdd: "), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir_ / "history.sqlite"));
 }
 
 // --record-reference: a seed ensemble whose reference.yaml (every member's
