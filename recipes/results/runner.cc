@@ -16,6 +16,7 @@
 #include "deep/output_file.h"
 #include "deep/text.h"
 #include "metrics/json_reporter.h"
+#include "metrics/noise_audit.h"
 #include "network/model.h"
 #include "recipes/format/environment.h"
 #include "recipes/format/machine.h"
@@ -191,16 +192,22 @@ DetectedMachine check_recipe(const Recipe& r, const RunOptions& o, RunOptions& t
 struct TimedRun {
   TaskRun task;
   std::string started, finished;  // UTC, ISO 8601
+  metrics::NoiseAudit audit;      // cores 0: none (an ensemble's or a study's own run)
 };
 
+// The task timed, with the noise audit around it; its warnings printed.
 TimedRun run_timed(const Recipe& r, const RunOptions& o, std::ostream& out) {
   TimedRun t;
+  t.audit = metrics::start_noise_audit();
   t.started = utc_time("%Y-%m-%dT%H:%M:%SZ");
   {
     EnvironmentScope environment(r.software.environment);
     t.task = run_task(r, o, out);
   }
   t.finished = utc_time("%Y-%m-%dT%H:%M:%SZ");
+  metrics::finish_noise_audit(t.audit);
+  for (const auto& warning : metrics::noise_warnings(t.audit))
+    out << "deep500 run: warning: " << warning << std::endl;
   return t;
 }
 
@@ -285,6 +292,7 @@ nlohmann::json results_json(const Recipe& r, const RunOptions& o, const Detected
           {"started_utc", run.started},
           {"finished_utc", run.finished},
           {"status", status},
+          {"noise_audit", run.audit.cores > 0 ? to_json(run.audit) : nlohmann::json()},
           {"task_seconds", run.task.seconds},
           {"broken", run.task.broken},
           {"metrics", measurements_json(run.task.measurements)},

@@ -72,6 +72,9 @@ TEST_F(RunCli, QuickRecipePassesWritesResultsAndIsRecorded) {
   EXPECT_TRUE(fs::exists(results / "training_curves.png"));
   EXPECT_TRUE(fs::exists(results / "training_curves.svg"));
   EXPECT_EQ(j["label"], "");  // no --label, no --set
+  EXPECT_GT(j["noise_audit"]["cores"].get<int>(), 0);
+  EXPECT_GE(j["noise_audit"]["load_before"].get<double>(), 0);
+  EXPECT_TRUE(j["noise_audit"]["warnings"].is_array());
   // A second run is a second row, labelled; --recipe filters.
   ASSERT_EQ(run(run_args("fashion_mnist_mlp.yaml", "--no-plots --label 'second try'")).rc, 0);
   ASSERT_EQ(history().size(), 2u);
