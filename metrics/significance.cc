@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
+
+#include <boost/math/distributions/normal.hpp>
 
 #include "deep/error.h"
 
@@ -99,6 +102,42 @@ TestResult two_proportion_z(double xa, double na, double xb, double nb) {
   t.statistic = (xa / na - xb / nb) / se;
   t.p_value = std::min(1.0, 2 * normal_upper_tail(std::fabs(t.statistic)));
   return t;
+}
+
+RatioInterval hodges_lehmann_ratio(const std::vector<double>& a, const std::vector<double>& b,
+                                   double confidence) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto positive = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return x > 0 && std::isfinite(x); });
+  };
+  if (a.size() < 2 || b.size() < 2 || !positive(a) || !positive(b)) return {nan, nan, nan};
+  std::vector<double> d;
+  d.reserve(a.size() * b.size());
+  for (double x : a)
+    for (double y : b) d.push_back(std::log(y) - std::log(x));
+  std::sort(d.begin(), d.end());
+  const size_t n = d.size();
+  const double median = n % 2 ? d[n / 2] : 0.5 * (d[n / 2 - 1] + d[n / 2]);
+  const double m = static_cast<double>(a.size()), k = static_cast<double>(b.size());
+  const double z = boost::math::quantile(boost::math::normal(), 0.5 + confidence / 2);
+  const double count = std::floor(m * k / 2 - z * std::sqrt(m * k * (m + k + 1) / 12));
+  const size_t low = static_cast<size_t>(std::max(1.0, count));  // 1-based
+  return {std::exp(median), std::exp(d[low - 1]), std::exp(d[n - low])};
+}
+
+std::vector<double> holm_adjusted(const std::vector<double>& p_values) {
+  std::vector<size_t> order(p_values.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t x, size_t y) { return p_values[x] < p_values[y]; });
+  std::vector<double> out(p_values.size());
+  double running = 0;
+  for (size_t rank = 0; rank < order.size(); ++rank) {
+    const double scaled = static_cast<double>(order.size() - rank) * p_values[order[rank]];
+    running = std::max(running, std::min(1.0, scaled));
+    out[order[rank]] = running;
+  }
+  return out;
 }
 
 }  // namespace deep500::metrics

@@ -106,6 +106,8 @@ struct CompareOptions {
   double rtol = -1, atol = -1;                // < 0: per-dtype defaults (validation/compare.h)
   network::ExecutorOptions executor_options;  // --threads binds into it
   std::vector<std::string> settings;          // NAME=VALUE (network/settings.h)
+  // runs: METRIC:max|min,...: exit 1 when B is significantly worse on one
+  std::string fail_on_regression;
 };
 int compare_command(const CompareOptions& o);
 int compare_runs_command(const CompareOptions& o);

@@ -89,6 +89,8 @@ void add_compare_command(CommandLine& line) {
       .operator_options(o->settings)
       .option("--output-dir", o->output_dir, "runs: results folder (default results)")
       .option("--history", o->history, "runs: history database (default OUTPUT_DIR/history.sqlite)")
+      .option("--fail-on-regression", o->fail_on_regression,
+              "runs: METRIC:max|min,...: exit 1 when B is significantly worse than A on one")
       .runs([o] { return compare_command(*o); });
 }
 

@@ -94,8 +94,12 @@ int compare_runs_command(const CompareOptions& o) {
   const std::string history = history_path(o.output_dir, o.history);
   const auto a = load_run_results(o.targets.at(0), history);
   const auto b = load_run_results(o.targets.at(1), history);
-  std::cout << format_comparison(compare_runs(a, b));
-  return kSuccess;
+  const RunComparison c = compare_runs(a, b);
+  std::cout << format_comparison(c);
+  if (o.fail_on_regression.empty()) return kSuccess;
+  const auto found = regressions(c, o.fail_on_regression);
+  for (const auto& r : found) std::cout << "regression: " << r << "\n";
+  return found.empty() ? kSuccess : kCheckFailed;
 }
 
 int study_command(const std::string& run, const HistoryOptions& o) {

@@ -1,5 +1,6 @@
 #include "recipes/judging/comparison.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include "deep/onnx_tensor.h"
 #include "deep/text.h"
 #include "metrics/significance.h"
+#include "recipes/judging/scoreboard.h"
 #include "recipes/results/history.h"
 
 namespace deep500::recipes {
@@ -59,6 +61,10 @@ MetricComparison compare_metric(const std::string& name, const json& a, const js
   const json &ta = member(a, "trials"), &tb = member(b, "trials");
   const bool proportions = ta.is_number() && tb.is_number() && ta.get<double>() > 0 &&
                            tb.get<double>() > 0 && m.a >= 0 && m.a <= 1 && m.b >= 0 && m.b <= 1;
+  const metrics::RatioInterval r = metrics::hodges_lehmann_ratio(sa, sb, 1 - alpha);
+  m.ratio = r.estimate;
+  m.ratio_low = r.low;
+  m.ratio_high = r.high;
   if (sa.size() >= 2 && sb.size() >= 2) {
     m.test = cat("rank ", sa.size(), " vs ", sb.size());
     m.p_value = metrics::mann_whitney_u(sa, sb).p_value;
@@ -67,11 +73,23 @@ MetricComparison compare_metric(const std::string& name, const json& a, const js
     m.test = na == nb ? cat("proportions of ", na) : cat("proportions of ", na, " vs ", nb);
     m.p_value =
         metrics::two_proportion_z(std::round(m.a * na), na, std::round(m.b * nb), nb).p_value;
-  } else {
-    return m;
   }
-  m.significant = m.p_value < alpha;
+  m.p_adjusted = m.p_value;
   return m;
+}
+
+// Holm's adjustment over the tested metrics, then their verdicts.
+void adjust_for_many_metrics(std::vector<MetricComparison>& metrics, double alpha) {
+  std::vector<double> p;
+  for (const auto& m : metrics)
+    if (!m.test.empty()) p.push_back(m.p_value);
+  const std::vector<double> adjusted = metrics::holm_adjusted(p);
+  size_t i = 0;
+  for (auto& m : metrics) {
+    if (m.test.empty()) continue;
+    m.p_adjusted = adjusted[i++];
+    m.significant = m.p_adjusted < alpha;
+  }
 }
 
 void flatten(const json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
@@ -164,6 +182,7 @@ RunComparison compare_runs(const json& a, const json& b, double alpha) {
       if (member(it.value(), "value").is_number() && member(other, "value").is_number())
         c.metrics.push_back(compare_metric(it.key(), it.value(), other, alpha));
     }
+  adjust_for_many_metrics(c.metrics, alpha);
   c.differences = setup_differences(a, b);
   return c;
 }
@@ -171,23 +190,45 @@ RunComparison compare_runs(const json& a, const json& b, double alpha) {
 std::string format_comparison(const RunComparison& c) {
   std::string out = cat("A: ", c.a, "\nB: ", c.b, "\n");
   char line[256];
-  std::snprintf(line, sizeof line, "%-22s %12s %12s %8s  %-24s %9s  %s\n", "metric", "A", "B",
-                "B/A", "test", "p", "verdict");
+  std::snprintf(line, sizeof line, "%-22s %12s %12s %8s %-19s  %-24s %9s %9s  %s\n", "metric", "A",
+                "B", "B/A", " [95% interval]", "test", "p", "p (Holm)", "verdict");
   out += line;
   for (const auto& m : c.metrics) {
-    const std::string ratio = m.a != 0 ? short_number(m.b / m.a) : "-";
-    const std::string p = m.test.empty() ? "-" : short_number(m.p_value);
+    const std::string ratio = m.a != 0 ? short_number(m.b / m.a, 4) : "-";
+    const std::string interval =
+        std::isfinite(m.ratio_low)
+            ? cat(" [", short_number(m.ratio_low, 4), ", ", short_number(m.ratio_high, 4), "]")
+            : "";
+    const std::string p = m.test.empty() ? "-" : short_number(m.p_value, 4);
+    const std::string holm = m.test.empty() ? "-" : short_number(m.p_adjusted, 4);
     const char* verdict = m.test.empty()  ? (m.a == m.b ? "same" : "untested (one value each)")
                           : m.significant ? "differs"
                                           : "no significant difference";
-    std::snprintf(line, sizeof line, "%-22s %12s %12s %8s  %-24s %9s  %s\n", m.name.c_str(),
-                  short_number(m.a).c_str(), short_number(m.b).c_str(), ratio.c_str(),
-                  (m.test.empty() ? "-" : m.test).c_str(), p.c_str(), verdict);
+    std::snprintf(line, sizeof line, "%-22s %12s %12s %8s %-19s  %-24s %9s %9s  %s\n",
+                  m.name.c_str(), short_number(m.a).c_str(), short_number(m.b).c_str(),
+                  ratio.c_str(), interval.c_str(), (m.test.empty() ? "-" : m.test).c_str(),
+                  p.c_str(), holm.c_str(), verdict);
     out += line;
   }
   out += c.differences.empty() ? "setup: the same (recipe, machine, software, revision, seeds)\n"
                                : cat("setup differences (", c.differences.size(), "):\n");
   for (const auto& d : c.differences) out += cat("  ", d.field, ": ", d.a, " -> ", d.b, "\n");
+  return out;
+}
+
+std::vector<std::string> regressions(const RunComparison& c, const std::string& objectives) {
+  std::vector<std::string> out;
+  for (const Objective& o : parse_objectives(objectives)) {
+    auto m = std::find_if(c.metrics.begin(), c.metrics.end(),
+                          [&](const MetricComparison& x) { return x.name == o.metric; });
+    DEEP500_CHECK(m != c.metrics.end(), "--fail-on-regression: ", o.metric,
+                  " was not measured by both runs, so no regression can be judged on it");
+    const bool worse = o.maximize ? m->b < m->a : m->b > m->a;
+    if (m->significant && worse)
+      out.push_back(cat(o.metric, " ", short_number(m->a), " -> ", short_number(m->b), " (",
+                        o.maximize ? "higher" : "lower", " is better; p ",
+                        short_number(m->p_adjusted, 3), " after Holm's adjustment)"));
+  }
   return out;
 }
 

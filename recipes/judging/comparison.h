@@ -27,7 +27,13 @@ struct MetricComparison {
   double a = 0, b = 0;
   std::string test;  // "rank 5 vs 5", "proportions of 10000", "" (untested)
   double p_value = 1;
-  bool significant = false;  // p_value < alpha
+  // Holm-adjusted over every tested metric of the comparison (so that the
+  // chance of any false "differs" stays at alpha).
+  double p_adjusted = 1;
+  bool significant = false;  // p_adjusted < alpha
+  // B/A from the samples (Hodges-Lehmann, metrics/significance.h) and its
+  // (1 - alpha) interval; NaN without samples.
+  double ratio = 0, ratio_low = 0, ratio_high = 0;
 };
 
 struct FieldDifference {
@@ -46,6 +52,11 @@ RunComparison compare_runs(const nlohmann::json& a, const nlohmann::json& b, dou
 
 // The A/B table as text.
 std::string format_comparison(const RunComparison& c);
+
+// The metrics of `objectives` ("METRIC:max|min,...", as scoreboard's) that B
+// made significantly worse than A, one line each; Error naming a metric the
+// comparison does not hold.
+std::vector<std::string> regressions(const RunComparison& c, const std::string& objectives);
 
 // The fields that tell two runs' setups apart, flattened to dotted paths:
 // the resolved recipe, the machine, the software versions, the git

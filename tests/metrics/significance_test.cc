@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "deep/error.h"
 
 namespace deep500::metrics {
@@ -53,4 +55,40 @@ TEST(MetricsSignificance, TwoProportionsMatchChiSquareOfTheTable) {
 }
 
 }  // namespace
+}  // namespace deep500::metrics
+
+namespace deep500::metrics {
+
+// Every ratio b/a of {1, 2, 4} x {2, 4, 8}: .5 1 1 2 2 2 4 4 8; the median
+// is 2. With 3 x 3 pairs the 95% rank bound is below 1, so the interval is
+// the whole range.
+TEST(MetricsSignificance, HodgesLehmannRatioIsTheMedianPairRatio) {
+  const RatioInterval r = hodges_lehmann_ratio({1, 2, 4}, {2, 4, 8});
+  EXPECT_NEAR(r.estimate, 2, 1e-12);
+  EXPECT_NEAR(r.low, 0.5, 1e-12);
+  EXPECT_NEAR(r.high, 8, 1e-12);
+  // 10 x 10: K = floor(50 - 1.95996 sqrt(100 x 21 / 12)) = 24, so the
+  // interval is the 24th and 77th of the sorted pair ratios of i and 2j.
+  std::vector<double> a, b;
+  for (int i = 1; i <= 10; ++i) a.push_back(i), b.push_back(2 * i);
+  const RatioInterval ten = hodges_lehmann_ratio(a, b);
+  EXPECT_NEAR(ten.estimate, 2, 1e-12);
+  EXPECT_NEAR(ten.low, 1, 1e-12);
+  EXPECT_NEAR(ten.high, 4, 1e-12);
+  EXPECT_TRUE(std::isnan(hodges_lehmann_ratio({1}, {2, 3}).estimate));
+  EXPECT_TRUE(std::isnan(hodges_lehmann_ratio({1, 0}, {2, 3}).low));
+}
+
+// Holm by hand: sorted 0.01 0.03 0.04 times 3 2 1 = 0.03 0.06 0.04, made
+// monotone: 0.03 0.06 0.06.
+TEST(MetricsSignificance, HolmAdjustsStepDown) {
+  const auto p = holm_adjusted({0.01, 0.04, 0.03});
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_NEAR(p[0], 0.03, 1e-12);
+  EXPECT_NEAR(p[1], 0.06, 1e-12);
+  EXPECT_NEAR(p[2], 0.06, 1e-12);
+  EXPECT_EQ(holm_adjusted({0.6, 0.7}), (std::vector<double>{1, 1}));
+  EXPECT_TRUE(holm_adjusted({}).empty());
+}
+
 }  // namespace deep500::metrics

@@ -4,6 +4,7 @@
 // and P = 2 / C(10, 5) = 2 / 252.
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -63,6 +64,16 @@ TEST(CompareRuns, EachMetricGetsItsTestAndVerdict) {
   EXPECT_EQ(c.differences[0].b, "2");
   EXPECT_EQ(c.differences[1].field, "software.onednn");
   EXPECT_EQ(c.differences[1].b, "(absent)");
+
+  // One tested metric with p 2/252 and one with p 1: Holm doubles the smaller.
+  EXPECT_NEAR(metric(c, "rate").p_adjusted, 4.0 / 252, 1e-12);
+  EXPECT_DOUBLE_EQ(metric(c, "accuracy").p_adjusted, 1.0);
+  EXPECT_GT(metric(c, "rate").ratio_low, 1);  // every b above every a
+  EXPECT_TRUE(std::isnan(metric(c, "seconds").ratio_low));
+  EXPECT_TRUE(regressions(c, "rate:min").size() == 1);  // B's rate is higher: worse if lower wins
+  EXPECT_TRUE(regressions(c, "rate:max,accuracy:max").empty());
+  EXPECT_NE(error_of([&] { regressions(c, "only_a:max"); }).find("not measured by both runs"),
+            std::string::npos);
 
   const std::string table = format_comparison(c);
   EXPECT_NE(table.find("differs"), std::string::npos) << table;

@@ -495,6 +495,20 @@ TEST_F(RunCli, CompareScoreboardAndReproduceRecordedRuns) {
   EXPECT_NE(c.out.find("test_accuracy"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("proportions of 10000"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("recipe.training.batch_size: 64 -> 128"), std::string::npos) << c.out;
+  // --fail-on-regression: exit 1 exactly when the table says B differs and is
+  // worse; a metric the runs lack is bad input.
+  const bool differs = c.out.find("proportions of 10000") != std::string::npos &&
+                       c.out.substr(c.out.find("test_accuracy")).find("differs") <
+                           c.out.substr(c.out.find("test_accuracy")).find('\n');
+  auto higher = run("compare 1 2 --fail-on-regression test_accuracy:max" + where);
+  auto lower = run("compare 1 2 --fail-on-regression test_accuracy:min" + where);
+  EXPECT_EQ(higher.rc + lower.rc, differs ? 1 : 0) << higher.out << lower.out;
+  EXPECT_EQ((higher.out + lower.out).find("regression: test_accuracy") != std::string::npos,
+            differs);
+  auto bogus = run("compare 1 2 --fail-on-regression no_such_metric:max" + where);
+  EXPECT_EQ(bogus.rc, 2) << bogus.out;
+  EXPECT_NE(bogus.out.find("no_such_metric was not measured by both runs"), std::string::npos)
+      << bogus.out;
 
   auto s = run("scoreboard --objectives test_accuracy:max,seconds:min --plot " +
                (dir_ / "board").string() + where);
