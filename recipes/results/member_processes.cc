@@ -19,6 +19,7 @@
 #include "deep/error.h"
 #include "deep/text.h"
 #include "recipes/format/recipe.h"
+#include "recipes/judging/comparison.h"
 #include "recipes/results/runner.h"
 #include "recipes/tasks/kernel_worker.h"
 
@@ -46,6 +47,26 @@ std::vector<std::string> member_run_args(const RunOptions& o, const std::string&
   if (o.strict) args.push_back("--strict");
   for (const auto& set : sets) args.insert(args.end(), {"--set", set});
   return args;
+}
+
+MemberRun read_member_run(const std::string& what, const MemberExit& e) {
+  if (e.summary.is_null()) {
+    std::string last;
+    for (const auto& line : split(e.output, '\n'))
+      if (!line.empty()) last = line;
+    throw Error(
+        cat(what, " could not run (exit code ", e.exit_code, ")", last.empty() ? "" : ": " + last));
+  }
+  MemberRun m;
+  try {
+    m.status = e.summary.at("status").get<std::string>();
+    m.results_dir = e.summary.at("results_dir").get<std::string>();
+    m.run_id = e.summary.at("run_id").get<int64_t>();
+  } catch (const nlohmann::json::exception& x) {
+    throw Error(cat(what, ": its --summary-json is not {status, results_dir, run_id}: ", x.what()));
+  }
+  m.results = load_run_results(m.results_dir, "");
+  return m;
 }
 
 namespace {

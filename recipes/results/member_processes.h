@@ -46,6 +46,17 @@ struct MemberExit {
   std::string output;      // its stdout and stderr
 };
 
+// What a member that ran recorded: its run and its results.json.
+struct MemberRun {
+  std::string status, results_dir;
+  int64_t run_id = 0;
+  nlohmann::json results;
+};
+
+// Error "WHAT could not run (exit code N): its last line" when the member
+// wrote no summary, or naming it when its summary or results are damaged.
+MemberRun read_member_run(const std::string& what, const MemberExit& e);
+
 // Runs the members, `at_once` at a time, printing each one's start and,
 // when it ends, its exit and output. Error when this program's path cannot
 // be read or a process cannot be started.

@@ -474,19 +474,10 @@ std::vector<SingleRun> run_members(const Recipe& r, const RunOptions& o,
 // A member that ran in a process of its own, read back from its
 // results.json; Error naming it when it could not run.
 SingleRun member_from_process(const MemberProcess& p, const MemberExit& e) {
-  if (e.summary.is_null()) {
-    const auto lines = split(e.output, '\n');
-    std::string last;
-    for (const auto& line : lines)
-      if (!line.empty()) last = line;
-    throw Error(cat(p.name, " could not run (exit code ", e.exit_code, ")",
-                    last.empty() ? "" : ": " + last));
-  }
+  const MemberRun run = read_member_run(p.name, e);
+  const nlohmann::json& results = run.results;
   SingleRun m;
-  m.summary.status = e.summary.at("status").get<std::string>();
-  m.summary.results_dir = e.summary.at("results_dir").get<std::string>();
-  m.summary.run_id = e.summary.at("run_id").get<int64_t>();
-  const nlohmann::json results = load_run_results(m.summary.results_dir, "");
+  m.summary = {run.status, run.results_dir, run.run_id};
   TaskRun& task = m.run.task;
   task.measurements = measurements_from_json(results.at("metrics"));
   task.seeds = results.at("seeds");

@@ -10,7 +10,6 @@
 #include "deep/text.h"
 #include "metrics/reporter.h"
 #include "recipes/format/recipe.h"
-#include "recipes/judging/comparison.h"
 #include "recipes/results/measurements_json.h"
 #include "recipes/results/runner.h"
 
@@ -41,19 +40,13 @@ std::map<std::string, MetricEstimate> member_metrics(const json& results) {
 }
 
 StudyMember read_member(const MemberProcess& p, const MemberExit& e, json& context) {
-  if (e.summary.is_null()) {
-    std::string last;
-    for (const auto& line : split(e.output, '\n'))
-      if (!line.empty()) last = line;
-    throw Error(cat("study member ", p.name, " could not run (exit code ", e.exit_code, ")",
-                    last.empty() ? "" : ": " + last));
-  }
+  const MemberRun run = read_member_run("study member " + p.name, e);
+  const json& results = run.results;
   StudyMember m;
   m.label = p.name;
-  m.status = e.summary.at("status").get<std::string>();
-  m.results_dir = e.summary.at("results_dir").get<std::string>();
-  m.run_id = e.summary.at("run_id").get<int64_t>();
-  const json results = load_run_results(m.results_dir, "");
+  m.status = run.status;
+  m.results_dir = run.results_dir;
+  m.run_id = run.run_id;
   m.metrics = member_metrics(results);
   if (context.empty() && results.contains("context") && results["context"].is_object())
     context = results["context"];
