@@ -141,6 +141,13 @@ struct HistoryOptions {
   std::string recipe;  // only this recipe's runs
   std::string since;   // ISO 8601 date or time
   bool json = false;
+  // --regressions: change points to the worse in each series of runs
+  // (recipes/judging/regressions.h) on `metrics`; exit 1 when one is open.
+  bool regressions = false;
+  std::string metrics = "samples_per_second:max,seconds:min";
+  bool markdown = false;
+  int64_t accept = 0;  // --accept RUN: the change at this run is accepted
+  std::string note;
 };
 int history_command(const HistoryOptions& o);
 

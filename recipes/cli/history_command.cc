@@ -12,6 +12,7 @@
 #include "recipes/cli/commands.h"
 #include "recipes/format/machine.h"
 #include "recipes/judging/comparison.h"
+#include "recipes/judging/regressions.h"
 #include "recipes/judging/scoreboard.h"
 #include "recipes/results/history.h"
 #include "recipes/results/plots.h"
@@ -53,7 +54,38 @@ bool is_study(const RunRecord& r) {
 
 }  // namespace
 
+// The samples of a run's metric from its results.json (none when it has
+// none, or its folder is gone).
+std::vector<double> recorded_samples(const RunRecord& r, const std::string& metric) {
+  std::vector<double> out;
+  try {
+    const auto results = load_run_results(r.results_dir, "");
+    const auto& s = results["metrics"][metric]["samples"];
+    if (s.is_array())
+      for (const auto& x : s)
+        if (x.is_number()) out.push_back(x.get<double>());
+  } catch (const Error&) {
+  }
+  return out;
+}
+
+int regressions_command(const HistoryOptions& o) {
+  History h(history_path(o.output_dir, o.history), History::Access::ReadOnly);
+  const RegressionReport report = find_regressions(h.runs(o.recipe, o.since), o.metrics,
+                                                   h.accepted_changes(), recorded_samples);
+  std::cout << (o.markdown ? regressions_markdown(report) : regressions_table(report));
+  return report.found.empty() ? kSuccess : kCheckFailed;
+}
+
 int history_command(const HistoryOptions& o) {
+  if (o.accept) {
+    History h(history_path(o.output_dir, o.history));
+    h.accept_change(o.accept, o.note);
+    std::cout << "deep500 history: the change at run " << o.accept
+              << " is accepted: its series is judged from it on\n";
+    return kSuccess;
+  }
+  if (o.regressions) return regressions_command(o);
   History h(history_path(o.output_dir, o.history), History::Access::ReadOnly);
   const auto runs = h.runs(o.recipe, o.since);
   if (o.json) {
@@ -152,7 +184,15 @@ void add_history_commands(CommandLine& line) {
   auto history = line.add("history", "list the recorded recipe runs");
   history.option("--recipe", h->recipe, "only runs of this recipe")
       .option("--since", h->since, "only runs started at or after, e.g. 2026-11-24")
-      .flag("--json", h->json, "print the runs as a JSON list");
+      .flag("--json", h->json, "print the runs as a JSON list")
+      .flag("--regressions", h->regressions,
+            "find change points to the worse in each series of comparable runs; exit 1 when one "
+            "is open")
+      .option("--metric", h->metrics,
+              "--regressions: METRIC:max|min,... (default samples_per_second:max,seconds:min)")
+      .flag("--markdown", h->markdown, "--regressions: print a markdown table")
+      .option("--accept", h->accept, "RUN: accept the change at this run (its series restarts)")
+      .option("--note", h->note, "--accept: why");
   add_history_options(history, *h).runs([h] { return history_command(*h); });
 
   auto s = std::make_shared<ScoreboardOptions>();

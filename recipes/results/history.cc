@@ -50,6 +50,11 @@ const std::vector<const char*> kMigrations = {
          PRIMARY KEY (ensemble_id, position));)",
     // Labels: what tells a run from others of its recipe.
     R"(ALTER TABLE runs ADD COLUMN label TEXT NOT NULL DEFAULT '';)",
+    // Changes a user accepted: `history --regressions` judges a series from
+    // its last accepted run on.
+    R"(CREATE TABLE accepted_changes (
+         run_id INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+         note TEXT NOT NULL);)",
 };
 
 // A prepared statement, finalized on scope exit.
@@ -300,6 +305,19 @@ std::vector<RunRecord> History::runs(const std::string& recipe, const std::strin
     where += (where.empty() ? "WHERE" : " AND") + std::string(" started_utc >= ?"),
         args.push_back(since);
   return select(where, args);
+}
+
+void History::accept_change(int64_t run_id, const std::string& note) {
+  run(run_id);  // Error naming the id when there is no such run
+  Statement s(db_, "INSERT OR REPLACE INTO accepted_changes (run_id, note) VALUES (?, ?)", path_);
+  s.bind(1, run_id).bind(2, note).step();
+}
+
+std::set<int64_t> History::accepted_changes() const {
+  std::set<int64_t> out;
+  Statement s(db_, "SELECT run_id FROM accepted_changes", path_);
+  while (s.step()) out.insert(s.integer(0));
+  return out;
 }
 
 RunRecord History::run(int64_t id) const {

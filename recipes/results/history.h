@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,10 @@ class History {
   std::vector<RunRecord> runs(const std::string& recipe = "", const std::string& since = "") const;
   // Error naming the id when there is no such run.
   RunRecord run(int64_t id) const;
+  // Marks the change at run `run_id` accepted (history --accept): a series
+  // is judged for regressions from its last accepted run on.
+  void accept_change(int64_t run_id, const std::string& note);
+  std::set<int64_t> accepted_changes() const;
 
   int schema_version() const;
   static int latest_schema_version();

@@ -387,8 +387,10 @@ TEST_F(RecipeFiles, HistoryMigratesAFileWithoutLabels) {
   { History(path).record(sample_run("a", 1)); }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE runs DROP COLUMN label; PRAGMA user_version = 2", nullptr,
-                         nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE runs DROP COLUMN label; DROP TABLE accepted_changes; "
+                         "PRAGMA user_version = 2",
+                         nullptr, nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(db);
   History h(path);

@@ -16,6 +16,7 @@
 #include "frameworks/register_all.h"
 #include "recipes/format/machine.h"
 #include "recipes/format/yaml_fields.h"
+#include "recipes/results/history.h"
 #include "tests/onnx_models.h"
 #include "tests/recipes/cli/cli_runner.h"
 
@@ -279,6 +280,46 @@ TEST_F(RunCli, HostfilePromisingMoreSlotsThanCoresIsWarnedAndStrictRefusesIt) {
   EXPECT_EQ(none.rc, 2) << none.out;
   EXPECT_NE(none.out.find("its launcher is none: start them yourself"), std::string::npos)
       << none.out;
+}
+
+// history --regressions on a history of 20 runs whose throughput drops by
+// 15% from run 11: exit 1 naming run 11 (text and markdown); accepted, the
+// series starts again there and the exit is 0.
+TEST_F(RunCli, HistoryRegressionsFindsAPlantedSlowdownUntilItIsAccepted) {
+  const std::string path = (dir_ / "h.sqlite").string();
+  {
+    deep500::recipes::History h(path);
+    for (int i = 1; i <= 20; ++i) {
+      deep500::recipes::RunRecord r;
+      r.recipe = "quick";
+      r.recipe_version = "1.0.0";
+      r.task = "training";
+      r.status = "passed";
+      r.started_utc = "2026-11-" + std::string(i < 10 ? "0" : "") + std::to_string(i) + "T10:00Z";
+      r.finished_utc = r.started_utc;
+      r.results_dir = (dir_ / "gone").string();
+      r.git_revision = "abc";
+      r.hostname = "h";
+      r.resolved_recipe = "{}";
+      r.metrics["samples_per_second"] = (i >= 11 ? 850 : 1000) + (i % 3);
+      h.record(r);
+    }
+  }
+  auto found = run("history --regressions --history " + path);
+  EXPECT_EQ(found.rc, 1) << found.out;
+  EXPECT_NE(found.out.find("samples_per_second 1001 -> 851"), std::string::npos) << found.out;
+  EXPECT_NE(found.out.find("from run 11 (after run 10)"), std::string::npos) << found.out;
+  EXPECT_NE(found.out.find("runs' values alone (no raw samples)"), std::string::npos) << found.out;
+  auto md =
+      run("history --regressions --markdown --metric samples_per_second:max --history " + path);
+  EXPECT_NE(md.out.find("| quick | h | samples_per_second | 1001 | 851 | 11 |"), std::string::npos)
+      << md.out;
+  auto accepted = run("history --accept 11 --note 'smaller batches' --history " + path);
+  ASSERT_EQ(accepted.rc, 0) << accepted.out;
+  auto clear = run("history --regressions --history " + path);
+  EXPECT_EQ(clear.rc, 0) << clear.out;
+  EXPECT_NE(clear.out.find("0 open regressions in 1 series"), std::string::npos) << clear.out;
+  EXPECT_EQ(run("history --accept 99 --history " + path).rc, 2);
 }
 
 // A sweep point whose recipe is bad is refused before any member runs.
