@@ -83,7 +83,7 @@ std::map<int, ProcessTimes> processes() {
 }
 
 // Processes other than this one, its parent, its children and its siblings
-// running the same program, using more than half a CPU over `window`.
+// running the same program, using more than a quarter of a CPU over `window`.
 std::vector<BusyProcess> busy_processes(std::chrono::milliseconds window) {
   const auto before = processes();
   std::this_thread::sleep_for(window);
@@ -101,7 +101,7 @@ std::vector<BusyProcess> busy_processes(std::chrono::milliseconds window) {
     if (family || earlier == before.end() || p.ticks < earlier->second.ticks) continue;
     const double share = static_cast<double>(p.ticks - earlier->second.ticks) / ticks_per_second /
                          std::chrono::duration<double>(window).count();
-    if (share > 0.5) out.push_back({pid, p.name, share});
+    if (share > 0.25) out.push_back({pid, p.name, share});
   }
   return out;
 }

@@ -7,8 +7,8 @@
 //    and the CPUs this process may use (affinity);
 //  * the 1-minute load average before and after, the share of CPU time
 //    stolen by a hypervisor between them (/proc/stat), and the other
-//    processes busy before the run (over a 100 ms sample: more than half
-//    of a CPU; this process, its parent, its children and its siblings
+//    processes busy before the run (over a 100 ms sample: more than a
+//    quarter of a CPU; this process, its parent, its children and its siblings
 //    running the same program (mpirun's other ranks, an ensemble's other
 //    members) excepted).
 // A loaded, throttled or shared machine is a warning (noise_warnings).

@@ -3,6 +3,10 @@
 
 #include <cstdlib>
 
+#include "deep/text.h"
+
+extern char** environ;
+
 namespace deep500::recipes {
 
 const std::vector<std::string>& recipe_environment_variables() {
@@ -29,6 +33,25 @@ EnvironmentScope::~EnvironmentScope() {
     else
       unsetenv(name.c_str());
   }
+}
+
+namespace {
+constexpr const char* kDepthVariable = "DEEP500_MEMBER_DEPTH";
+}  // namespace
+
+int member_depth() {
+  const char* text = std::getenv(kDepthVariable);
+  int64_t depth = 0;
+  return text && parse_int(text, depth) ? static_cast<int>(depth) : 0;
+}
+
+std::vector<std::string> member_environment() {
+  std::vector<std::string> env;
+  const std::string prefix = std::string(kDepthVariable) + "=";
+  for (char** e = environ; *e; ++e)
+    if (std::string(*e).rfind(prefix, 0) != 0) env.emplace_back(*e);
+  env.push_back(prefix + std::to_string(member_depth() + 1));
+  return env;
 }
 
 }  // namespace deep500::recipes

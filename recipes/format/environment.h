@@ -29,4 +29,13 @@ class EnvironmentScope {
   std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
 
+// How deep this process is among member runs (an ensemble's or a study's,
+// recipes/results/member_processes.h): DEEP500_MEMBER_DEPTH, 0 when unset
+// (started by the user).
+int member_depth();
+
+// This process's environment ("NAME=VALUE" each) with the member depth one
+// deeper: the environment a member is started with.
+std::vector<std::string> member_environment();
+
 }  // namespace deep500::recipes

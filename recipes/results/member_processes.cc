@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +17,7 @@
 
 #include "deep/error.h"
 #include "deep/text.h"
+#include "recipes/format/environment.h"
 #include "recipes/format/recipe.h"
 #include "recipes/judging/comparison.h"
 #include "recipes/results/runner.h"
@@ -100,25 +100,6 @@ std::string file_text(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-constexpr const char* kDepthVariable = "DEEP500_MEMBER_DEPTH";
-
-// How deep this process is among members (0: started by the user).
-int member_depth() {
-  const char* text = std::getenv(kDepthVariable);
-  int64_t depth = 0;
-  return text && parse_int(text, depth) ? static_cast<int>(depth) : 0;
-}
-
-// This process's environment, with the members' depth one deeper.
-std::vector<std::string> member_environment() {
-  std::vector<std::string> env;
-  const std::string prefix = std::string(kDepthVariable) + "=";
-  for (char** e = environ; *e; ++e)
-    if (std::string(*e).rfind(prefix, 0) != 0) env.emplace_back(*e);
-  env.push_back(prefix + std::to_string(member_depth() + 1));
-  return env;
 }
 
 // Starts `self ARGS --summary-json SUMMARY` with stdin from /dev/null and
