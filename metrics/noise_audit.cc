@@ -164,9 +164,6 @@ std::vector<std::string> noise_warnings(const NoiseAudit& a) {
     out.push_back(cat("another process was busy before the run: ", p.name, " (pid ", p.pid, ", ",
                       static_cast<int>(p.cpu_share * 100 + 0.5), "% of a CPU)"));
   const int usable = a.affinity_cpus > 0 ? a.affinity_cpus : a.cores;
-  if (usable > 0 && a.load_before > 0.5 * usable)
-    out.push_back(cat("the machine was loaded before the run: load average ",
-                      short_number(a.load_before, 3), " on ", usable, " CPUs"));
   if (a.steal_share > 0.05)
     out.push_back(cat(short_number(a.steal_share * 100, 3),
                       "% of CPU time was stolen by the hypervisor during the run"));

@@ -51,8 +51,9 @@ NoiseAudit start_noise_audit();
 void finish_noise_audit(NoiseAudit& a);
 
 // One line per finding that could have moved the times, with the numbers:
-// another process busy, a load average above half the usable CPUs before
-// the run, more than 5% of CPU time stolen, a CPU quota below the CPUs
+// another process busy before the run (the load average is recorded, not
+// judged: it decays over a minute, so it still counts a run that just
+// ended), more than 5% of CPU time stolen, a CPU quota below the CPUs
 // this process may use, a powersave governor.
 std::vector<std::string> noise_warnings(const NoiseAudit& a);
 
