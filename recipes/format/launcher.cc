@@ -1,6 +1,7 @@
 #include "recipes/format/launcher.h"
 
 #include <fstream>
+#include <sstream>
 
 #include "deep/error.h"
 #include "deep/text.h"
@@ -43,10 +44,9 @@ int hostfile_local_slots(const std::string& hostfile, const std::string& hostnam
   std::string line;
   while (std::getline(in, line)) {
     ++line_number;
-    line = line.substr(0, line.find('#'));
+    std::istringstream fields(line.substr(0, line.find('#')));  // words split by any space
     std::vector<std::string> words;
-    for (const auto& w : split(line, ' '))
-      if (!w.empty() && w != "\t") words.push_back(w);
+    for (std::string w; fields >> w;) words.push_back(w);
     if (words.empty()) continue;
     const std::string& host = words[0];
     if (host != "localhost" && host != "127.0.0.1" && host != hostname &&

@@ -1,12 +1,7 @@
 #include "recipes/results/runner.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 
@@ -15,21 +10,18 @@
 #include "deep/error.h"
 #include "deep/output_file.h"
 #include "deep/text.h"
-#include "metrics/json_reporter.h"
 #include "metrics/noise_audit.h"
 #include "network/model.h"
 #include "recipes/format/environment.h"
 #include "recipes/format/machine.h"
 #include "recipes/format/recipe.h"
 #include "recipes/format/sha256.h"
-#include "recipes/format/yaml_json.h"
-#include "recipes/judging/comparison.h"
-#include "recipes/judging/reference_band.h"
 #include "recipes/results/ensemble.h"
 #include "recipes/results/history.h"
 #include "recipes/results/measurements_json.h"
 #include "recipes/results/member_processes.h"
 #include "recipes/results/plots.h"
+#include "recipes/results/recording.h"
 #include "recipes/results/reference_recording.h"
 #include "recipes/results/study.h"
 #include "recipes/tasks/model_feeds.h"
@@ -42,15 +34,6 @@ namespace deep500::recipes {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string utc_time(const char* format) {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, format, &tm);
-  return buf;
-}
 
 void verify_artifact(const Artifact& a, const std::string& what) {
   std::error_code ec;
@@ -96,39 +79,6 @@ void check_declared_values(const ModelManifest& m, const network::Model& model) 
     }
 }
 
-// results/<recipe>/<UTC timestamp>[-N]: a new folder, never an existing one.
-// The recipe's folder under --output-dir, created and checked writable
-// before the task runs: a run is never lost to a folder it cannot write.
-fs::path results_base(const std::string& output_dir, const std::string& recipe) {
-  const fs::path base = fs::path(output_dir) / recipe;
-  std::error_code ec;
-  fs::create_directories(base, ec);
-  DEEP500_CHECK(!ec, "--output-dir ", output_dir, ": cannot create ", base.string(), ": ",
-                ec.message());
-  DEEP500_CHECK(access(base.c_str(), W_OK | X_OK) == 0, "--output-dir ", output_dir, ": ",
-                base.string(), " is not writable: ", std::strerror(errno));
-  return base;
-}
-
-// A new folder for this run's results under `base`.
-std::string new_results_dir(const fs::path& base, const std::string& output_dir) {
-  std::error_code ec;
-  const std::string stamp = utc_time("%Y%m%dT%H%M%SZ");
-  for (int i = 1;; ++i) {
-    const fs::path dir = base / (i == 1 ? stamp : cat(stamp, "-", i));
-    if (fs::create_directory(dir, ec)) return dir.string();
-    DEEP500_CHECK(!ec, "--output-dir ", output_dir, ": cannot create ", dir.string(), ": ",
-                  ec.message());
-  }
-}
-
-nlohmann::json verdicts_json(const std::vector<Verdict>& verdicts) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& v : verdicts)
-    out.push_back({{"criterion", v.criterion}, {"passed", v.passed}, {"detail", v.detail}});
-  return out;
-}
-
 }  // namespace
 
 std::string history_path(const std::string& output_dir, const std::string& history) {
@@ -154,16 +104,6 @@ RunSummary run_recipe(const RunOptions& o, std::ostream& out) {
 
 namespace {
 
-// Every rank ends with rank 0's verdict (the others judged their own,
-// rank-local measurements).
-std::string rank_zero_status(distributed::Communicator& comm, const std::string& status) {
-  const std::vector<std::string> statuses = {"passed", "failed", "interrupted"};
-  const auto mine = std::find(statuses.begin(), statuses.end(), status) - statuses.begin();
-  Tensor code = Tensor::from_vector<int64_t>({1}, {static_cast<int64_t>(mine)});
-  comm.broadcast(code, 0);
-  return statuses.at(static_cast<size_t>(code.at_as_double(0)));
-}
-
 // The machine meets the recipe's constraints, its artifacts are the ones
 // it names, and the model has the inputs and outputs its manifest declares.
 // A model file loaded for that check goes to the task in `task_options`
@@ -187,14 +127,6 @@ DetectedMachine check_recipe(const Recipe& r, const RunOptions& o, RunOptions& t
   return machine;
 }
 
-// The task's run between its start and end times, under the recipe's
-// environment variables (set for the task alone: plots run after).
-struct TimedRun {
-  TaskRun task;
-  std::string started, finished;  // UTC, ISO 8601
-  metrics::NoiseAudit audit;      // cores 0: none (an ensemble's or a study's own run)
-};
-
 // The task timed, with the noise audit around it; its warnings printed.
 TimedRun run_timed(const Recipe& r, const RunOptions& o, std::ostream& out) {
   TimedRun t;
@@ -211,148 +143,10 @@ TimedRun run_timed(const Recipe& r, const RunOptions& o, std::ostream& out) {
   return t;
 }
 
-std::vector<Verdict> judge(const Recipe& r, const Measurements& m) {
-  std::vector<Verdict> verdicts;
-  for (const auto& c : r.criteria)
-    verdicts.push_back(
-        evaluate(c, m, r.has_reference ? &r.reference : nullptr, recipe_global_batch(r)));
-  return verdicts;
-}
-
-// passed, failed or interrupted; rank 0's on every rank of a distributed run.
-std::string run_status(const TaskRun& task, const std::vector<Verdict>& verdicts,
-                       distributed::Communicator* comm) {
-  const bool all_passed =
-      std::all_of(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return v.passed; });
-  const std::string status = task.interrupted             ? "interrupted"
-                             : all_passed && !task.broken ? "passed"
-                                                          : "failed";
-  return comm ? rank_zero_status(*comm, status) : status;
-}
-
-nlohmann::json machine_json(const DetectedMachine& machine) {
-  return {{"architecture", machine.architecture},
-          {"cpu_model", machine.cpu_model},
-          {"isa", machine.isa},
-          {"cores", machine.cores},
-          {"memory_gib", machine.memory_gib},
-          {"gpus", machine.gpus},
-          {"hostname", machine.hostname}};
-}
-
-// What the plots of the reference-ensemble criteria draw (a figure that
-// cannot be drawn says why: the results are written all the same).
-nlohmann::json reference_figures(const Recipe& r, const Measurements& m) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& c : r.criteria) {
-    if (c.ensemble_test.empty()) continue;
-    try {
-      out.push_back(reference_figure(c, m, r.reference, recipe_global_batch(r)));
-    } catch (const Error& e) {
-      out.push_back({{"criterion", c.text}, {"error", e.what()}});
-    }
-  }
-  return out;
-}
-
-// o.label, or else r's --set overrides.
-std::string run_label(const Recipe& r, const RunOptions& o) {
-  if (!o.label.empty()) return o.label;
-  std::vector<std::string> sets;
-  for (const auto& [path, value] : r.overrides) sets.push_back(path + "=" + value);
-  return join(sets, ", ");
-}
-
 // Member k's label: the ensemble's and the member's seed.
 std::string member_label(const Recipe& r, const RunOptions& o, uint64_t seed) {
   const std::string label = run_label(r, o);
   return cat(label, label.empty() ? "" : ", ", recipe_task(r.task).seed_field, "=", seed);
-}
-
-// results.json: the recipe as it ran, the machine, the task's context,
-// seeds, figures and details, and the verdicts.
-nlohmann::json results_json(const Recipe& r, const RunOptions& o, const DetectedMachine& machine,
-                            const TimedRun& run, const std::vector<Verdict>& verdicts,
-                            const std::string& status) {
-  return {{"format_version", metrics::kResultFormatVersion},
-          {"recipe",
-           {{"name", r.header.name},
-            {"version", r.header.version},
-            {"description", r.header.description},
-            {"file", fs::absolute(o.recipe).string()}}},
-          {"reproduces", o.reproduces},
-          {"label", run_label(r, o)},
-          {"resolved_recipe", yaml_to_json(r.resolved)},
-          {"manifest_files", r.manifest_files},
-          {"overrides", r.overrides},
-          {"machine", machine_json(machine)},
-          {"software", machine.software},
-          {"context", run.task.context},
-          {"seeds", run.task.seeds},
-          {"started_utc", run.started},
-          {"finished_utc", run.finished},
-          {"status", status},
-          {"noise_audit", run.audit.cores > 0 ? to_json(run.audit) : nlohmann::json()},
-          {"task_seconds", run.task.seconds},
-          {"broken", run.task.broken},
-          {"metrics", measurements_json(run.task.measurements)},
-          {"criteria", verdicts_json(verdicts)},
-          {"reference_figures", reference_figures(r, run.task.measurements)},
-          {r.task, run.task.details}};
-}
-
-// results.json, metrics.csv and (where the task records one) trace.json.
-void write_results(const std::string& dir, const nlohmann::json& results, const TaskRun& task) {
-  write_output_file((fs::path(dir) / "results.json").string(), {results.dump(2) + "\n"},
-                    "writing results.json");
-  write_output_file((fs::path(dir) / "metrics.csv").string(), {task.csv}, "writing metrics.csv");
-  if (!task.trace.is_null())
-    write_output_file((fs::path(dir) / "trace.json").string(), {task.trace.dump() + "\n"},
-                      "writing trace.json");
-}
-
-RunRecord run_record(const Recipe& r, const nlohmann::json& results, const TimedRun& run,
-                     const std::vector<Verdict>& verdicts, const std::string& results_dir) {
-  RunRecord rec;
-  rec.recipe = r.header.name;
-  rec.recipe_version = r.header.version;
-  rec.task = r.task;
-  rec.status = results.at("status");
-  rec.started_utc = run.started;
-  rec.finished_utc = run.finished;
-  rec.seconds = run.task.seconds;
-  rec.results_dir = fs::absolute(results_dir).string();
-  rec.git_revision = run.task.context.value("git_revision", "unknown");
-  rec.hostname = results.at("machine").at("hostname");
-  rec.resolved_recipe = results.at("resolved_recipe").dump();
-  rec.label = results.at("label").get<std::string>();
-  rec.metrics = run.task.measurements.final_values;
-  for (const auto& v : verdicts) rec.criteria.push_back({v.criterion, v.passed, v.detail});
-  return rec;
-}
-
-// Writes the results into a new folder and records the run in the history.
-// Until it is recorded, the folder holds a marker: a process killed
-// meanwhile leaves a folder that readers refuse (load_run_results), not a
-// run that seems complete.
-void record_run(const Recipe& r, const nlohmann::json& results, const TimedRun& run,
-                const std::vector<Verdict>& verdicts, History& history, RunSummary& s,
-                const std::vector<int64_t>& members = {}) {
-  const fs::path marker = fs::path(s.results_dir) / kIncompleteMarker;
-  write_output_file(marker.string(),
-                    {"deep500 run stopped before it recorded this run in the history\n"},
-                    "writing " + std::string(kIncompleteMarker));
-  write_results(s.results_dir, results, run.task);
-  RunRecord record = run_record(r, results, run, verdicts, s.results_dir);
-  record.members = members;
-  s.run_id = history.record(record);
-  std::error_code ec;
-  fs::remove(marker, ec);
-}
-
-void print_verdicts(const std::vector<Verdict>& verdicts, std::ostream& out) {
-  for (const auto& v : verdicts)
-    out << (v.passed ? "  PASS  " : "  FAIL  ") << v.criterion << "  (" << v.detail << ")\n";
 }
 
 // One recorded run of `r`: its summary and what it measured.
@@ -561,72 +355,6 @@ RunSummary run_ensemble(const Recipe& r, const RunOptions& o, std::ostream& out)
   dirs.push_back(s.results_dir);  // the ensemble's own reference figures
   if (o.plots) out << render_plots(dirs, s.results_dir) << "\n";
   out << "deep500 run: ensemble " << s.status << "; results in " << s.results_dir << "; run "
-      << s.run_id << " in " << history.path() << std::endl;
-  return s;
-}
-
-// The metrics the study's table shows: those the criteria name, then the
-// speedup metric.
-std::vector<std::string> study_metrics(const Recipe& r) {
-  std::vector<std::string> out;
-  auto add = [&](const std::string& name) {
-    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
-  };
-  for (const auto& c : r.criteria) add(c.metric);
-  add(r.sweep.speedup_metric);
-  return out;
-}
-
-// One verdict per member: its own status.
-std::vector<Verdict> member_verdicts(const Study& study) {
-  std::vector<Verdict> out;
-  for (const auto& m : study.members)
-    out.push_back(
-        {cat("member ", m.label), m.status == "passed", cat("run ", m.run_id, ": ", m.status)});
-  return out;
-}
-
-RunSummary run_study(const Recipe& r, const RunOptions& o, std::ostream& out) {
-  DEEP500_CHECK(o.reproduces.empty(), o.recipe,
-                ": a study is reproduced member by member: `deep500 reproduce ID` of each member "
-                "run (`deep500 study` lists them)");
-  DEEP500_CHECK(!o.communicator, o.recipe,
-                ": a sweep starts its members itself (each its own mpirun); run it without mpirun");
-  const std::vector<SweepPoint> points = sweep_points(r.sweep);
-  std::vector<int> ranks;
-  const std::vector<MemberProcess> processes = study_processes(r, o, points, ranks);
-  History history(history_path(o.output_dir, o.history));  // checked writable before running
-  const fs::path base = results_base(o.output_dir, r.header.name);
-  out << "deep500 run: " << r.header.name << " " << r.header.version << ": a study of "
-      << points.size() << " members, " << r.sweep.processes << " at a time" << std::endl;
-  TimedRun run;
-  run.started = utc_time("%Y-%m-%dT%H:%M:%SZ");
-  const auto start = std::chrono::steady_clock::now();
-  const auto exits = run_member_processes(processes, r.sweep.processes, o.interrupt, out);
-  run.task.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  run.finished = utc_time("%Y-%m-%dT%H:%M:%SZ");
-  run.task.interrupted = o.interrupt && o.interrupt->load();
-  Study study = read_study(r, points, ranks, processes, exits, run.task.interrupted);
-  study.shown = study_metrics(r);
-  if (study.members.empty()) return {"interrupted", "", 0};
-  run.task.details = study_json(study);
-  run.task.context = study.context;
-  run.task.csv = study_csv(study);
-  run.task.interrupted = run.task.interrupted || study.members.size() < points.size();
-  const std::vector<Verdict> verdicts = member_verdicts(study);
-  RunSummary s;
-  s.status = run_status(run.task, verdicts, nullptr);
-  s.results_dir = new_results_dir(base, o.output_dir);
-  nlohmann::json results = results_json(r, o, detect_machine(), run, verdicts, s.status);
-  results.erase(r.task);
-  results["study"] = run.task.details;
-  std::vector<int64_t> ids;
-  for (const auto& m : study.members) ids.push_back(m.run_id);
-  record_run(r, results, run, verdicts, history, s, ids);
-  out << study_table(study);
-  if (o.plots) out << render_plots({s.results_dir}, s.results_dir) << "\n";
-  out << "deep500 run: study " << s.status << "; table in " << s.results_dir << "/metrics.csv; run "
       << s.run_id << " in " << history.path() << std::endl;
   return s;
 }

@@ -1,5 +1,6 @@
 #include "recipes/results/study.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -10,7 +11,10 @@
 #include "deep/text.h"
 #include "metrics/reporter.h"
 #include "recipes/format/recipe.h"
+#include "recipes/results/history.h"
 #include "recipes/results/measurements_json.h"
+#include "recipes/results/plots.h"
+#include "recipes/results/recording.h"
 #include "recipes/results/runner.h"
 
 namespace deep500::recipes {
@@ -80,8 +84,30 @@ std::string pad(const std::string& text, size_t width) {
   return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
 }
 
-}  // namespace
+// The metrics the study's table shows: those the criteria name, then the
+// speedup metric.
+std::vector<std::string> study_metrics(const Recipe& r) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& name) {
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  };
+  for (const auto& c : r.criteria) add(c.metric);
+  add(r.sweep.speedup_metric);
+  return out;
+}
 
+// One verdict per member: its own status.
+std::vector<Verdict> member_verdicts(const Study& study) {
+  std::vector<Verdict> out;
+  for (const auto& m : study.members)
+    out.push_back(
+        {cat("member ", m.label), m.status == "passed", cat("run ", m.run_id, ": ", m.status)});
+  return out;
+}
+
+// Each point's member process: its recipe loaded first, so that a bad value
+// is refused (Error naming the member) before anything runs; `ranks` gets
+// each member's rank count.
 std::vector<MemberProcess> study_processes(const Recipe& r, const RunOptions& o,
                                            const std::vector<SweepPoint>& points,
                                            std::vector<int>& ranks) {
@@ -104,6 +130,9 @@ std::vector<MemberProcess> study_processes(const Recipe& r, const RunOptions& o,
   return out;
 }
 
+// The members that ran, read back from their results.json, with speedups.
+// Error naming a member that could not run (unless `interrupted`, when a
+// member that wrote nothing is left out).
 Study read_study(const Recipe& r, const std::vector<SweepPoint>& points,
                  const std::vector<int>& ranks, const std::vector<MemberProcess>& processes,
                  const std::vector<MemberExit>& exits, bool interrupted) {
@@ -125,6 +154,8 @@ Study read_study(const Recipe& r, const std::vector<SweepPoint>& points,
   add_speedups(s, baseline ? &s.members[*baseline] : nullptr);
   return s;
 }
+
+}  // namespace
 
 json study_json(const Study& s) {
   json members = json::array();
@@ -240,6 +271,51 @@ std::string study_csv(const Study& s) {
     out += "\n";
   }
   return out;
+}
+
+RunSummary run_study(const Recipe& r, const RunOptions& o, std::ostream& out) {
+  DEEP500_CHECK(o.reproduces.empty(), o.recipe,
+                ": a study is reproduced member by member: `deep500 reproduce ID` of each member "
+                "run (`deep500 study` lists them)");
+  DEEP500_CHECK(!o.communicator, o.recipe,
+                ": a sweep starts its members itself (each its own mpirun); run it without mpirun");
+  const std::vector<SweepPoint> points = sweep_points(r.sweep);
+  std::vector<int> ranks;
+  const std::vector<MemberProcess> processes = study_processes(r, o, points, ranks);
+  History history(history_path(o.output_dir, o.history));  // checked writable before running
+  const std::filesystem::path base = results_base(o.output_dir, r.header.name);
+  out << "deep500 run: " << r.header.name << " " << r.header.version << ": a study of "
+      << points.size() << " members, " << r.sweep.processes << " at a time" << std::endl;
+  TimedRun run;
+  run.started = utc_time("%Y-%m-%dT%H:%M:%SZ");
+  const auto start = std::chrono::steady_clock::now();
+  const auto exits = run_member_processes(processes, r.sweep.processes, o.interrupt, out);
+  run.task.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.finished = utc_time("%Y-%m-%dT%H:%M:%SZ");
+  run.task.interrupted = o.interrupt && o.interrupt->load();
+  Study study = read_study(r, points, ranks, processes, exits, run.task.interrupted);
+  study.shown = study_metrics(r);
+  if (study.members.empty()) return {"interrupted", "", 0};
+  run.task.details = study_json(study);
+  run.task.context = study.context;
+  run.task.csv = study_csv(study);
+  run.task.interrupted = run.task.interrupted || study.members.size() < points.size();
+  const std::vector<Verdict> verdicts = member_verdicts(study);
+  RunSummary s;
+  s.status = run_status(run.task, verdicts, nullptr);
+  s.results_dir = new_results_dir(base, o.output_dir);
+  nlohmann::json results = results_json(r, o, detect_machine(), run, verdicts, s.status);
+  results.erase(r.task);
+  results["study"] = run.task.details;
+  std::vector<int64_t> ids;
+  for (const auto& m : study.members) ids.push_back(m.run_id);
+  record_run(r, results, run, verdicts, history, s, ids);
+  out << study_table(study);
+  if (o.plots) out << render_plots({s.results_dir}, s.results_dir) << "\n";
+  out << "deep500 run: study " << s.status << "; table in " << s.results_dir << "/metrics.csv; run "
+      << s.run_id << " in " << history.path() << std::endl;
+  return s;
 }
 
 }  // namespace deep500::recipes

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -17,11 +18,11 @@
 
 #include "recipes/format/sweep.h"
 #include "recipes/results/member_processes.h"
+#include "recipes/results/runner.h"
 
 namespace deep500::recipes {
 
 struct Recipe;
-struct RunOptions;
 
 // One metric of a member: its value (an ensemble's mean) and, for an
 // ensemble, the mean's interval over n members (NaN otherwise, n = 1).
@@ -56,19 +57,11 @@ struct Study {
   nlohmann::json context = nlohmann::json::object();
 };
 
-// Each point's member process: its recipe loaded first, so that a bad value
-// is refused (Error naming the member) before anything runs; `ranks` gets
-// each member's rank count.
-std::vector<MemberProcess> study_processes(const Recipe& r, const RunOptions& o,
-                                           const std::vector<SweepPoint>& points,
-                                           std::vector<int>& ranks);
-
-// The members that ran, read back from their results.json, with speedups.
-// Error naming a member that could not run (unless `interrupted`, when a
-// member that wrote nothing is left out).
-Study read_study(const Recipe& r, const std::vector<SweepPoint>& points,
-                 const std::vector<int>& ranks, const std::vector<MemberProcess>& processes,
-                 const std::vector<MemberExit>& exits, bool interrupted);
+// Runs the study: every point's recipe loaded first, then the members,
+// then the study's own recorded run (its table printed, metrics.csv,
+// results.json's `study`, study.png). Error for a study being reproduced or
+// run under mpirun.
+RunSummary run_study(const Recipe& r, const RunOptions& o, std::ostream& out);
 
 nlohmann::json study_json(const Study& s);
 // Error naming the field when `j` is not what study_json writes.
