@@ -103,7 +103,11 @@ std::string file_text(const std::string& path) {
 }
 
 // Starts `self ARGS --summary-json SUMMARY` with stdin from /dev/null and
-// stdout and stderr into `log`, in a process group of its own.
+// stdout and stderr into `log`, in a process group of its own, with
+// SIGINT/SIGTERM blocked: one forwarded before the member has installed its
+// handlers (its libraries load for seconds on a busy machine) stays pending
+// until its InterruptScope unblocks it, and the member records itself
+// interrupted instead of dying unrecorded.
 pid_t spawn_member(const std::string& self, const MemberProcess& m, const std::string& log,
                    const std::string& summary) {
   std::vector<std::string> args = {self};
@@ -120,7 +124,12 @@ pid_t spawn_member(const std::string& self, const MemberProcess& m, const std::s
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGINT);
+  sigaddset(&blocked, SIGTERM);
+  posix_spawnattr_setsigmask(&attr, &blocked);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
   pid_t pid = 0;
   std::vector<std::string> env = member_environment();
   std::vector<char*> envp;

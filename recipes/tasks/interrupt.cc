@@ -1,5 +1,7 @@
 #include "recipes/tasks/interrupt.h"
 
+#include <pthread.h>
+
 #include <csignal>
 #include <mutex>
 
@@ -38,6 +40,13 @@ InterruptScope::InterruptScope() {
   interrupt_requested.store(false);
   i.previous_int = std::signal(SIGINT, request_interrupt);
   i.previous_term = std::signal(SIGTERM, request_interrupt);
+  // A member started with them blocked (member_processes.cc) receives here
+  // the signal its parent forwarded while it was loading.
+  sigset_t handled;
+  sigemptyset(&handled);
+  sigaddset(&handled, SIGINT);
+  sigaddset(&handled, SIGTERM);
+  pthread_sigmask(SIG_UNBLOCK, &handled, nullptr);
 }
 
 InterruptScope::~InterruptScope() {

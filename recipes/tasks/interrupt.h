@@ -13,7 +13,9 @@ namespace deep500::recipes {
 
 class InterruptScope {
  public:
-  InterruptScope();   // the first: clears the flag, installs the handlers
+  // The first: clears the flag, installs the handlers and unblocks
+  // SIGINT/SIGTERM on the calling thread (a pending one arrives now).
+  InterruptScope();
   ~InterruptScope();  // the last: restores the handlers replaced (e.g. Python's)
   InterruptScope(const InterruptScope&) = delete;
   InterruptScope& operator=(const InterruptScope&) = delete;

@@ -52,12 +52,20 @@ inline bool catches(pid_t pid, int sig) {
   return false;
 }
 
+// Whether the file holds `text`.
+inline bool file_holds(const std::string& path, const std::string& text) {
+  std::ifstream in(path);
+  const std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return s.find(text) != std::string::npos;
+}
+
 // Runs `deep500 ARGS...` (stdout to OUT), sends `sig` `delay` after the
-// command installed its handler for it (so a loaded machine cannot make the
-// signal arrive before) and returns its wait status; fails the test if it
-// does not end within 60 s.
+// command installed its handler for it and, when `printed` is given, after
+// OUT holds that text (so a loaded machine cannot make the signal arrive
+// before) and returns its wait status; fails the test if it does not end
+// within 60 s.
 inline int signal_after(const std::vector<std::string>& args, const std::string& out, int sig,
-                        std::chrono::milliseconds delay) {
+                        std::chrono::milliseconds delay, const std::string& printed = "") {
   const pid_t pid = fork();
   if (pid == 0) {
     const std::string cli = deep500::testing::cli_path().string();
@@ -70,7 +78,7 @@ inline int signal_after(const std::vector<std::string>& args, const std::string&
   }
   if (pid < 0) ADD_FAILURE() << "fork failed";
   const auto launched = std::chrono::steady_clock::now();
-  while (!catches(pid, sig) &&
+  while ((!catches(pid, sig) || (!printed.empty() && !file_holds(out, printed))) &&
          std::chrono::steady_clock::now() - launched < std::chrono::seconds(60))
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   std::this_thread::sleep_for(delay);
