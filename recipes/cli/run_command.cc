@@ -29,6 +29,7 @@
 #include "recipes/format/machine.h"
 #include "recipes/format/recipe.h"
 #include "recipes/judging/reproduce.h"
+#include "recipes/results/measurement_lock_scope.h"
 #include "recipes/results/runner.h"
 #include "recipes/tasks/interrupt.h"
 
@@ -87,6 +88,9 @@ int run_under_mpirun(const Recipe& recipe, const std::string& command, const Run
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
   InterruptScope interrupt;  // before the spawn: a signal meanwhile is not lost
+  // The ranks run under this process's lock (they inherit its mark).
+  const MeasurementLockScope lock(cat("deep500 ", command, " ", o.recipe), true,
+                                  &InterruptScope::requested(), std::cout);
   pid_t pid = 0;
   const int spawned = posix_spawnp(&pid, "mpirun", nullptr, &attr, argv.data(), environ);
   posix_spawnattr_destroy(&attr);

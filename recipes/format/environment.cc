@@ -1,6 +1,8 @@
 // The recipes layer's one reader of the environment (tests/layering).
 #include "recipes/format/environment.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "deep/text.h"
@@ -37,7 +39,29 @@ EnvironmentScope::~EnvironmentScope() {
 
 namespace {
 constexpr const char* kDepthVariable = "DEEP500_MEMBER_DEPTH";
+constexpr const char* kLockVariable = "DEEP500_MEASUREMENT_LOCK";
+constexpr const char* kLockHolderVariable = "DEEP500_MEASUREMENT_LOCK_HOLDER";
+constexpr const char* kDefaultLockFile = "/tmp/deep500-measurement.lock";
 }  // namespace
+
+std::string measurement_lock_file() {
+  const char* text = std::getenv(kLockVariable);
+  if (!text || !*text) return kDefaultLockFile;
+  return std::string(text) == "off" ? "" : text;
+}
+
+int64_t measurement_lock_holder() {
+  const char* text = std::getenv(kLockHolderVariable);
+  int64_t pid = 0;
+  return text && parse_int(text, pid) ? pid : 0;
+}
+
+void mark_measurement_lock_held(bool held) {
+  if (held)
+    setenv(kLockHolderVariable, std::to_string(getpid()).c_str(), 1);
+  else
+    unsetenv(kLockHolderVariable);
+}
 
 int member_depth() {
   const char* text = std::getenv(kDepthVariable);

@@ -6,6 +6,7 @@
 // anything after the task see the caller's environment).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -33,6 +34,18 @@ class EnvironmentScope {
 // recipes/results/member_processes.h): DEEP500_MEMBER_DEPTH, 0 when unset
 // (started by the user).
 int member_depth();
+
+// The machine-wide measurement lock's file (metrics/measurement_lock.h):
+// DEEP500_MEASUREMENT_LOCK, by default /tmp/deep500-measurement.lock; ""
+// when it is "off" (no lock taken).
+std::string measurement_lock_file();
+// The pid of the deep500 process that holds the lock for this one (an
+// ensemble's or a study's parent, the `deep500 run` that started mpirun),
+// DEEP500_MEASUREMENT_LOCK_HOLDER; 0 when none.
+int64_t measurement_lock_holder();
+// Marks this process as the holder (its children inherit the mark and do
+// not wait for their own parent), or clears the mark.
+void mark_measurement_lock_held(bool held);
 
 // This process's environment ("NAME=VALUE" each) with the member depth one
 // deeper: the environment a member is started with.

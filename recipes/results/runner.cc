@@ -18,9 +18,9 @@
 #include "recipes/format/sha256.h"
 #include "recipes/results/ensemble.h"
 #include "recipes/results/history.h"
+#include "recipes/results/measurement_lock_scope.h"
 #include "recipes/results/measurements_json.h"
 #include "recipes/results/member_processes.h"
-#include "recipes/results/plots.h"
 #include "recipes/results/recording.h"
 #include "recipes/results/reference_recording.h"
 #include "recipes/results/study.h"
@@ -179,7 +179,7 @@ SingleRun run_single(const Recipe& r, const RunOptions& o, std::ostream& out) {
   s.results_dir = new_results_dir(base, o.output_dir);
   record_run(r, results_json(r, o, machine, run, verdicts, s.status), run, verdicts, *history, s);
   print_verdicts(verdicts, out);
-  if (o.plots) out << render_plots({s.results_dir}, s.results_dir) << "\n";
+  render_views({s.results_dir}, s.results_dir, o, out);
   out << "deep500 run: " << s.status << "; results in " << s.results_dir << "; run " << s.run_id
       << " in " << history->path() << std::endl;
   return single;
@@ -353,7 +353,7 @@ RunSummary run_ensemble(const Recipe& r, const RunOptions& o, std::ostream& out)
   else if (o.record_reference)
     write_reference(r, members, seeds, machine.hostname, s.results_dir, out);
   dirs.push_back(s.results_dir);  // the ensemble's own reference figures
-  if (o.plots) out << render_plots(dirs, s.results_dir) << "\n";
+  render_views(dirs, s.results_dir, o, out);
   out << "deep500 run: ensemble " << s.status << "; results in " << s.results_dir << "; run "
       << s.run_id << " in " << history.path() << std::endl;
   return s;
@@ -374,6 +374,8 @@ RunSummary run_loaded_recipe(const Recipe& r, const RunOptions& o, std::ostream&
   DEEP500_CHECK(!o.record_reference || r.sweep.axes.empty(), "--record-reference: ", o.recipe,
                 " is a sweep; record a reference from one point (--set 'sweep={}' and the "
                 "point's values)");
+  const MeasurementLockScope lock(cat("deep500 run ", o.recipe),
+                                  !o.communicator || o.communicator->rank() == 0, o.interrupt, out);
   if (!r.sweep.axes.empty()) return run_study(r, o, out);
   if (r.ensemble.repeat > 1) return run_ensemble(r, o, out);
   return run_single(r, o, out).summary;

@@ -181,7 +181,8 @@ TEST_F(RunCli, InterruptedEnsembleOfProcessesRecordsItsMembersInterrupted) {
       {"run", kRecipes + "/fashion_mnist_mlp.yaml", "--output-dir", dir_.string(), "--no-progress",
        "--no-plots", "--set", "ensemble.repeat=3", "--set", "ensemble.processes=2", "--set",
        "training.epochs=200"},
-      (dir_ / "out.txt").string(), SIGINT, std::chrono::seconds(4));
+      (dir_ / "out.txt").string(), SIGINT, std::chrono::seconds(1),
+      "member 2 of 3, training.seed 2: started");
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 130) << deep500::read_file((dir_ / "out.txt").string());
   nlohmann::json runs;
@@ -493,17 +494,44 @@ TEST_F(RunCli, InterruptedRunIsRecordedInterrupted) {
       fs::exists(fs::path(runs[0]["results_dir"].get<std::string>()) / "training_curves.png"));
 }
 
-TEST_F(RunCli, TwoRunsAtOnceAreBothRecorded) {
+// Two runs at once take turns under the measurement lock: both are
+// recorded, the second says whom it waited for and for how long, and the
+// members of each run under their parent's lock.
+TEST_F(RunCli, TwoRunsAtOnceTakeTurnsUnderTheMeasurementLockAndAreBothRecorded) {
+  const std::string lock = (dir_ / "measurement.lock").string();
+  setenv("DEEP500_MEASUREMENT_LOCK", lock.c_str(), 1);
   deep500::testing::CliRun a, b;
-  std::thread ta([&] { a = run(run_args("fashion_mnist_mlp.yaml", "--no-plots")); });
-  std::thread tb([&] { b = run(run_args("fashion_mnist_mlp.yaml", "--no-plots")); });
+  const std::string ensemble =
+      "--no-plots --set ensemble.repeat=2 --set ensemble.processes=2 "
+      "--set 'criteria=[test_accuracy >= 0.5 by epoch 1]'";
+  std::thread ta([&] { a = run(run_args("fashion_mnist_mlp.yaml", ensemble)); });
+  std::thread tb([&] { b = run(run_args("fashion_mnist_mlp.yaml", ensemble)); });
   ta.join();
   tb.join();
+  unsetenv("DEEP500_MEASUREMENT_LOCK");
   EXPECT_EQ(a.rc, 0) << a.out;
   EXPECT_EQ(b.rc, 0) << b.out;
-  const auto runs = history();
-  ASSERT_EQ(runs.size(), 2u);
-  EXPECT_NE(runs[0]["results_dir"], runs[1]["results_dir"]);
+  const std::string waiting = "waiting for the measurement lock " + lock + ", held by pid ";
+  EXPECT_EQ((a.out.find(waiting) != std::string::npos) + (b.out.find(waiting) != std::string::npos),
+            1)
+      << a.out << b.out;
+  std::vector<nlohmann::json> ensembles, members;
+  for (const auto& row : history()) {
+    auto results = read_json(fs::path(row["results_dir"].get<std::string>()) / "results.json");
+    (row["members"].empty() ? members : ensembles).push_back(results["measurement_lock"]);
+  }
+  ASSERT_EQ(ensembles.size(), 2u);
+  ASSERT_EQ(members.size(), 4u);
+  std::sort(ensembles.begin(), ensembles.end(), [](const auto& x, const auto& y) {
+    return x["waited_seconds"].template get<double>() < y["waited_seconds"].template get<double>();
+  });
+  EXPECT_EQ(ensembles[0]["file"], lock);
+  EXPECT_EQ(ensembles[0]["waited_for"], "");
+  EXPECT_GT(ensembles[1]["waited_seconds"].get<double>(), 1.0);
+  EXPECT_NE(ensembles[1]["waited_for"].get<std::string>().find("fashion_mnist_mlp.yaml"),
+            std::string::npos)
+      << ensembles[1];
+  for (const auto& m : members) EXPECT_GT(m["held_by_process"].get<int64_t>(), 0) << m;
 }
 
 // `deep500 info` prints manifests this machine satisfies.
