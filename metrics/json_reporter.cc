@@ -1,5 +1,6 @@
 #include "metrics/json_reporter.h"
 
+#include "deep/error.h"
 #include "metrics/reporter.h"
 
 namespace deep500::metrics {
@@ -142,6 +143,48 @@ nlohmann::json to_json(const TransferStats& t) {
 
 std::unique_ptr<Reporter> make_json_reporter(std::ostream& out) {
   return std::make_unique<JsonReporter>(out);
+}
+
+namespace {
+
+std::vector<std::pair<std::string, std::string>> pairs_from(const nlohmann::json& j,
+                                                            const char* what) {
+  DEEP500_CHECK(j.is_object(), "result ", what, ": expected a map of text, got ", j.dump());
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [k, v] : j.items()) {
+    DEEP500_CHECK(v.is_string(), "result ", what, ".", k, ": expected text, got ", v.dump());
+    out.emplace_back(k, v.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+Result result_from_json(const nlohmann::json& j, const RunnerSettings& settings) {
+  DEEP500_CHECK(j.is_object(), "result: expected a map, got ", j.dump().substr(0, 80));
+  Result r;
+  try {
+    r.name = j.at("name").get<std::string>();
+    r.labels = pairs_from(j.at("labels"), "labels");
+    r.problem = pairs_from(j.at("problem"), "problem");
+    const auto& c = j.at("counters");
+    r.counters = {c.at("flops").get<double>(), c.at("bytes").get<double>(),
+                  c.at("items").get<double>()};
+    r.seconds = j.at("seconds").get<std::vector<double>>();
+    r.warmup_repetitions = j.at("warmup_repetitions").get<int>();
+    r.total_seconds = j.at("total_seconds").get<double>();
+    r.note = j.at("note").get<std::string>();
+    r.device = j.at("device").get<std::string>();
+    r.timer = j.at("timer").get<std::string>();
+    r.percent_of_peak_flops = j.at("percent_of_peak").at("flops").get<double>();
+    r.percent_of_peak_bandwidth = j.at("percent_of_peak").at("bandwidth").get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    DEEP500_CHECK(false, "result '", r.name, "': ", e.what());
+  }
+  r.settings = settings;
+  r.summary = summarize(r.seconds, settings.statistics);
+  r.rates = rates_from(r.counters, r.summary.median);
+  return r;
 }
 
 }  // namespace deep500::metrics

@@ -1,10 +1,12 @@
 #include "metrics/runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
 
 #include "deep/error.h"
+#include "deep/text.h"
 #include "metrics/cache_flush.h"
 
 namespace deep500::metrics {
@@ -34,6 +36,48 @@ std::string Result::label(const std::string& key) const {
   for (const auto& [k, v] : labels)
     if (k == key) return v;
   return "";
+}
+
+RunnerSettings round_settings(const RunnerSettings& s, int parts) {
+  DEEP500_CHECK(parts >= 1, "rounds: expected at least 1, got ", parts);
+  RunnerSettings r = s;
+  r.min_repetitions = std::max(1, (s.min_repetitions + parts - 1) / parts);
+  r.max_repetitions = std::max(r.min_repetitions, (s.max_repetitions + parts - 1) / parts);
+  r.min_time_seconds = s.min_time_seconds / parts;
+  r.max_time_seconds = s.max_time_seconds / parts;
+  return r;
+}
+
+Result pool_results(const std::vector<Result>& parts) {
+  DEEP500_CHECK(!parts.empty(), "pool_results: no results to pool");
+  Result r = parts.front();
+  r.seconds.clear(), r.sm_clock_mhz.clear(), r.throttled_samples.clear();
+  r.warmup_repetitions = 0;
+  r.total_seconds = 0;
+  r.transfers = {};
+  std::vector<std::string> notes;
+  for (const auto& p : parts) {
+    for (int i : p.throttled_samples)
+      r.throttled_samples.push_back(i + static_cast<int>(r.seconds.size()));
+    r.seconds.insert(r.seconds.end(), p.seconds.begin(), p.seconds.end());
+    r.sm_clock_mhz.insert(r.sm_clock_mhz.end(), p.sm_clock_mhz.begin(), p.sm_clock_mhz.end());
+    r.max_sm_clock_mhz = std::max(r.max_sm_clock_mhz, p.max_sm_clock_mhz);
+    r.warmup_repetitions += p.warmup_repetitions;
+    r.total_seconds += p.total_seconds;
+    r.transfers.host_to_device_bytes += p.transfers.host_to_device_bytes;
+    r.transfers.device_to_host_bytes += p.transfers.device_to_host_bytes;
+    r.transfers.device_to_device_bytes += p.transfers.device_to_device_bytes;
+    r.transfers.host_to_device_seconds += p.transfers.host_to_device_seconds;
+    r.transfers.device_to_host_seconds += p.transfers.device_to_host_seconds;
+    r.transfers.device_to_device_seconds += p.transfers.device_to_device_seconds;
+    r.transfers.copies += p.transfers.copies;
+    if (!p.note.empty() && std::find(notes.begin(), notes.end(), p.note) == notes.end())
+      notes.push_back(p.note);
+  }
+  r.note = join(notes, "; ");
+  r.summary = summarize(r.seconds, r.settings.statistics);
+  r.rates = rates_from(r.counters, r.summary.median);
+  return r;
 }
 
 Runner::Runner(RunnerSettings settings) : settings_(std::move(settings)) {

@@ -97,6 +97,19 @@ struct PairedResult {
   Summary difference;  // of a.seconds[i] - b.seconds[i], seconds
 };
 
+// The settings of one of `parts` rounds that together make one run of `s`
+// (random interleaving): repetitions and times divided among the rounds
+// (at least one repetition each); warm-up, batch and the rest as they are.
+RunnerSettings round_settings(const RunnerSettings& s, int parts);
+
+// Several measurements of one workload as one result (interleaved rounds,
+// or processes): every part's samples pooled, the summary (with the first
+// part's statistics options) and the rates computed again, timed seconds,
+// warm-up repetitions and copies summed, notes joined; the first part's
+// name, labels, problem, settings, counters and device. Error when `parts`
+// is empty.
+Result pool_results(const std::vector<Result>& parts);
+
 class Runner {
  public:
   Runner() = default;

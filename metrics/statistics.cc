@@ -118,4 +118,19 @@ Summary summarize(std::vector<double> x, const StatisticsOptions& o) {
   return s;
 }
 
+ProcessSpread process_spread(const std::vector<std::vector<double>>& samples_per_process) {
+  ProcessSpread p;
+  std::vector<double> within;
+  for (const auto& samples : samples_per_process) {
+    if (samples.empty()) continue;
+    const Summary s = summarize(samples);
+    p.medians.push_back(s.median);
+    within.push_back(s.robust_cv);
+  }
+  if (p.medians.empty()) return p;
+  p.within = median(within);
+  p.between = summarize(p.medians).robust_cv;
+  return p;
+}
+
 }  // namespace deep500::metrics

@@ -44,6 +44,19 @@ struct Summary {
 
 Summary summarize(std::vector<double> samples, const StatisticsOptions& options = {});
 
+// The same measurement repeated in several processes (pyperf's worker
+// processes): how much its samples spread within one process, and how much
+// the processes' medians spread between them. Both are robust CVs (1.4826
+// x MAD / median): `within` the median over the processes of each one's,
+// `between` that of the processes' medians. A between well above within
+// means a process draws its own level (memory layout, placement, clocks),
+// which repetitions in one process cannot show.
+struct ProcessSpread {
+  std::vector<double> medians;  // per process
+  double within = 0, between = 0;
+};
+ProcessSpread process_spread(const std::vector<std::vector<double>>& samples_per_process);
+
 double median(std::vector<double> samples);
 // Percentile p in [0, 100] with linear interpolation (NumPy's default).
 double percentile(std::vector<double> samples, double p);

@@ -9,6 +9,7 @@
 #include "deep/exit_codes.h"
 #include "metrics/runner.h"
 #include "network/executor_options.h"
+#include "recipes/results/history.h"
 #include "recipes/results/runner.h"
 #include "recipes/tasks/conformance_task.h"
 #include "recipes/tasks/inference_task.h"
@@ -32,6 +33,7 @@ void add_train_command(CommandLine& line);
 void add_settings_command(CommandLine& line);
 void add_run_commands(CommandLine& line);      // run, reproduce
 void add_history_commands(CommandLine& line);  // history, scoreboard, info, plot
+void add_report_command(CommandLine& line);
 
 // The command files call the recipes library (tasks, feeds, interrupts).
 using namespace deep500::recipes;
@@ -63,8 +65,15 @@ struct OpOptions {
   std::string format = "console";       // bench: stdout is console | json | csv | gbench
   std::string json_path, csv_path, gbench_path;
   std::vector<std::string> settings;  // NAME=VALUE (network/settings.h)
+  // bench: run it in this many fresh processes, one after another, and pool
+  // their samples (recipes/cli/op_bench_processes.cc); 1: in this one.
+  int processes = 1;
 };
 int op_command(const OpOptions& o);
+// op bench --processes N: the benchmark in N worker processes; each kernel's
+// samples pooled, its within- and between-process spread printed on `info`.
+BenchmarkOutcome bench_in_processes(const OpOptions& o, const metrics::Peaks& peaks,
+                                    std::ostream& info);
 
 // deep500 infer MODEL.onnx: runs a model on an executor, writes every graph
 // output as OUTPUT_DIR/<output name>.npy, then times the scenarios asked
@@ -150,6 +159,23 @@ struct HistoryOptions {
   std::string note;
 };
 int history_command(const HistoryOptions& o);
+
+// The samples of a run's metric from its results.json (none when it has
+// none, or its folder is gone): what --regressions confirms a change with.
+std::vector<double> recorded_samples(const RunRecord& r, const std::string& metric);
+
+// deep500 report: one HTML page of runs (recipes/results/report.h).
+struct ReportOptions {
+  std::vector<std::string> runs;  // history ids, results folders or results.json
+  std::string out = "report.html";
+  bool compare = false;  // the A/B page of two runs
+  bool history = false;  // the history page, with its regressions
+  std::string recipe, since;
+  std::string metrics = "samples_per_second:max,seconds:min";  // --history
+  std::string output_dir = "results";  // its history.sqlite resolves run ids
+  bool plots = true;                   // several runs' plots drawn together
+};
+int report_command(const ReportOptions& o);
 
 // deep500 study RUN: a study's table again (recipes/results/study.h).
 int study_command(const std::string& run, const HistoryOptions& o);

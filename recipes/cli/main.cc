@@ -39,5 +39,6 @@ int main(int argc, char** argv) {
   add_settings_command(line);
   add_run_commands(line);
   add_history_commands(line);
+  add_report_command(line);
   return line.run(argc, argv);
 }

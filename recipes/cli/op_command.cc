@@ -102,7 +102,10 @@ int run_bench(const OpOptions& o, const std::vector<Problem>& problems) {
   const metrics::Peaks peaks =
       measure_backend_peaks(backend_list(b.backends, find_definition(b.op)), b.threads);
   b.peaks = &peaks;
-  const BenchmarkOutcome out = run_operator_benchmark(b, info);
+  DEEP500_CHECK(o.processes >= 1 && o.processes <= 1000, "--processes: expected 1 to 1000, got ",
+                o.processes);
+  const BenchmarkOutcome out =
+      o.processes > 1 ? bench_in_processes(o, peaks, info) : run_operator_benchmark(b, info);
 
   metrics::Context context = network::result_context(nullptr);
   context.settings.push_back({"op.threads", std::to_string(b.threads)});
@@ -194,6 +197,12 @@ void add_op_command(CommandLine& line) {
       .option("--gbench", o->gbench_path,
               "write Google Benchmark JSON (for its compare.py) to this file")
       .runner_options(o->bench.runner)
+      .option("--rounds", o->bench.rounds,
+              "R: split each kernel's repetitions into R rounds, every round measuring every "
+              "kernel in a new random order (random interleaving; default 1)")
+      .option("--processes", o->processes,
+              "N: repeat the benchmark in N fresh processes, pool their samples and show the "
+              "spread within and between processes (default 1)")
       .runs([o] {
         o->mode = "bench";
         return op_command(*o);

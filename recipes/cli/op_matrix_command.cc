@@ -80,6 +80,9 @@ void add_op_matrix_subcommand(Command& op) {
       .flag("!--no-backward", m.backward, "forward only")
       .flag("!--no-isolate", m.isolate, "time kernels without a first run in a worker process")
       .runner_options(m.runner)
+      .option("--rounds", m.rounds,
+              "R: time every cell in R rounds, each in a new random order (random "
+              "interleaving; default 1)")
       .option("--json", o->json_path, "write every cell with context and samples to this file")
       .option("--csv", o->csv_path, "write one row per cell to this file")
       .option("--plot", o->plot_dir, "draw the --json file's heat map into this folder")

@@ -10,6 +10,7 @@
 #include "deep/onnx_tensor.h"
 #include "deep/text.h"
 #include "metrics/significance.h"
+#include "recipes/format/json_fields.h"
 #include "recipes/judging/scoreboard.h"
 #include "recipes/results/history.h"
 
@@ -27,38 +28,19 @@ bool all_digits(const std::string& s) {
   return !s.empty() && s.size() < 19 && s.find_first_not_of("0123456789") == std::string::npos;
 }
 
-const json& member(const json& j, const char* key) {
-  static const json kNull;
-  return j.is_object() && j.contains(key) ? j.at(key) : kNull;
-}
-
-std::string text_of(const json& j, const char* key) {
-  const json& v = member(j, key);
-  return v.is_string() ? v.get<std::string>() : "";
-}
-
-// Numbers of a JSON array; empty when it is not one.
-std::vector<double> numbers(const json& j) {
-  std::vector<double> out;
-  if (!j.is_array()) return out;
-  for (const auto& v : j)
-    if (v.is_number()) out.push_back(v.get<double>());
-  return out;
-}
-
 std::string describe_run(const json& r) {
-  const json& recipe = member(r, "recipe");
-  const std::string label = text_of(r, "label");
-  return cat(text_of(recipe, "name"), " ", text_of(recipe, "version"),
-             label.empty() ? "" : " [" + label + "]", ", ", text_of(r, "status"), ", started ",
-             text_of(r, "started_utc"));
+  const json& recipe = field(r, "recipe");
+  const std::string label = field_text(r, "label");
+  return cat(field_text(recipe, "name"), " ", field_text(recipe, "version"),
+             label.empty() ? "" : " [" + label + "]", ", ", field_text(r, "status"), ", started ",
+             field_text(r, "started_utc"));
 }
 
 MetricComparison compare_metric(const std::string& name, const json& a, const json& b,
                                 double alpha) {
-  MetricComparison m{name, member(a, "value").get<double>(), member(b, "value").get<double>()};
-  const auto sa = numbers(member(a, "samples")), sb = numbers(member(b, "samples"));
-  const json &ta = member(a, "trials"), &tb = member(b, "trials");
+  MetricComparison m{name, field(a, "value").get<double>(), field(b, "value").get<double>()};
+  const auto sa = json_numbers(field(a, "samples")), sb = json_numbers(field(b, "samples"));
+  const json &ta = field(a, "trials"), &tb = field(b, "trials");
   const bool proportions = ta.is_number() && tb.is_number() && ta.get<double>() > 0 &&
                            tb.get<double>() > 0 && m.a >= 0 && m.a <= 1 && m.b >= 0 && m.b <= 1;
   const metrics::RatioInterval r = metrics::hodges_lehmann_ratio(sa, sb, 1 - alpha);
@@ -103,11 +85,11 @@ void flatten(const json& j, const std::string& prefix, std::map<std::string, std
 
 std::map<std::string, std::string> setup_fields(const json& r) {
   std::map<std::string, std::string> out;
-  flatten(member(r, "resolved_recipe"), "recipe", out);
-  flatten(member(r, "machine"), "machine", out);
-  flatten(member(r, "software"), "software", out);
-  flatten(member(r, "seeds"), "seeds", out);
-  const json& context = member(r, "context");
+  flatten(field(r, "resolved_recipe"), "recipe", out);
+  flatten(field(r, "machine"), "machine", out);
+  flatten(field(r, "software"), "software", out);
+  flatten(field(r, "seeds"), "seeds", out);
+  const json& context = field(r, "context");
   for (const char* key : {"git_revision", "compiler", "build_type", "settings", "threads"})
     if (context.is_object() && context.contains(key))
       flatten(context.at(key), cat("context.", key), out);
@@ -147,8 +129,8 @@ json load_run_results(const std::string& ref, const std::string& history_path) {
   json j = json::parse(read_file(file), depth_check, false);
   DEEP500_CHECK(!too_deep, file, ": nested deeper than ", kMaxDepth, " levels");
   DEEP500_CHECK(!j.is_discarded(), file, ": not valid JSON");
-  DEEP500_CHECK(member(j, "recipe").is_object() && member(j, "metrics").is_object() &&
-                    member(j, "resolved_recipe").is_object(),
+  DEEP500_CHECK(field(j, "recipe").is_object() && field(j, "metrics").is_object() &&
+                    field(j, "resolved_recipe").is_object(),
                 file,
                 ": not the results.json of a deep500 run (expected recipe, "
                 "resolved_recipe and metrics)");
@@ -175,11 +157,11 @@ RunComparison compare_runs(const json& a, const json& b, double alpha) {
   RunComparison c;
   c.a = describe_run(a);
   c.b = describe_run(b);
-  const json &ma = member(a, "metrics"), &mb = member(b, "metrics");
+  const json &ma = field(a, "metrics"), &mb = field(b, "metrics");
   if (ma.is_object() && mb.is_object())
     for (auto it = ma.begin(); it != ma.end(); ++it) {
-      const json& other = member(mb, it.key().c_str());
-      if (member(it.value(), "value").is_number() && member(other, "value").is_number())
+      const json& other = field(mb, it.key().c_str());
+      if (field(it.value(), "value").is_number() && field(other, "value").is_number())
         c.metrics.push_back(compare_metric(it.key(), it.value(), other, alpha));
     }
   adjust_for_many_metrics(c.metrics, alpha);

@@ -21,18 +21,6 @@ bool compare(double value, const std::string& op, double bound) {
   return value == bound;
 }
 
-// Metrics measured in seconds: a bound on them needs its unit, so that
-// `latency.p90 <= 50` is not silently 50 seconds.
-bool is_duration(const std::string& metric) {
-  auto ends = [&](const std::string& tail) {
-    return metric.size() >= tail.size() &&
-           metric.compare(metric.size() - tail.size(), tail.size(), tail) == 0;
-  };
-  if (metric.find("_per_") != std::string::npos) return false;  // a rate: samples_per_second
-  return metric == "time_to_accuracy" || metric.find("latency") != std::string::npos ||
-         ends("seconds") || ends("_s");
-}
-
 double unit_scale(const std::string& unit) {
   if (unit.empty() || unit == "s") return 1;
   if (unit == "ms") return 1e-3;
@@ -141,6 +129,28 @@ Criterion parse_band(Criterion c, const std::vector<std::string>& w) {
 }
 
 }  // namespace
+
+bool is_duration(const std::string& metric) {
+  auto ends = [&](const std::string& tail) {
+    return metric.size() >= tail.size() &&
+           metric.compare(metric.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (metric.find("_per_") != std::string::npos) return false;  // a rate: samples_per_second
+  return metric == "time_to_accuracy" || metric.find("latency") != std::string::npos ||
+         ends("seconds") || ends("_s");
+}
+
+std::string metric_unit(const std::string& metric) {
+  auto has = [&](const char* part) { return metric.find(part) != std::string::npos; };
+  if (is_duration(metric)) return "s";
+  if (has("samples_per_second")) return "samples/s";
+  if (has("gflops")) return "GFLOP/s";
+  if (has("gbytes_per_second")) return "GB/s";
+  if (has("percent")) return "%";
+  if (has("_bytes")) return "bytes";
+  if (has("accuracy") || has("pass_rate")) return "fraction";
+  return "";
+}
 
 double allowed_deviation(const ExpectedMetric& e) {
   return e.relative ? e.tolerance / 100 * std::fabs(e.value) : e.tolerance;

@@ -44,6 +44,14 @@ struct Criterion {
 // Error "criterion 'TEXT': ..." naming what was expected.
 Criterion parse_criterion(const std::string& text);
 
+// Whether the metric is a time (recorded in seconds; a criterion on it
+// needs a unit, so that `latency.p90 <= 50` is not silently 50 seconds).
+bool is_duration(const std::string& metric);
+// The unit a metric is recorded in, from its name: "s" for a time,
+// "samples/s", "GFLOP/s", "GB/s", "%", "bytes", "fraction" (accuracies,
+// pass rates) or "" (losses, counts).
+std::string metric_unit(const std::string& metric);
+
 // What a run measured: final values and, per epoch, the values of epochs
 // 1..N (training: test_accuracy, train_loss, elapsed_seconds, ...).
 // For `compare`: `samples` holds repeated measurements of a metric (e.g.

@@ -15,7 +15,10 @@
 #include "recipes/judging/comparison.h"
 #include "recipes/judging/reference_band.h"
 #include "recipes/results/history.h"
+#include "recipes/results/measurement_lock_scope.h"
 #include "recipes/results/measurements_json.h"
+#include "recipes/results/plots.h"
+#include "recipes/results/report.h"
 #include "recipes/tasks/recipe_task.h"
 
 namespace deep500::recipes {
@@ -176,6 +179,7 @@ nlohmann::json results_json(const Recipe& r, const RunOptions& o, const Detected
           {"finished_utc", run.finished},
           {"status", status},
           {"noise_audit", run.audit.cores > 0 ? to_json(run.audit) : nlohmann::json()},
+          {"measurement_lock", measurement_lock_json()},
           {"task_seconds", run.task.seconds},
           {"broken", run.task.broken},
           {"metrics", measurements_json(run.task.measurements)},
@@ -202,6 +206,16 @@ void record_run(const Recipe& r, const nlohmann::json& results, const TimedRun& 
 void print_verdicts(const std::vector<Verdict>& verdicts, std::ostream& out) {
   for (const auto& v : verdicts)
     out << (v.passed ? "  PASS  " : "  FAIL  ") << v.criterion << "  (" << v.detail << ")\n";
+}
+
+void render_views(const std::vector<std::string>& plotted, const std::string& results_dir,
+                  const RunOptions& o, std::ostream& out) {
+  if (o.plots) out << render_plots(plotted, results_dir) << "\n";
+  try {
+    out << "deep500 run: report " << write_run_report(results_dir) << std::endl;
+  } catch (const Error& e) {
+    out << "deep500 run: warning: no report.html: " << e.what() << std::endl;
+  }
 }
 
 }  // namespace deep500::recipes

@@ -65,6 +65,13 @@ void record_run(const Recipe& r, const nlohmann::json& results, const TimedRun& 
                 const std::vector<Verdict>& verdicts, History& history, RunSummary& s,
                 const std::vector<int64_t>& members = {});
 
+// The run's plots of `plotted` (its own folder, an ensemble's members)
+// into `results_dir` unless o.plots is false, then its report.html
+// (recipes/results/report.h); a report that cannot be written is a
+// warning: the results stay.
+void render_views(const std::vector<std::string>& plotted, const std::string& results_dir,
+                  const RunOptions& o, std::ostream& out);
+
 // "  PASS  CRITERION  (detail)" per verdict.
 void print_verdicts(const std::vector<Verdict>& verdicts, std::ostream& out);
 

@@ -13,7 +13,6 @@
 #include "recipes/format/recipe.h"
 #include "recipes/results/history.h"
 #include "recipes/results/measurements_json.h"
-#include "recipes/results/plots.h"
 #include "recipes/results/recording.h"
 #include "recipes/results/runner.h"
 
@@ -312,7 +311,7 @@ RunSummary run_study(const Recipe& r, const RunOptions& o, std::ostream& out) {
   for (const auto& m : study.members) ids.push_back(m.run_id);
   record_run(r, results, run, verdicts, history, s, ids);
   out << study_table(study);
-  if (o.plots) out << render_plots({s.results_dir}, s.results_dir) << "\n";
+  render_views({s.results_dir}, s.results_dir, o, out);
   out << "deep500 run: study " << s.status << "; table in " << s.results_dir << "/metrics.csv; run "
       << s.run_id << " in " << history.path() << std::endl;
   return s;

@@ -109,18 +109,44 @@ MatrixCell backward_cell(const Case& c, const std::vector<Tensor>& inputs,
       validation::compare_backward_with_reference(c.node, inputs, backend, {}, registry));
 }
 
-void time_cell(MatrixCell& cell, const Case& c, const std::vector<Tensor>& inputs,
-               const MatrixOptions& o, metrics::Runner& runner) {
-  if (cell.status != "passed" && cell.status != "oracle") return;
-  KernelRun k{c.node,  inputs, cell.backend, cell.pass == "backward",
-              c.label, o.seed, o.isolate,    o.threads};
-  k.registry = o.registry;
-  KernelMeasurement m = measure_kernel(k, runner);
-  if (!m.error.empty()) {  // passed its check, then crashed or threw while timed
-    cell.status = "FAILED";
-    cell.detail = "while timed: " + m.error;
+// Times every cell that passed its check (or is the reference), in
+// o.rounds rounds of random order; a cell that crashes or throws while timed
+// is FAILED.
+void time_cells(OpMatrix& m, const std::vector<Case>& cases, const std::vector<size_t>& case_of,
+                const MatrixOptions& o, std::ostream& info) {
+  metrics::Runner runner(metrics::round_settings(o.runner, o.rounds));
+  std::vector<std::vector<metrics::Result>> parts(m.cells.size());
+  size_t held = cases.size();  // one case's inputs at a time
+  std::vector<Tensor> inputs;
+  auto stop = [&] { return o.interrupt && o.interrupt->load(); };
+  for (int round = 0; round < o.rounds && !stop(); ++round) {
+    if (o.rounds > 1) info << "op matrix: timing round " << round + 1 << " of " << o.rounds << "\n";
+    for (size_t i : round_order(m.cells.size(), o.rounds, round, o.seed)) {
+      MatrixCell& cell = m.cells[i];
+      if (stop()) break;
+      if (cell.status != "passed" && cell.status != "oracle") continue;
+      const Case& c = cases[case_of[i]];
+      if (held != case_of[i]) inputs = c.make_inputs(), held = case_of[i];
+      KernelRun k{c.node,
+                  inputs,
+                  cell.backend,
+                  cell.pass == "backward",
+                  c.label,
+                  o.seed,
+                  o.isolate && round == 0,
+                  o.threads};
+      k.registry = o.registry;
+      KernelMeasurement measured = measure_kernel(k, runner);
+      if (!measured.error.empty()) {  // passed its check, then crashed or threw while timed
+        cell.status = "FAILED";
+        cell.detail = "while timed: " + measured.error;
+      }
+      if (measured.result) parts[i].push_back(std::move(*measured.result));
+    }
   }
-  cell.timing = std::move(m.result);
+  for (size_t i = 0; i < m.cells.size(); ++i)
+    if (!parts[i].empty() && m.cells[i].status != "FAILED")
+      m.cells[i].timing = pool_rounds(parts[i], o.runner);
 }
 
 // Ratios to the fastest backend of each (case, pass), percents of the peak.
@@ -185,7 +211,8 @@ int OpMatrix::failed() const {
 
 OpMatrix run_op_matrix(const MatrixOptions& o, std::ostream& info) {
   check_thread_count(o.threads, "--threads");
-  metrics::Runner runner(o.runner);  // validates the settings before any work
+  o.runner.validate();  // before any work
+  check_rounds(o.rounds);
   const std::vector<Case> cases = o.shapes_path.empty() ? builtin_cases(o) : shape_file_cases(o);
   const ops::Registry& registry = o.registry ? *o.registry : ops::Registry::global();
   OpMatrix m;
@@ -202,19 +229,22 @@ OpMatrix run_op_matrix(const MatrixOptions& o, std::ostream& info) {
     m.peaks = metrics::measure_peaks(host, o.threads, devices);
   }
   auto stop = [&] { return o.interrupt && o.interrupt->load(); };
-  for (const auto& c : cases) {
+  std::vector<size_t> case_of;  // per cell
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const Case& c = cases[k];
     const std::vector<Tensor> inputs = c.make_inputs();
     for (const auto& backend : m.backends) {
       if (stop()) break;
       m.cells.push_back(forward_cell(c, inputs, backend, registry));
+      case_of.push_back(k);
       const bool forward_ok = m.cells.back().status != "FAILED";
-      if (o.speed) time_cell(m.cells.back(), c, inputs, o, runner);
       if (!o.backward || !forward_ok || m.cells.back().status == "refused") continue;
       m.cells.push_back(backward_cell(c, inputs, backend, registry));
-      if (o.speed) time_cell(m.cells.back(), c, inputs, o, runner);
+      case_of.push_back(k);
     }
-    info << "op matrix: " << c.label << " done\n";
+    info << "op matrix: " << c.label << " checked\n";
   }
+  if (o.speed) time_cells(m, cases, case_of, o, info);
   m.interrupted = stop();
   relate(m);
   return m;

@@ -49,6 +49,9 @@ struct MatrixOptions {
   int threads = 0;                    // OpenMP threads of the kernels (0 = library default)
   uint64_t seed = 42;                 // of the inputs
   metrics::RunnerSettings runner;
+  // Random interleaving (OperatorBenchmark::rounds): every timed cell in each
+  // of `rounds` rounds, in a new random order each; 1: in order.
+  int rounds = 1;
   const std::atomic<bool>* interrupt = nullptr;  // checked between cells
   const ops::Registry* registry = nullptr;       // the kernels; nullptr: the global registry
 };

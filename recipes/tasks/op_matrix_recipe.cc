@@ -30,6 +30,7 @@ MatrixOptions read_op_matrix(Fields f) {
   m.seed = static_cast<uint64_t>(
       f.integer("seed", static_cast<int64_t>(m.seed), 0, std::numeric_limits<int64_t>::max()));
   m.runner = read_runner(f);
+  m.rounds = static_cast<int>(f.integer("rounds", m.rounds, 1, 1000));
   f.check(m.shapes_path.empty() ? "ops" : "shapes", [&] { count_matrix_cases(m); });
   f.finish();
   return m;

@@ -78,6 +78,7 @@ OperatorBenchmarkSuite read_operator_benchmark(Fields f) {
   common.isolate = f.flag("isolate", common.isolate);
   common.include_transfers = f.flag("include_transfers", common.include_transfers);
   common.runner = read_runner(f);
+  common.rounds = static_cast<int>(f.integer("rounds", common.rounds, 1, 1000));
   suite.measure_peak = f.flag("peak", suite.measure_peak);
   f.for_each_map("operators", "{op, shapes or inputs, attrs, dtype, batch}", [&](Fields& g) {
     suite.operators.push_back(read_benchmarked_operator(g, common));

@@ -1,6 +1,8 @@
 #include "recipes/tasks/operator_task.h"
 
 #include <algorithm>
+#include <numeric>
+#include <random>
 #include <set>
 
 #include "deep/error.h"
@@ -174,8 +176,61 @@ metrics::Peaks measure_backend_peaks(const std::vector<std::string>& backends, i
   return metrics::measure_peaks(host, threads, devices);
 }
 
+namespace {
+
+// One kernel to measure: a problem on a backend, a pass, with or without
+// the copies (after its measurement without them: `base`).
+struct Cell {
+  size_t problem = 0;
+  std::string backend;
+  const char* pass = "forward";
+  bool transfers = false;
+  size_t base = 0;  // the cell without transfers (itself when it is one)
+};
+
+std::vector<Cell> benchmark_cells(const OperatorBenchmark& b,
+                                  const std::vector<std::string>& backends) {
+  std::vector<const char*> passes{"forward"};
+  if (b.backward) passes.push_back("backward");
+  std::vector<Cell> cells;
+  for (size_t i = 0; i < b.problems.size(); ++i)
+    for (const auto& backend : backends) {
+      const bool on_device = !ops::Registry::global().capabilities(backend).device.is_host();
+      for (const char* pass : passes) {
+        const size_t base = cells.size();
+        cells.push_back({i, backend, pass, false, base});
+        if (on_device && b.include_transfers) cells.push_back({i, backend, pass, true, base});
+      }
+    }
+  return cells;
+}
+
+}  // namespace
+
+std::vector<size_t> round_order(size_t kernels, int rounds, int round, uint64_t seed) {
+  std::vector<size_t> order(kernels);
+  std::iota(order.begin(), order.end(), 0);
+  if (rounds > 1) std::shuffle(order.begin(), order.end(), std::mt19937_64(seed + round));
+  return order;
+}
+
+void check_rounds(int rounds) {
+  DEEP500_CHECK(rounds >= 1 && rounds <= 1000, "--rounds: expected 1 to 1000, got ", rounds);
+}
+
+metrics::Result pool_rounds(const std::vector<metrics::Result>& rounds,
+                            const metrics::RunnerSettings& settings) {
+  metrics::Result r = metrics::pool_results(rounds);
+  r.settings = settings;
+  if (rounds.size() > 1)
+    r.note += cat(r.note.empty() ? "" : "; ", "interleaved in ", rounds.size(), " rounds");
+  return r;
+}
+
 BenchmarkOutcome run_operator_benchmark(const OperatorBenchmark& b, std::ostream& info) {
-  metrics::Runner runner(b.runner);  // validates the settings before any work
+  b.runner.validate();  // before any work
+  check_rounds(b.rounds);
+  metrics::Runner runner(metrics::round_settings(b.runner, b.rounds));
   check_thread_count(b.threads, "--threads");
   const OpDefinition def = find_definition(b.op);
   // Validate every problem first: a bad line fails before hours of measuring.
@@ -184,43 +239,67 @@ BenchmarkOutcome run_operator_benchmark(const OperatorBenchmark& b, std::ostream
   const auto backends = backend_list(b.backends, def);
 
   network::ThreadScope threads(b.threads);
-  std::vector<const char*> passes{"forward"};
-  if (b.backward) passes.push_back("backward");
+  const std::vector<Cell> cells = benchmark_cells(b, backends);
+  // One problem's inputs at a time (a shape file's may be large), made again
+  // from the seed when an interleaved round comes back to it.
+  size_t held = b.problems.size();
+  std::vector<Tensor> inputs;
+  auto inputs_of = [&](size_t problem) -> const std::vector<Tensor>& {
+    if (held != problem)
+      inputs = ops::random_inputs(descs(b.problems[problem]), b.seed, b.low, b.high),
+      held = problem;
+    return inputs;
+  };
+  std::vector<std::vector<metrics::Result>> parts(cells.size());
+  std::vector<std::string> implementation(cells.size());
+  std::vector<bool> dead(cells.size(), false);  // skipped or failed: not measured again
   BenchmarkOutcome out;
   auto stop = [&] { return b.interrupt && b.interrupt->load(); };
-  for (size_t i = 0; i < b.problems.size() && !stop(); ++i) {
-    const Problem& problem = b.problems[i];
-    auto inputs = ops::random_inputs(descs(problem), b.seed, b.low, b.high);
-    for (const auto& backend : backends) {
-      const bool on_device = !ops::Registry::global().capabilities(backend).device.is_host();
-      for (const char* pass : passes) {
-        for (bool transfers : {false, true}) {
-          if (stop() || (transfers && !(on_device && b.include_transfers))) break;
-          KernelRun k{nodes[i],     inputs, backend,   std::string(pass) == "backward",
-                      b.op.op_type, b.seed, b.isolate, b.threads};
-          k.transfers = transfers;
-          const std::string what =
-              cat(backend, " ", pass, transfers ? " with transfers " : " ", problem.label);
-          KernelMeasurement m = measure_kernel(k, runner);
-          if (!m.skipped.empty()) info << "skipped " << what << ": " << m.skipped << "\n";
-          if (!m.error.empty()) {
-            info << "error " << what << ": " << m.error << "\n";
-            ++out.errors;
-          }
-          if (!m.result) break;
-          if (b.peaks) metrics::attach_peak(*m.result, *b.peaks);
-          out.results.push_back(std::move(*m.result));
-          out.results.back().labels = {{"problem", problem.label},
-                                       {"backend", backend},
-                                       {"pass", pass},
-                                       {"implementation", m.implementation}};
-          out.results.back().problem = {{"inputs", inputs_text(problem)},
-                                        {"attributes", ops::attributes_text(nodes[i])}};
-          if (on_device)
-            out.results.back().labels.push_back({"transfers", transfers ? "included" : "excluded"});
-        }
+  for (int round = 0; round < b.rounds && !stop(); ++round) {
+    for (size_t c : round_order(cells.size(), b.rounds, round, b.seed)) {
+      const Cell& cell = cells[c];
+      if (stop()) break;
+      if (dead[c] || (cell.transfers && (dead[cell.base] || parts[cell.base].empty()))) continue;
+      KernelRun k{nodes[cell.problem],
+                  inputs_of(cell.problem),
+                  cell.backend,
+                  std::string(cell.pass) == "backward",
+                  b.op.op_type,
+                  b.seed,
+                  b.isolate && round == 0,
+                  b.threads};
+      k.transfers = cell.transfers;
+      const std::string what =
+          cat(cell.backend, " ", cell.pass, cell.transfers ? " with transfers " : " ",
+              b.problems[cell.problem].label);
+      KernelMeasurement m = measure_kernel(k, runner);
+      if (!m.skipped.empty()) info << "skipped " << what << ": " << m.skipped << "\n";
+      if (!m.error.empty()) {
+        info << "error " << what << ": " << m.error << "\n";
+        ++out.errors;
       }
+      if (!m.result) {
+        dead[c] = true;
+        continue;
+      }
+      implementation[c] = m.implementation;
+      parts[c].push_back(std::move(*m.result));
     }
+  }
+  for (size_t c = 0; c < cells.size(); ++c) {
+    if (parts[c].empty()) continue;
+    const Cell& cell = cells[c];
+    metrics::Result r = pool_rounds(parts[c], b.runner);
+    if (b.peaks) metrics::attach_peak(r, *b.peaks);
+    r.labels = {{"problem", b.problems[cell.problem].label},
+                {"backend", cell.backend},
+                {"pass", cell.pass},
+                {"implementation", implementation[c]}};
+    r.problem = {{"inputs", inputs_text(b.problems[cell.problem])},
+                 {"attributes", ops::attributes_text(nodes[cell.problem])}};
+    if (!ops::Registry::global().capabilities(cell.backend).device.is_host())
+      r.labels.push_back({"transfers", cell.transfers ? "included" : "excluded"});
+    out.results.push_back(std::move(r));
   }
   out.interrupted = stop();
   return out;

@@ -73,6 +73,13 @@ struct OperatorBenchmark {
   bool include_transfers = false;
   int threads = 0;  // OpenMP threads of the kernels (0 = library default)
   metrics::RunnerSettings runner;
+  // Random interleaving (Google Benchmark's): every kernel's repetitions and
+  // times are split into `rounds` rounds (metrics::round_settings), each
+  // round measures every kernel once, in an order shuffled from `seed` and
+  // the round, and each kernel's rounds are pooled (metrics::pool_results).
+  // A drift of the machine then spreads over every kernel instead of
+  // favouring those measured first. 1: each kernel once, in order.
+  int rounds = 1;
   const std::atomic<bool>* interrupt = nullptr;  // checked between measurements
   // What results' percents of peak divide by (nullptr: no percents).
   const metrics::Peaks* peaks = nullptr;
@@ -114,6 +121,16 @@ struct KernelMeasurement {
   std::string error;           // it threw or crashed
 };
 KernelMeasurement measure_kernel(const KernelRun& k, metrics::Runner& runner);
+
+// Random interleaving's order of `kernels` in round `round` of `rounds`: as
+// given for one round, else shuffled from `seed` and the round.
+std::vector<size_t> round_order(size_t kernels, int rounds, int round, uint64_t seed);
+// Error naming --rounds unless 1 <= rounds <= 1000.
+void check_rounds(int rounds);
+// A kernel's rounds as one result with the full `settings`, its note saying
+// how many rounds it was interleaved in.
+metrics::Result pool_rounds(const std::vector<metrics::Result>& rounds,
+                            const metrics::RunnerSettings& settings);
 
 // Validates every problem's node first (Error), then measures; skipped and
 // failed kernels are reported on `info`, one line each.

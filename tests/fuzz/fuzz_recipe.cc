@@ -2,14 +2,16 @@
 // recipes/judging/comparison.h, recipes/judging/scoreboard.h): the first byte picks the
 // reader, the rest is the text. Even: a recipe YAML file, read, validated
 // and printed resolved; odd: a results.json, loaded as a run, compared with
-// itself and its resolved recipe read back (what `compare` and `reproduce`
-// do before running anything); a multiple of 4 also reads the text as
+// itself, its HTML report rendered (`deep500 report`) and its resolved
+// recipe read back (what `compare` and `reproduce` do before running
+// anything); a multiple of 4 also reads the text as
 // --set overrides and --objectives. Any input is a value or an Error.
 #include "recipes/format/recipe.h"
 #include "recipes/format/yaml_fields.h"
 #include "recipes/format/yaml_json.h"
 #include "recipes/judging/comparison.h"
 #include "recipes/judging/scoreboard.h"
+#include "recipes/results/report.h"
 #include "tests/fuzz/fuzz_common.h"
 
 using namespace deep500;
@@ -26,9 +28,11 @@ void read_recipe(const uint8_t* data, size_t size, bool with_sets) {
 
 void read_results(const uint8_t* data, size_t size) {
   const std::string path = fuzz::scratch_file(data, size, ".json");
-  const nlohmann::json run = load_run_results(path, "");
-  (void)format_comparison(compare_runs(run, run));
-  (void)parse_recipe(json_to_yaml(run.at("resolved_recipe")), path, {});
+  const ReportRun run = report_run(path, "");
+  const RunComparison comparison = compare_runs(run.results, run.results);
+  (void)format_comparison(comparison);
+  (void)comparison_report_html(run, run, comparison, {run.dir, ""});
+  (void)parse_recipe(json_to_yaml(run.results.at("resolved_recipe")), path, {});
 }
 
 void read_options(const std::string& text) {

@@ -123,6 +123,53 @@ TEST_F(OpCli, BenchWritesJsonWithContext) {
   EXPECT_EQ(row.rfind("Relu,", 0), 0u) << row;
 }
 
+// --rounds: every kernel measured in each round, its rounds pooled; the
+// results stay in the order given whatever order the rounds measured in.
+TEST_F(OpCli, BenchInterleavesKernelsInRoundsAndPoolsThem) {
+  fs::path shapes = write("add.txt", "4x8:8\n16:16\n64:64\n");
+  fs::path json = dir_ / "rounds.json";
+  CliRun r = run("op bench Add --shapes " + shapes.string() +
+                 " --backend reference,eigen --rounds 3 --min-reps 6 --max-reps 6 --min-time 0 "
+                 "--warmup 0 --json " +
+                 json.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::ifstream in(json);
+  nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["results"].size(), 6u);
+  const std::vector<std::string> problems = {"4x8:8", "4x8:8", "16:16", "16:16", "64:64", "64:64"};
+  for (size_t i = 0; i < 6; ++i) {
+    const auto& result = j["results"][i];
+    EXPECT_EQ(result["labels"]["problem"], problems[i]);
+    EXPECT_EQ(result["labels"]["backend"], i % 2 ? "eigen" : "reference");
+    EXPECT_EQ(result["statistics"]["n"], 6);  // 3 rounds of 2
+    EXPECT_EQ(result["settings"]["min_repetitions"], 6);
+    EXPECT_NE(result["note"].get<std::string>().find("interleaved in 3 rounds"), std::string::npos);
+  }
+  EXPECT_NE(run("op bench Add --input a:float32:4 --input b:float32:4 --rounds 0")
+                .out.find("--rounds: expected 1 to 1000, got 0"),
+            std::string::npos);
+}
+
+// --processes: fresh processes, their samples pooled, the spread within a
+// process beside the spread between them.
+TEST_F(OpCli, BenchInProcessesShowsSpreadWithinAndBetweenThem) {
+  fs::path json = dir_ / "processes.json";
+  CliRun r =
+      run("op bench Relu --input x:float32:4096 --processes 3 --min-reps 5 --max-reps 5 "
+          "--min-time 0 --warmup 1 --json " +
+          json.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("process 3 of 3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("within   between  process medians"), std::string::npos) << r.out;
+  std::ifstream in(json);
+  nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["results"].size(), 1u);
+  EXPECT_EQ(j["results"][0]["statistics"]["n"], 15);
+  EXPECT_NE(j["results"][0]["note"].get<std::string>().find("pooled from 3 processes"),
+            std::string::npos);
+  EXPECT_EQ(j["results"][0]["labels"]["backend"], "reference");
+}
+
 TEST_F(OpCli, BenchReadsAShapeFile) {
   fs::path shapes = write("add.txt", "# comment\n4x8:8\n\n16:16  # trailing comment\n");
   fs::path json = dir_ / "out.json";

@@ -42,11 +42,13 @@ class OpMatrixCli : public ::testing::Test {
   fs::path dir_;
 };
 
+// Timed in 2 rounds of random order (--rounds), each cell's rounds pooled.
 TEST_F(OpMatrixCli, EveryCaseAndBackendGetsACheckedAndTimedCell) {
   const fs::path json = dir_ / "m.json", csv = dir_ / "m.csv";
-  CliRun r = run("op matrix --ops Relu,Gemm --backend reference,onednn,eigen" +
+  CliRun r = run("op matrix --ops Relu,Gemm --backend reference,onednn,eigen --rounds 2" +
                  std::string(kQuick) + " --json " + json.string() + " --csv " + csv.string());
   ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("op matrix: timing round 2 of 2"), std::string::npos) << r.out;
   const auto m = read_json(json);
   EXPECT_GT(m["peak"]["flops_per_second"].get<double>(), 1e9) << m["peak"];
   std::map<std::pair<std::string, std::string>, int> fastest;  // (case, pass) -> cells at 1.0x
@@ -65,6 +67,9 @@ TEST_F(OpMatrixCli, EveryCaseAndBackendGetsACheckedAndTimedCell) {
     }
     ASSERT_FALSE(c["timing"].is_null());
     EXPECT_GT(c["timing"]["statistics"]["median"].get<double>(), 0);
+    EXPECT_GE(c["timing"]["statistics"]["n"].get<int>(), 4);  // 2 rounds of at least 2
+    EXPECT_NE(c["timing"]["note"].get<std::string>().find("interleaved in 2 rounds"),
+              std::string::npos);
     EXPECT_GE(c["ratio_to_fastest"].get<double>(), 1.0);
     EXPECT_GT(c["percent_of_peak"].get<double>(), 0);
     if (c["ratio_to_fastest"].get<double>() == 1.0) ++fastest[{c["case"], pass}];
