@@ -26,7 +26,7 @@ th{background:#f1f3f7}td{font-variant-numeric:tabular-nums}
 .pass{background:#d7f2dc;color:#145a23}.fail{background:#fbd9d6;color:#8a1b12}
 .other{background:#fdf0c8;color:#6b4e00}
 .card{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em;font-size:.9em}
-.card dt{font-weight:600}.card dd{margin:0}
+.card dt{font-weight:600}.card dd{margin:0;overflow-wrap:anywhere}
 pre{background:#f6f8fa;padding:.6em;overflow-x:auto;font-size:.85em}
 figure{margin:1em 0}figure svg{max-width:100%;height:auto}
 figcaption{font-size:.85em;color:#555}.warn{color:#8a1b12}

@@ -34,9 +34,18 @@ const std::vector<std::pair<std::string, std::string>> kPlots = {
 // A JSON value as table text: strings as they are, numbers short.
 std::string value_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return v.dump();  // seeds, counts: every digit
   if (v.is_number()) return short_number(v.get<double>());
   if (v.is_null()) return "";
   return v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// A map as "KEY VALUE, ..."; anything else as value_text.
+std::string pairs_text(const json& j) {
+  if (!j.is_object()) return value_text(j);
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : j.items()) parts.push_back(k + " " + value_text(v));
+  return join(parts, ", ");
 }
 
 std::string number_text(double v) {
@@ -130,21 +139,28 @@ std::string setup_html(const json& results) {
        {"git revision", html::escape(value_text(field(context, "git_revision")))},
        {"settings",
         html::escape(overrides.empty() ? "the recipe's own (no --set)" : join(overrides, ", "))},
-       {"seeds", html::escape(value_text(field(results, "seeds")))},
+       {"seeds", html::escape(pairs_text(field(results, "seeds")))},
        {"noise audit", noise_html(field(results, "noise_audit"))}});
 }
 
-// The reference's band at the last epoch a band criterion on `metric` has.
+// The reference log's value and tolerance of `metric`, and the band at the
+// last epoch of a band criterion on it.
 std::string reference_text(const json& results, const std::string& metric) {
+  std::vector<std::string> parts;
+  const json& log = field(field(results, "resolved_recipe"), "reference_log");
+  const json& expected = field(field(log, "metrics"), metric.c_str());
+  if (field(expected, "value").is_number())
+    parts.push_back(cat(value_text(field(expected, "value")), " ± ",
+                        value_text(field(expected, "tolerance"))));
   for (const auto& f : field(results, "reference_figures")) {
     if (field_text(f, "metric") != metric || field_text(f, "kind") != "band") continue;
     const auto mean = json_numbers(field(f, "mean")), low = json_numbers(field(f, "low")),
                high = json_numbers(field(f, "high"));
     if (mean.empty() || low.size() != mean.size() || high.size() != mean.size()) continue;
-    return cat(short_number(mean.back()), " [", short_number(low.back()), ", ",
-               short_number(high.back()), "] at epoch ", mean.size());
+    parts.push_back(cat("band ", short_number(mean.back()), " [", short_number(low.back()), ", ",
+                        short_number(high.back()), "] at epoch ", mean.size()));
   }
-  return "";
+  return join(parts, "; ");
 }
 
 // The final value, or else the last epoch's.
@@ -173,7 +189,7 @@ std::string metrics_html(const json& results) {
   }
   if (rows.empty()) return "<p>No metrics were measured.</p>\n";
   return html::table({"metric", "unit", "value", "median of samples", "95% interval", "samples",
-                      "reference (band)"},
+                      "reference"},
                      rows, "metrics");
 }
 

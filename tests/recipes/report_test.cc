@@ -53,7 +53,10 @@ class Report : public ::testing::Test {
     const json results = {
         {"recipe", {{"name", "lenet"}, {"version", "1.0.0"}, {"description", "LeNet-5"}}},
         {"label", label},
-        {"resolved_recipe", {{"task", "training"}, {"training", {{"epochs", 2}}}}},
+        {"resolved_recipe",
+         {{"task", "training"},
+          {"training", {{"epochs", 2}}},
+          {"reference_log", {{"metrics", {{"train_loss", {{"value", 0.3}, {"tolerance", "5%"}}}}}}}}},
         {"status", "failed"},
         {"started_utc", "2026-11-28T00:00:00Z"},
         {"finished_utc", "2026-11-28T00:01:00Z"},
@@ -62,7 +65,7 @@ class Report : public ::testing::Test {
         {"machine", {{"cpu_model", "Test CPU"}, {"cores", 2}, {"hostname", "host-a"}}},
         {"software", {{"deep500", "0.1.0"}}},
         {"context", {{"git_revision", "abc1234"}}},
-        {"seeds", {{"training", 1}}},
+        {"seeds", {{"training", 1}, {"shuffle", 7}}},
         {"noise_audit",
          {{"governor", "performance"},
           {"cores", 2},
@@ -107,9 +110,11 @@ TEST_F(Report, RunPageShowsVerdictsSetupMetricsAndReproduceCommand) {
             std::string::npos)
       << page;
   EXPECT_NE(page.find("<td>test_accuracy</td><td>fraction</td><td>0.875</td>"), std::string::npos);
-  EXPECT_NE(page.find("0.3 [0.25, 0.35] at epoch 2"), std::string::npos);  // the band
+  // The reference log's value and the band.
+  EXPECT_NE(page.find("<td>0.3 ± 5%; band 0.3 [0.25, 0.35] at epoch 2</td>"), std::string::npos);
   EXPECT_NE(page.find("Test CPU, 2 cores"), std::string::npos);
   EXPECT_NE(page.find("abc1234"), std::string::npos);
+  EXPECT_NE(page.find("<dd>shuffle 7, training 1</dd>"), std::string::npos);
   EXPECT_NE(page.find("training.epochs=2"), std::string::npos);
   EXPECT_NE(page.find("warning: another process was busy"), std::string::npos);
   EXPECT_NE(page.find("deep500 reproduce " + fs::absolute(dir).string() + " --output-dir " +
