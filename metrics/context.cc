@@ -101,6 +101,9 @@ Context collect_context() {
     c.threads.emplace_back(var, v ? v : "unset");
   }
 
+  for (const char* var : {"SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_NTASKS", "SLURM_PROCID"})
+    if (const char* v = std::getenv(var)) c.job.emplace_back(var, v);
+
   c.compiler = compiler();
   c.build_type = DEEP500_BUILD_TYPE;
   c.libraries.emplace_back(

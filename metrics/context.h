@@ -23,6 +23,10 @@ struct Context {
   // path -> build type of each custom-operator plugin loaded (filled by
   // network::result_context() from the registry).
   std::vector<std::pair<std::string, std::string>> plugins;
+  // The batch system's job this process ran in: SLURM_JOB_ID,
+  // SLURM_JOB_NODELIST, SLURM_NTASKS and SLURM_PROCID where set (srun, sbatch);
+  // empty outside one.
+  std::vector<std::pair<std::string, std::string>> job;
   std::string git_revision;  // `git rev-parse --short HEAD` at configure time, or "unknown"
   std::string hostname;
   std::string timestamp_utc;  // ISO 8601, when collect_context() ran

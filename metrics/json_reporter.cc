@@ -38,6 +38,7 @@ nlohmann::json to_json(const Context& c) {
           {"logical_cpus", c.logical_cpus},
           {"affinity_cpus", c.affinity_cpus},
           {"threads", pairs(c.threads)},
+          {"job", pairs(c.job)},
           {"compiler", c.compiler},
           {"build_type", c.build_type},
           {"libraries", pairs(c.libraries)},

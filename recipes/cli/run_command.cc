@@ -2,11 +2,12 @@
 // (recipes/results/runner.h, recipes/judging/reproduce.h) behind a SIGINT/SIGTERM scope,
 // so an interrupted run stops after its current batch and is recorded as
 // interrupted. A recipe with training.distributed.ranks = N runs on N MPI
-// ranks: outside mpirun, `run` (and `reproduce` of such a run) starts
-// itself again as `mpirun -np N deep500 run ...` (with --oversubscribe when N exceeds the
-// cores, --allow-run-as-root as root) and waits for it, exiting 130 when
-// interrupted; under mpirun every rank runs the recipe and rank 0 prints
-// and writes.
+// ranks: outside mpirun or srun, `run` (and `reproduce` of such a run)
+// starts itself again under its launcher, `mpirun -np N deep500 run ...`
+// (with --oversubscribe when N exceeds the cores, --allow-run-as-root as
+// root) or `srun --ntasks N deep500 run ...` (recipes/format/launcher.h),
+// and waits for it, exiting 130 when interrupted; under the launcher every
+// rank runs the recipe and rank 0 prints and writes.
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,20 +40,16 @@ namespace deep500::cli {
 
 namespace {
 
-// `mpirun -np RANKS <this program> COMMAND ...` (run or reproduce) for the
-// same arguments.
-std::vector<std::string> mpirun_command(int ranks, const LauncherOptions& launcher,
+// The launcher's command (`mpirun -np RANKS`, `srun --ntasks RANKS`) then
+// <this program> COMMAND ... (run or reproduce) for the same arguments.
+std::vector<std::string> launch_command(int ranks, const LauncherOptions& launcher,
                                         const std::string& command, const RunOptions& o) {
-  // --stdin none: mpirun runs in a process group of its own (below), where
-  // reading the terminal would stop it.
-  std::vector<std::string> args = {"mpirun", "-np", std::to_string(ranks), "--stdin", "none"};
-  for (const auto& a : launcher_arguments(launcher)) args.push_back(a);
-  if (static_cast<unsigned>(ranks) > std::thread::hardware_concurrency())
-    args.push_back("--oversubscribe");
-  if (geteuid() == 0) args.push_back("--allow-run-as-root");
+  std::vector<std::string> args =
+      launch_prefix(ranks, launcher, std::thread::hardware_concurrency(), geteuid() == 0);
   std::error_code ec;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  DEEP500_CHECK(!ec, "cannot tell this program's path to start it under mpirun: ", ec.message());
+  DEEP500_CHECK(!ec, "cannot tell this program's path to start it under ", launcher.kind, ": ",
+                ec.message());
   args.insert(args.end(), {self, command, o.recipe, "--output-dir", o.output_dir});
   for (const auto& s : o.sets) args.insert(args.end(), {"--set", s});
   if (!o.history.empty()) args.insert(args.end(), {"--history", o.history});
@@ -67,17 +64,20 @@ std::vector<std::string> mpirun_command(int ranks, const LauncherOptions& launch
   return args;
 }
 
-// Runs the command under mpirun and waits for it: its exit status, or
-// kInterrupted after SIGINT/SIGTERM. The signal reaches the ranks once,
-// through mpirun (in a process group of its own, so that Ctrl-C does not
-// also reach every rank directly), and the ranks record the run as
-// interrupted; mpirun itself exits 1 then.
-int run_under_mpirun(const Recipe& recipe, const std::string& command, const RunOptions& o) {
+// Runs the command under the recipe's launcher (mpirun or srun) and waits
+// for it: its exit status, or kInterrupted after SIGINT/SIGTERM. The signal
+// reaches the ranks once, through the launcher (in a process group of its
+// own, so that Ctrl-C does not also reach every rank directly): SIGINT to
+// mpirun, SIGTERM to srun (which forwards it to every task; a SIGINT would
+// only make it print the tasks' state). The ranks record the run as
+// interrupted; the launcher itself exits 1 then.
+int run_under_launcher(const Recipe& recipe, const std::string& command, const RunOptions& o) {
   const int ranks = recipe_ranks(recipe);
-  DEEP500_CHECK(recipe.launcher.kind != "none", o.recipe, ": trains on ", ranks,
+  const LauncherOptions& launcher = recipe.launcher;
+  DEEP500_CHECK(launcher.kind != "none", o.recipe, ": trains on ", ranks,
                 " ranks and its launcher is none: start them yourself, e.g. mpirun -np ", ranks,
                 " deep500 ", command, " ", o.recipe, " (or srun inside an allocation)");
-  std::vector<std::string> args = mpirun_command(ranks, recipe.launcher, command, o);
+  std::vector<std::string> args = launch_command(ranks, launcher, command, o);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -92,15 +92,18 @@ int run_under_mpirun(const Recipe& recipe, const std::string& command, const Run
   const MeasurementLockScope lock(cat("deep500 ", command, " ", o.recipe), true,
                                   &InterruptScope::requested(), std::cout);
   pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, "mpirun", nullptr, &attr, argv.data(), environ);
+  const int spawned = posix_spawnp(&pid, args[0].c_str(), nullptr, &attr, argv.data(), environ);
   posix_spawnattr_destroy(&attr);
-  DEEP500_CHECK(spawned == 0, o.recipe, ": runs on ", ranks,
-                " ranks, but mpirun could not be started (install openmpi-bin)");
+  DEEP500_CHECK(spawned == 0, o.recipe, ": runs on ", ranks, " ranks, but ", args[0],
+                " could not be started (",
+                launcher.kind == "srun" ? "install slurm-client, or run inside a SLURM cluster"
+                                        : "install openmpi-bin",
+                ")");
   int status = 0;
   bool forwarded = false;
   while (waitpid(pid, &status, WNOHANG) == 0) {
     if (!forwarded && InterruptScope::requested().load()) {
-      kill(pid, SIGINT);
+      kill(pid, launcher.kind == "srun" ? SIGTERM : SIGINT);
       forwarded = true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -113,8 +116,9 @@ int run_under_mpirun(const Recipe& recipe, const std::string& command, const Run
 // hostfile promising more slots than cores): a warning each, an Error
 // with --strict.
 void check_launch(const Recipe& recipe, const RunOptions& o) {
-  const DetectedMachine machine = detect_machine();
   const LauncherOptions& l = recipe.launcher;
+  if (l.kind == "srun") return;  // the ranks run on the allocation's nodes, not this machine
+  const DetectedMachine machine = detect_machine();
   const int slots = l.hostfile.empty() ? 0 : hostfile_local_slots(l.hostfile, machine.hostname);
   for (const auto& warning : launch_warnings(recipe_ranks(recipe), recipe.software.threads,
                                              machine.cores, slots, l.hostfile)) {
@@ -146,7 +150,7 @@ int run_command(const RunOptions& o) {
   const bool members = members_in_processes(recipe, r);
   if (!r.communicator && !members) check_launch(recipe, o);
   if (!r.communicator && recipe_ranks(recipe) > 1 && !members)
-    return run_under_mpirun(recipe, "run", o);
+    return run_under_launcher(recipe, "run", o);
   std::ostream silent(nullptr);
   std::ostream& out = !r.communicator || r.communicator->rank() == 0 ? std::cout : silent;
   InterruptScope interrupt;
@@ -166,7 +170,7 @@ int run_command(const RunOptions& o) {
 int reproduce_command(const RunOptions& o) {
   if (!distributed::launched_by_mpirun()) {
     const Recipe recorded = recorded_recipe(o.recipe, history_path(o.output_dir, o.history));
-    if (recipe_ranks(recorded) > 1) return run_under_mpirun(recorded, "reproduce", o);
+    if (recipe_ranks(recorded) > 1) return run_under_launcher(recorded, "reproduce", o);
   }
   RunOptions r = o;
   r.interrupt = &InterruptScope::requested();

@@ -13,17 +13,26 @@ LauncherOptions read_launcher(Fields& top) {
   LauncherOptions l;
   Fields f = top.section("launcher");
   l.kind = f.text("kind", l.kind);
-  if (l.kind != "mpirun" && l.kind != "none")
-    f.fail("kind", cat("expected mpirun or none, got '", l.kind, "'"));
+  if (l.kind != "mpirun" && l.kind != "srun" && l.kind != "none")
+    f.fail("kind", cat("expected mpirun, srun or none, got '", l.kind, "'"));
   const std::string hostfile = f.text("hostfile", "");
   l.hostfile = f.absolute(hostfile);
   if (!hostfile.empty()) f.resolve("hostfile", YAML::Node(l.hostfile));
   l.map_by = f.text("map_by", "");
   l.bind_to = f.text("bind_to", "");
+  l.nodes = f.integer("nodes", 0, 0, 1000000);
+  l.tasks_per_node = f.integer("tasks_per_node", 0, 0, 1000000);
+  l.partition = f.text("partition", "");
+  l.time = f.text("time", "");
   l.args = f.texts("args");
-  if (l.kind == "none" &&
-      (!l.hostfile.empty() || !l.map_by.empty() || !l.bind_to.empty() || !l.args.empty()))
-    f.fail("kind", "none starts nothing, so hostfile, map_by, bind_to and args do not apply");
+  const bool mpirun_options = !l.hostfile.empty() || !l.map_by.empty() || !l.bind_to.empty();
+  const bool srun_options = l.nodes || l.tasks_per_node || !l.partition.empty() || !l.time.empty();
+  if (l.kind == "none" && (mpirun_options || srun_options || !l.args.empty()))
+    f.fail("kind", "none starts nothing, so no other launcher field applies");
+  if (l.kind == "mpirun" && srun_options)
+    f.fail("kind", "nodes, tasks_per_node, partition and time are srun's: kind: srun");
+  if (l.kind == "srun" && mpirun_options)
+    f.fail("kind", "hostfile, map_by and bind_to are mpirun's (srun places the ranks itself)");
   f.finish();
   return l;
 }
@@ -34,6 +43,30 @@ std::vector<std::string> launcher_arguments(const LauncherOptions& l) {
   if (!l.map_by.empty()) out.insert(out.end(), {"--map-by", l.map_by});
   if (!l.bind_to.empty()) out.insert(out.end(), {"--bind-to", l.bind_to});
   out.insert(out.end(), l.args.begin(), l.args.end());
+  return out;
+}
+
+std::vector<std::string> launch_prefix(int ranks, const LauncherOptions& l, unsigned cores,
+                                       bool root) {
+  if (l.kind == "srun") {
+    DEEP500_CHECK(!l.nodes || !l.tasks_per_node || l.nodes * l.tasks_per_node == ranks,
+                  "launcher: nodes ", l.nodes, " x tasks_per_node ", l.tasks_per_node, " is ",
+                  l.nodes * l.tasks_per_node, " tasks, and the recipe trains on ", ranks, " ranks");
+    std::vector<std::string> out = {"srun", "--ntasks", std::to_string(ranks)};
+    if (l.nodes) out.insert(out.end(), {"--nodes", std::to_string(l.nodes)});
+    if (l.tasks_per_node)
+      out.insert(out.end(), {"--ntasks-per-node", std::to_string(l.tasks_per_node)});
+    if (!l.partition.empty()) out.insert(out.end(), {"--partition", l.partition});
+    if (!l.time.empty()) out.insert(out.end(), {"--time", l.time});
+    out.insert(out.end(), l.args.begin(), l.args.end());
+    return out;
+  }
+  // --stdin none: mpirun runs in a process group of its own, where reading
+  // the terminal would stop it.
+  std::vector<std::string> out = {"mpirun", "-np", std::to_string(ranks), "--stdin", "none"};
+  for (const auto& a : launcher_arguments(l)) out.push_back(a);
+  if (static_cast<unsigned>(ranks) > cores) out.push_back("--oversubscribe");
+  if (root) out.push_back("--allow-run-as-root");
   return out;
 }
 

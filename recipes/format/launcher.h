@@ -3,13 +3,20 @@
 //
 //   launcher:
 //     kind: mpirun          # mpirun (default): deep500 starts `mpirun -np RANKS`;
-//                           # none: the ranks are started by the user (mpirun, srun)
-//     hostfile: hosts.txt   # --hostfile (relative to the recipe)
-//     map_by: core          # --map-by
-//     bind_to: core         # --bind-to
-//     args: [--mca, btl, self,vader]   # more mpirun arguments, as given
+//                           # srun: `srun --ntasks RANKS` (SLURM, in or for an
+//                           # allocation); none: the ranks are started by the
+//                           # user (mpirun, srun)
+//     hostfile: hosts.txt   # mpirun: --hostfile (relative to the recipe)
+//     map_by: core          # mpirun: --map-by
+//     bind_to: core         # mpirun: --bind-to
+//     nodes: 2              # srun: --nodes
+//     tasks_per_node: 4     # srun: --ntasks-per-node (nodes x tasks_per_node = ranks)
+//     partition: batch      # srun: --partition
+//     time: "00:30:00"      # srun: --time
+//     args: [--mca, btl, self,vader]   # more arguments of the launcher, as given
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,17 +25,28 @@ namespace deep500::recipes {
 class Fields;
 
 struct LauncherOptions {
-  std::string kind = "mpirun";  // mpirun | none
-  std::string hostfile;         // absolute ("" = none)
-  std::string map_by, bind_to;  // "" = mpirun's default
+  std::string kind = "mpirun";            // mpirun | srun | none
+  std::string hostfile;                   // absolute ("" = none)
+  std::string map_by, bind_to;            // "" = mpirun's default
+  int64_t nodes = 0, tasks_per_node = 0;  // srun (0 = SLURM's default)
+  std::string partition, time;            // srun ("" = SLURM's default)
   std::vector<std::string> args;
 };
 
-// Error naming the field for an unknown kind, or options given to `none`.
+// Error naming the field for an unknown kind, or options of another kind
+// (mpirun's to srun, srun's to mpirun, any to `none`).
 LauncherOptions read_launcher(Fields& top);
 
 // The mpirun arguments the launcher adds after `-np RANKS`.
 std::vector<std::string> launcher_arguments(const LauncherOptions& l);
+
+// The command that starts `ranks` ranks, up to the program: `mpirun -np
+// RANKS --stdin none [launcher_arguments] [--oversubscribe when ranks >
+// cores] [--allow-run-as-root for root]`, or `srun --ntasks RANKS [--nodes
+// N] [--ntasks-per-node T] [--partition P] [--time T] [args]`. Error when
+// nodes x tasks_per_node is not `ranks`.
+std::vector<std::string> launch_prefix(int ranks, const LauncherOptions& l, unsigned cores,
+                                       bool root);
 
 // The slots a hostfile gives this machine (lines naming localhost,
 // 127.0.0.1 or `hostname`, `slots=N`; 0 when none says); Error naming the

@@ -45,7 +45,7 @@ TEST(Launcher, BadSectionsAreRefused) {
   const std::string file = kRecipes + "/fashion_mnist_lenet_allreduce.yaml";
   EXPECT_NE(error_of([&] {
               load_recipe(file, {"launcher.kind=slurm"});
-            }).find("launcher.kind: expected mpirun or none, got 'slurm'"),
+            }).find("launcher.kind: expected mpirun, srun or none, got 'slurm'"),
             std::string::npos);
   EXPECT_NE(error_of([&] {
               load_recipe(file, {"launcher={kind: none, map_by: core}"});
@@ -53,6 +53,36 @@ TEST(Launcher, BadSectionsAreRefused) {
             std::string::npos);
   EXPECT_NE(error_of([&] { load_recipe(file, {"launcher.hostfle=h"}); }).find("hostfile"),
             std::string::npos);
+  EXPECT_NE(error_of([&] {
+              load_recipe(file, {"launcher={kind: mpirun, partition: batch}"});
+            }).find("srun's: kind: srun"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              load_recipe(file, {"launcher={kind: srun, map_by: core}"});
+            }).find("are mpirun's"),
+            std::string::npos);
+}
+
+TEST(Launcher, MpirunAndSrunCommands) {
+  const std::string file = kRecipes + "/fashion_mnist_lenet_allreduce.yaml";
+  const Recipe srun = load_recipe(
+      file, {"launcher={kind: srun, nodes: 2, tasks_per_node: 2, partition: batch, time: "
+             "'00:30:00', args: [--exclusive]}"});
+  EXPECT_EQ(
+      launch_prefix(4, srun.launcher, 2, true),
+      (std::vector<std::string>{"srun", "--ntasks", "4", "--nodes", "2", "--ntasks-per-node", "2",
+                                "--partition", "batch", "--time", "00:30:00", "--exclusive"}));
+  EXPECT_NE(error_of([&] {
+              launch_prefix(3, srun.launcher, 2, true);
+            }).find("nodes 2 x tasks_per_node 2 is 4 tasks, and the recipe trains on 3 ranks"),
+            std::string::npos);
+  const Recipe mpirun = load_recipe(file, {"launcher={map_by: core}"});
+  EXPECT_EQ(launch_prefix(4, mpirun.launcher, 2, true),
+            (std::vector<std::string>{"mpirun", "-np", "4", "--stdin", "none", "--map-by", "core",
+                                      "--oversubscribe", "--allow-run-as-root"}));
+  EXPECT_EQ(
+      launch_prefix(2, mpirun.launcher, 2, false),
+      (std::vector<std::string>{"mpirun", "-np", "2", "--stdin", "none", "--map-by", "core"}));
 }
 
 TEST(Launcher, HostfileSlotsCountOnlyThisMachine) {
