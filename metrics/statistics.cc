@@ -129,7 +129,7 @@ ProcessSpread process_spread(const std::vector<std::vector<double>>& samples_per
   }
   if (p.medians.empty()) return p;
   p.within = median(within);
-  p.between = summarize(p.medians).robust_cv;
+  p.between = p.medians.size() > 1 ? summarize(p.medians).cv : 0;
   return p;
 }
 

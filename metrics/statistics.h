@@ -46,11 +46,13 @@ Summary summarize(std::vector<double> samples, const StatisticsOptions& options 
 
 // The same measurement repeated in several processes (pyperf's worker
 // processes): how much its samples spread within one process, and how much
-// the processes' medians spread between them. Both are robust CVs (1.4826
-// x MAD / median): `within` the median over the processes of each one's,
-// `between` that of the processes' medians. A between well above within
-// means a process draws its own level (memory layout, placement, clocks),
-// which repetitions in one process cannot show.
+// the processes' medians spread between them. `within`: the median over the
+// processes of each one's robust CV (1.4826 x MAD / median, so that a few
+// preempted samples do not count); `between`: the CV (standard deviation /
+// mean) of the processes' medians, so that one process that lands on a
+// slower level counts in full. A between well above within means a
+// process draws its own level (memory layout, placement, clocks), which
+// repetitions in one process cannot show.
 struct ProcessSpread {
   std::vector<double> medians;  // per process
   double within = 0, between = 0;

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -103,20 +104,23 @@ std::string key_of(const metrics::Result& r) {
 // between-process spread and the processes' medians.
 void print_spreads(const std::vector<metrics::Result>& pooled,
                    const std::vector<metrics::ProcessSpread>& spreads, std::ostream& info) {
-  info << std::left << std::setw(28) << "problem" << std::setw(11) << "backend" << std::setw(10)
-       << "pass" << std::setw(12) << "median" << std::setw(9) << "within" << std::setw(9)
-       << "between"
+  size_t width = 8;  // of the problem column: the longest label's
+  for (const auto& r : pooled) width = std::max(width, r.label("problem").size() + 2);
+  const int problem = static_cast<int>(width);
+  info << std::left << std::setw(problem) << "problem" << std::setw(11) << "backend"
+       << std::setw(10) << "pass" << std::setw(12) << "median" << std::setw(9) << "within"
+       << std::setw(9) << "between"
        << "process medians\n";
   for (size_t i = 0; i < pooled.size(); ++i) {
     std::vector<std::string> medians;
     for (double m : spreads[i].medians) medians.push_back(metrics::format_seconds(m));
-    info << std::left << std::setw(28) << pooled[i].label("problem") << std::setw(11)
+    info << std::left << std::setw(problem) << pooled[i].label("problem") << std::setw(11)
          << pooled[i].label("backend") << std::setw(10) << pooled[i].label("pass") << std::setw(12)
          << metrics::format_seconds(pooled[i].summary.median) << std::setw(9)
          << cat(short_number(100 * spreads[i].within, 3), "%") << std::setw(9)
          << cat(short_number(100 * spreads[i].between, 3), "%") << join(medians, " ") << "\n";
   }
-  info << "within: the median robust CV of one process's samples; between: the robust CV of the "
+  info << "within: the median robust CV of one process's samples; between: the CV of the "
           "processes' medians\n";
 }
 

@@ -4,6 +4,8 @@
 // worked out by hand.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "deep/error.h"
 #include "metrics/json_reporter.h"
 #include "metrics/runner.h"
@@ -77,13 +79,14 @@ TEST(Pooling, ResultReadBackFromItsJson) {
 }
 
 // Two processes with the same spread inside (robust CV of {9, 10, 11} and
-// of {18, 20, 22}: 1.4826 x 0.1) and medians 10 and 20: between is
-// 1.4826 x 5 / 15.
+// of {18, 20, 22}: 1.4826 x 0.1) and medians 10 and 20: between is their
+// CV, sqrt(50) / 15.
 TEST(ProcessSpread, WithinAndBetweenAreRobustCvs) {
   const ProcessSpread p = process_spread({{9, 10, 11}, {18, 20, 22}, {}});
   EXPECT_EQ(p.medians, (std::vector<double>{10, 20}));
   EXPECT_NEAR(p.within, 1.4826 * 0.1, 1e-12);
-  EXPECT_NEAR(p.between, 1.4826 * 5 / 15, 1e-12);
+  EXPECT_NEAR(p.between, std::sqrt(50.0) / 15, 1e-12);
+  EXPECT_EQ(process_spread({{1, 2, 3}}).between, 0);  // one process: no spread between
   EXPECT_EQ(process_spread({}).medians.size(), 0u);
 }
 
