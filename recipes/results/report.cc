@@ -70,10 +70,10 @@ std::string shell_word(const std::string& s) {
   return out + "'";
 }
 
-// The title line of a run: recipe, version, label.
-std::string run_title(const json& results) {
+// The title line of a run: recipe, version and (with_label) its label.
+std::string run_title(const json& results, bool with_label = true) {
   const json& recipe = field(results, "recipe");
-  const std::string label = field_text(results, "label");
+  const std::string label = with_label ? field_text(results, "label") : "";
   return cat(field_text(recipe, "name"), " ", field_text(recipe, "version"),
              label.empty() ? "" : " [" + label + "]");
 }
@@ -150,8 +150,8 @@ std::string reference_text(const json& results, const std::string& metric) {
   const json& log = field(field(results, "resolved_recipe"), "reference_log");
   const json& expected = field(field(log, "metrics"), metric.c_str());
   if (field(expected, "value").is_number())
-    parts.push_back(cat(value_text(field(expected, "value")), " ± ",
-                        value_text(field(expected, "tolerance"))));
+    parts.push_back(
+        cat(value_text(field(expected, "value")), " ± ", value_text(field(expected, "tolerance"))));
   for (const auto& f : field(results, "reference_figures")) {
     if (field_text(f, "metric") != metric || field_text(f, "kind") != "band") continue;
     const auto mean = json_numbers(field(f, "mean")), low = json_numbers(field(f, "low")),
@@ -188,9 +188,9 @@ std::string metrics_html(const json& results) {
                     html::escape(reference_text(results, name))});
   }
   if (rows.empty()) return "<p>No metrics were measured.</p>\n";
-  return html::table({"metric", "unit", "value", "median of samples", "95% interval", "samples",
-                      "reference"},
-                     rows, "metrics");
+  return html::table(
+      {"metric", "unit", "value", "median of samples", "95% interval", "samples", "reference"},
+      rows, "metrics");
 }
 
 // An ensemble's members, linked to their pages.
@@ -301,13 +301,13 @@ ReportRun report_run(const std::string& ref, const std::string& history_path) {
 
 std::string runs_report_html(const std::vector<ReportRun>& runs, const ReportPlace& place) {
   DEEP500_CHECK(!runs.empty(), "deep500 report: no runs given");
-  std::string body = "<h1>deep500 report: " + html::escape(run_title(runs.front().results)) +
+  std::string body = "<h1>deep500 report: " + html::escape(run_title(runs.front().results, false)) +
                      (runs.size() > 1 ? html::escape(cat(" and ", runs.size() - 1, " more")) : "") +
                      "</h1>\n";
   for (size_t k = 0; k < runs.size(); ++k) body += run_html(runs[k], k, place);
   if (!place.plots_dir.empty())
     body += html::section("plots", "Plots of every run", plots_html(place.plots_dir));
-  return html::page("deep500 report: " + run_title(runs.front().results), body);
+  return html::page("deep500 report: " + run_title(runs.front().results, false), body);
 }
 
 std::string comparison_report_html(const ReportRun& a, const ReportRun& b, const RunComparison& c,
