@@ -2,14 +2,17 @@
 // (recipes/results/history.h, what `deep500 history` lists), a run's results.json
 // (recipes/judging/comparison.h's load_run_results) and the A/B comparison of two
 // runs (what `deep500 compare` prints), the scoreboard (`deep500
-// scoreboard`) and plots (`deep500 plot`).
+// scoreboard`), plots (`deep500 plot`) and the HTML report (`deep500 report`).
 #include <pybind11/stl.h>
+
+#include <filesystem>
 
 #include "python/bindings/bindings.h"
 #include "recipes/judging/comparison.h"
 #include "recipes/judging/scoreboard.h"
 #include "recipes/results/history.h"
 #include "recipes/results/plots.h"
+#include "recipes/results/report.h"
 #include "recipes/tasks/model_feeds.h"
 
 namespace py = pybind11;
@@ -122,6 +125,33 @@ void bind_results(py::module_& m) {
         "objectives=\"test_accuracy:max,seconds:min\": objectives, entries (run, recipe, "
         "values, front; front 1 is the Pareto front), left_out, the printed table, and with "
         "plot_dir the plot's note (scoreboard.json and the Pareto plot written there).");
+  m.def(
+      "report",
+      [](const std::vector<std::string>& runs, const std::string& out, bool compare,
+         bool history_page, const std::string& history, const std::string& recipe,
+         const std::string& since, const std::string& metrics, bool plots) {
+        recipes::ReportRequest r;
+        r.runs = runs;
+        r.out = out;
+        r.compare = compare;
+        r.history = history_page;
+        r.history_path = history;
+        r.recipe = recipe;
+        r.since = since;
+        if (!metrics.empty()) r.metrics = metrics;
+        r.plots = plots;
+        py::gil_scoped_release release;
+        recipes::write_report(r);
+        return std::filesystem::absolute(out).string();
+      },
+      py::arg("runs") = std::vector<std::string>{}, py::arg("out") = "report.html",
+      py::arg("compare") = false, py::arg("history_page") = false,
+      py::arg("history") = "results/history.sqlite", py::arg("recipe") = "", py::arg("since") = "",
+      py::arg("metrics") = "", py::arg("plots") = true,
+      "Writes one self-contained HTML page (as `deep500 report`): of the runs (history ids, "
+      "results folders or files), their A/B page with compare=True, or with history_page=True "
+      "the recorded runs (recipe, since) with the regressions found on `metrics` (\"\": "
+      "the default of deep500 report --metric); returns the file's path.");
   m.def(
       "plot",
       [](const std::vector<std::string>& runs, const std::string& out_dir) {

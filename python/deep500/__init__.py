@@ -7,15 +7,16 @@ from ._core import (as_tensor, backends, benchmark_operator, built_backends, che
                     check_operator, Communicator, compare_runs, devices, Error, Executor, history,
                     in_process_ranks, launched_by_mpirun, load_results, Model, mpi_world,
                     op_check, Operator, OperatorSpec, optimizers, plot, register_operator,
-                    register_optimizer, run_operator, run_recipe, run_training, scoreboard,
-                    summarize, TrainingState, TrainingTask)
+                    register_optimizer, report, run_operator, run_recipe, run_training,
+                    scoreboard, summarize, TrainingState, TrainingTask)
 
 __all__ = ["as_tensor", "backends", "benchmark_operator", "built_backends", "check_gradient",
            "check_operator", "Communicator", "compare_runs", "devices", "Error", "Executor",
            "history",
            "in_process_ranks", "launched_by_mpirun", "load_results", "Model", "mpi_world", "op",
            "op_check", "Operator", "OperatorSpec", "optimizers", "plot", "register_operator",
-           "register_optimizer", "run_operator", "run_recipe", "run_training", "scoreboard",
+           "register_optimizer", "report", "run_operator", "run_recipe", "run_training",
+           "scoreboard",
            "summarize", "train", "TrainingState", "TrainingTask"]
 
 

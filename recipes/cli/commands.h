@@ -9,7 +9,7 @@
 #include "deep/exit_codes.h"
 #include "metrics/runner.h"
 #include "network/executor_options.h"
-#include "recipes/results/history.h"
+#include "recipes/results/report.h"
 #include "recipes/results/runner.h"
 #include "recipes/tasks/conformance_task.h"
 #include "recipes/tasks/inference_task.h"
@@ -160,20 +160,10 @@ struct HistoryOptions {
 };
 int history_command(const HistoryOptions& o);
 
-// The samples of a run's metric from its results.json (none when it has
-// none, or its folder is gone): what --regressions confirms a change with.
-std::vector<double> recorded_samples(const RunRecord& r, const std::string& metric);
-
 // deep500 report: one HTML page of runs (recipes/results/report.h).
 struct ReportOptions {
-  std::vector<std::string> runs;  // history ids, results folders or results.json
-  std::string out = "report.html";
-  bool compare = false;  // the A/B page of two runs
-  bool history = false;  // the history page, with its regressions
-  std::string recipe, since;
-  std::string metrics = "samples_per_second:max,seconds:min";  // --history
+  ReportRequest request;               // the options bind into it (out: report.html)
   std::string output_dir = "results";  // its history.sqlite resolves run ids
-  bool plots = true;                   // several runs' plots drawn together
 };
 int report_command(const ReportOptions& o);
 

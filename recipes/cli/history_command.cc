@@ -54,21 +54,6 @@ bool is_study(const RunRecord& r) {
 
 }  // namespace
 
-// The samples of a run's metric from its results.json (none when it has
-// none, or its folder is gone).
-std::vector<double> recorded_samples(const RunRecord& r, const std::string& metric) {
-  std::vector<double> out;
-  try {
-    const auto results = load_run_results(r.results_dir, "");
-    const auto& s = results["metrics"][metric]["samples"];
-    if (s.is_array())
-      for (const auto& x : s)
-        if (x.is_number()) out.push_back(x.get<double>());
-  } catch (const Error&) {
-  }
-  return out;
-}
-
 int regressions_command(const HistoryOptions& o) {
   History h(history_path(o.output_dir, o.history), History::Access::ReadOnly);
   const RegressionReport report = find_regressions(h.runs(o.recipe, o.since), o.metrics,

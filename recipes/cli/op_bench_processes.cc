@@ -22,6 +22,7 @@
 
 #include "deep/error.h"
 #include "deep/onnx_tensor.h"
+#include "deep/scratch_dir.h"
 #include "deep/text.h"
 #include "metrics/json_reporter.h"
 #include "metrics/peaks.h"
@@ -128,39 +129,28 @@ void print_spreads(const std::vector<metrics::Result>& pooled,
 
 BenchmarkOutcome bench_in_processes(const OpOptions& o, const metrics::Peaks& peaks,
                                     std::ostream& info) {
-  std::string pattern = (fs::temp_directory_path() / "deep500-processes-XXXXXX").string();
-  DEEP500_CHECK(mkdtemp(pattern.data()) != nullptr, "--processes: cannot create a folder in ",
-                fs::temp_directory_path().string(), ": ", std::strerror(errno));
-  const fs::path scratch = pattern;
+  const ScratchDir scratch("processes", "the worker processes' results");
   std::vector<std::string> order;  // keys, as the first process reported them
   std::map<std::string, std::vector<metrics::Result>> parts;
   BenchmarkOutcome out;
-  try {
-    for (int k = 1; k <= o.processes; ++k) {
-      const std::string json = (scratch / cat("process-", k, ".json")).string();
-      const std::string log = (scratch / cat("process-", k, ".log")).string();
-      info << "process " << k << " of " << o.processes << std::endl;
-      const int rc = run_worker(worker_args(json), log, k);
-      if (k == 1) info << read_file(log);  // what it skipped or failed
-      out.errors += rc == kCheckFailed;
-      if (rc == kCheckFailed && !fs::exists(json)) continue;
-      const auto j = nlohmann::json::parse(read_file(json), nullptr, false);
-      DEEP500_CHECK(j.is_object() && j.contains("results") && j["results"].is_array(), json,
-                    ": not the results of op bench");
-      for (const auto& r : j["results"]) {
-        metrics::Result result = metrics::result_from_json(r, o.bench.runner);
-        const std::string key = key_of(result);
-        if (!parts.count(key)) order.push_back(key);
-        parts[key].push_back(std::move(result));
-      }
+  for (int k = 1; k <= o.processes; ++k) {
+    const std::string json = scratch.file(cat("process-", k, ".json"));
+    const std::string log = scratch.file(cat("process-", k, ".log"));
+    info << "process " << k << " of " << o.processes << std::endl;
+    const int rc = run_worker(worker_args(json), log, k);
+    if (k == 1) info << read_file(log);  // what it skipped or failed
+    out.errors += rc == kCheckFailed;
+    if (rc == kCheckFailed && !fs::exists(json)) continue;
+    const auto j = nlohmann::json::parse(read_file(json), nullptr, false);
+    DEEP500_CHECK(j.is_object() && j.contains("results") && j["results"].is_array(), json,
+                  ": not the results of op bench");
+    for (const auto& r : j["results"]) {
+      metrics::Result result = metrics::result_from_json(r, o.bench.runner);
+      const std::string key = key_of(result);
+      if (!parts.count(key)) order.push_back(key);
+      parts[key].push_back(std::move(result));
     }
-  } catch (...) {
-    std::error_code ec;
-    fs::remove_all(scratch, ec);
-    throw;
   }
-  std::error_code ec;
-  fs::remove_all(scratch, ec);
   std::vector<metrics::ProcessSpread> spreads;
   for (const auto& key : order) {
     std::vector<std::vector<double>> samples;

@@ -6,6 +6,7 @@
 #include "deep/error.h"
 #include "deep/text.h"
 #include "metrics/significance.h"
+#include "recipes/judging/comparison.h"
 
 namespace deep500::recipes {
 
@@ -143,6 +144,19 @@ std::string regressions_markdown(const RegressionReport& r) {
                " | ", g.metric, " | ", short_number(g.median_before, 4), " | ",
                short_number(g.median_after, 4), " | ", g.first_after, " | ",
                short_number(g.p_value, 3), " | ", g.confirmed, " |\n");
+  return out;
+}
+
+std::vector<double> recorded_samples(const RunRecord& r, const std::string& metric) {
+  std::vector<double> out;
+  try {
+    const auto results = load_run_results(r.results_dir, "");
+    const auto& s = results["metrics"][metric]["samples"];
+    if (s.is_array())
+      for (const auto& x : s)
+        if (x.is_number()) out.push_back(x.get<double>());
+  } catch (const Error&) {
+  }
   return out;
 }
 

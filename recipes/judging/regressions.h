@@ -38,6 +38,10 @@ struct Regression {
 // The raw samples of a run's metric (empty when it recorded none).
 using SampleReader = std::function<std::vector<double>(const RunRecord&, const std::string&)>;
 
+// The SampleReader of recorded runs: the metric's `samples` in the run's
+// results.json (none when it has none, or its folder is gone).
+std::vector<double> recorded_samples(const RunRecord& r, const std::string& metric);
+
 struct RegressionReport {
   std::vector<Regression> found;  // confirmed, open
   size_t series = 0;              // series checked

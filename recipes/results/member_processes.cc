@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "deep/error.h"
+#include "deep/scratch_dir.h"
 #include "deep/text.h"
 #include "recipes/format/environment.h"
 #include "recipes/format/recipe.h"
@@ -71,29 +72,10 @@ MemberRun read_member_run(const std::string& what, const MemberExit& e) {
 
 namespace {
 
-// A temporary folder for the members' logs and summaries, removed at the end.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::temp_directory_path() / "deep500-members-XXXXXX").string();
-    DEEP500_CHECK(mkdtemp(pattern.data()) != nullptr,
-                  "cannot create a folder for the ensemble members' logs in ",
-                  fs::temp_directory_path().string(), ": ", std::strerror(errno));
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  std::string file(size_t k, const char* suffix) const {
-    return (path_ / cat("member-", k + 1, suffix)).string();
-  }
-
- private:
-  fs::path path_;
-};
+// Member k's log or summary in the scratch folder.
+std::string member_file(const ScratchDir& scratch, size_t k, const char* suffix) {
+  return scratch.file(cat("member-", k + 1, suffix));
+}
 
 std::string file_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -168,7 +150,7 @@ std::vector<MemberExit> run_member_processes(const std::vector<MemberProcess>& m
   const std::string self = deep500_executable(
       "run the recipe with the deep500 command, or an ensemble's members one "
       "after another (ensemble.processes: 1)");
-  const ScratchDir scratch;
+  const ScratchDir scratch("members", "the members' logs and summaries");
   std::vector<MemberExit> exits(members.size());
   std::vector<std::pair<pid_t, size_t>> running;
   size_t next = 0;
@@ -179,8 +161,8 @@ std::vector<MemberExit> run_member_processes(const std::vector<MemberProcess>& m
       forwarded = stop = true;
     }
     while (!stop && next < members.size() && static_cast<int64_t>(running.size()) < at_once) {
-      const pid_t pid = spawn_member(self, members[next], scratch.file(next, ".log"),
-                                     scratch.file(next, ".json"));
+      const pid_t pid = spawn_member(self, members[next], member_file(scratch, next, ".log"),
+                                     member_file(scratch, next, ".json"));
       exits[next].started = true;
       out << "deep500 run: " << members[next].name << ": started (process " << pid << ")"
           << std::endl;
@@ -195,8 +177,8 @@ std::vector<MemberExit> run_member_processes(const std::vector<MemberProcess>& m
       }
       MemberExit& e = exits[it->second];
       e.exit_code = ended == it->first ? exit_code(status) : -1;
-      e.output = file_text(scratch.file(it->second, ".log"));
-      const std::string summary = file_text(scratch.file(it->second, ".json"));
+      e.output = file_text(member_file(scratch, it->second, ".log"));
+      const std::string summary = file_text(member_file(scratch, it->second, ".json"));
       e.summary = nlohmann::json::parse(summary, nullptr, false);
       if (e.summary.is_discarded()) e.summary = nullptr;
       report_end(members[it->second], e, out);

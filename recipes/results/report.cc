@@ -5,11 +5,13 @@
 
 #include "deep/error.h"
 #include "deep/output_file.h"
+#include "deep/scratch_dir.h"
 #include "deep/text.h"
 #include "metrics/statistics.h"
 #include "recipes/format/json_fields.h"
 #include "recipes/judging/criteria.h"
 #include "recipes/results/html.h"
+#include "recipes/results/plots.h"
 #include "recipes/results/study.h"
 
 namespace deep500::recipes {
@@ -390,6 +392,44 @@ std::string history_report_html(const std::vector<RunRecord>& runs,
   if (!place.plots_dir.empty())
     body += html::section("plots", "Plots", plots_html(place.plots_dir));
   return html::page("deep500 history", body);
+}
+
+std::string write_report(const ReportRequest& r) {
+  DEEP500_CHECK(!(r.compare && r.history), "deep500 report: --compare or --history, not both");
+  DEEP500_CHECK(!r.compare || r.runs.size() == 2,
+                "deep500 report --compare: expected two runs, A B; got ", r.runs.size());
+  DEEP500_CHECK(r.history || !r.runs.empty(),
+                "deep500 report: expected runs (history ids or results folders), --compare A B "
+                "or --history");
+  DEEP500_CHECK(!r.history || r.runs.empty(),
+                "deep500 report --history: takes no runs (choose them with --recipe and --since)");
+  const fs::path out = fs::absolute(r.out);
+  const ReportPlace place{out.parent_path().string(), ""};
+  std::string page, note;
+  if (r.history) {
+    History h(r.history_path, History::Access::ReadOnly);
+    const auto recorded = h.runs(r.recipe, r.since);
+    page = history_report_html(
+        recorded, find_regressions(recorded, r.metrics, h.accepted_changes(), recorded_samples),
+        r.metrics, place);
+  } else {
+    std::vector<ReportRun> runs;
+    for (const auto& ref : r.runs) runs.push_back(report_run(ref, r.history_path));
+    const ScratchDir together("report", "the plots of the runs together");
+    ReportPlace with_plots = place;
+    if (r.plots && runs.size() > 1) {
+      std::vector<std::string> dirs;
+      for (const auto& run : runs) dirs.push_back(run.dir);
+      note = render_plots(dirs, together.path().string());
+      with_plots.plots_dir = together.path().string();
+    }
+    page = r.compare
+               ? comparison_report_html(runs[0], runs[1],
+                                        compare_runs(runs[0].results, runs[1].results), with_plots)
+               : runs_report_html(runs, with_plots);
+  }
+  write_output_file(out.string(), {page}, "writing the report");
+  return note;
 }
 
 std::string write_run_report(const std::string& results_dir) {

@@ -60,6 +60,23 @@ std::string history_report_html(const std::vector<RunRecord>& runs,
                                 const RegressionReport& regressions, const std::string& objectives,
                                 const ReportPlace& place);
 
+// What `deep500 report` (and Python's report) renders.
+struct ReportRequest {
+  std::vector<std::string> runs;  // history ids, results folders or results.json files
+  bool compare = false;           // the A/B page of the two runs
+  bool history = false;           // the history page (no runs): its series and regressions
+  std::string recipe, since;      // history: which runs ("" = all)
+  std::string metrics = "samples_per_second:max,seconds:min";  // history: regressions on
+  std::string history_path;  // the database that resolves ids and lists runs
+  bool plots = true;         // several runs' plots drawn together (needs matplotlib)
+  std::string out = "report.html";
+};
+
+// Writes r.out; returns a one-line note on the plots drawn together ("" for
+// none). Error naming the option for a bad request (--compare without two
+// runs, --history with runs) or the run that cannot be read.
+std::string write_report(const ReportRequest& r);
+
 // report.html in a run's results folder (its own plots inline); returns
 // the file's path. Error when the folder holds no run's results.json.
 std::string write_run_report(const std::string& results_dir);

@@ -113,5 +113,15 @@ def test_scoreboard_and_plots_of_recorded_runs(source_dir, tmp_path):
         assert os.path.basename(r["results_dir"]) in svg
     with pytest.raises(deep500.Error, match="no results folders"):
         deep500.plot([])
+    # The A/B page of the two runs, and the history page.
+    page = deep500.report([str(r["run_id"]) for r in runs], str(tmp_path / "ab.html"),
+                          compare=True, history=history)
+    text = open(page).read()
+    assert text.startswith("<!DOCTYPE html>") and text.count('<section id="run-') == 2
+    assert "<script" not in text and text.count("<svg") >= 1
+    page = deep500.report(out=str(tmp_path / "history.html"), history_page=True, history=history)
+    assert open(page).read().count("report</a>") == 2
+    with pytest.raises(deep500.Error, match="expected two runs"):
+        deep500.report(["1"], str(tmp_path / "x.html"), compare=True, history=history)
     with pytest.raises(deep500.Error, match="accuracy:maximum"):
         deep500.scoreboard("test_accuracy:maximum", history)
