@@ -1,5 +1,9 @@
 #include "network/trace_events.h"
 
+#include <algorithm>
+
+#include "metrics/statistics.h"
+
 namespace deep500::network {
 
 std::string backend_of(const std::string& implementation) {
@@ -45,6 +49,49 @@ void ChromeTraceRecorder::after_node(const NodeEvent& e) {
   } catch (...) {
   }
   start_us_ = -1;
+}
+
+void NodeProfiler::before_node(const NodeEvent&) {
+  start_ = std::chrono::steady_clock::now();
+}
+
+void NodeProfiler::after_node(const NodeEvent& e) {
+  try {  // listeners must not throw (executor.h)
+    const double seconds =
+        e.seconds > 0
+            ? e.seconds
+            : std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const std::string key = e.node + '\n' + e.op_type;  // unnamed nodes: one per op type
+    auto [it, fresh] = index_.try_emplace(key, nodes_.size());
+    if (fresh) nodes_.push_back({e.node, e.op_type, e.implementation, {}});
+    nodes_[it->second].seconds.push_back(seconds);
+  } catch (...) {
+  }
+}
+
+std::vector<ProfileRow> profile_rows(const NodeProfiler& p) {
+  std::map<std::pair<std::string, std::string>, ProfileRow> by_kernel;
+  for (const auto& n : p.nodes()) {
+    ProfileRow& row = by_kernel[{n.op_type, n.implementation}];
+    row.op_type = n.op_type;
+    row.implementation = n.implementation;
+    ++row.nodes;
+    row.seconds += metrics::median(n.seconds);
+  }
+  std::vector<ProfileRow> rows;
+  for (auto& [key, row] : by_kernel) rows.push_back(std::move(row));
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const ProfileRow& a, const ProfileRow& b) { return a.seconds > b.seconds; });
+  return rows;
+}
+
+double backend_share(const std::vector<ProfileRow>& rows, const std::string& backend) {
+  double total = 0, of_backend = 0;
+  for (const auto& r : rows) {
+    total += r.seconds;
+    if (backend_of(r.implementation) == backend) of_backend += r.seconds;
+  }
+  return total > 0 ? of_backend / total : 0;
 }
 
 }  // namespace deep500::network

@@ -9,7 +9,8 @@
 //
 // --profile P runs P more (untimed) inferences with a per-node listener and
 // adds "nodes": the median seconds of every node, in run order, with its op
-// type and implementation (where the time goes; not part of the latency).
+// type and implementation (where the time goes; not part of the latency),
+// and "reference_share": the reference kernels' share of those seconds.
 //
 // --executor defaults to "optimized" when that executor is registered and to
 // "reference" otherwise; the JSON says which one ran ("executor").
@@ -44,6 +45,7 @@
 #include "network/model.h"
 #include "network/optimized/optimized_executor.h"
 #include "network/settings.h"
+#include "network/trace_events.h"
 #include "operators/registry.h"
 
 #if DEEP500_RUNNER_OPENMP
@@ -119,24 +121,6 @@ class ImplementationCounter : public deep500::network::ExecutorEvents {
   std::map<std::string, int> counts;
 };
 
-// Per-node seconds over several runs, in run order (the first run fixes it).
-class NodeProfiler : public deep500::network::ExecutorEvents {
- public:
-  void after_node(const deep500::network::NodeEvent& e) override {
-    auto [it, fresh] = index_.try_emplace(e.node, nodes.size());
-    if (fresh) nodes.push_back({e.node, e.op_type, e.implementation, {}});
-    nodes[it->second].seconds.push_back(e.seconds);
-  }
-  struct Node {
-    std::string name, op_type, implementation;
-    std::vector<double> seconds;
-  };
-  std::vector<Node> nodes;
-
- private:
-  std::map<std::string, size_t> index_;
-};
-
 int run(const Args& a) {
 #if DEEP500_RUNNER_OPENMP
   omp_set_num_threads(a.threads);
@@ -210,16 +194,18 @@ int run(const Args& a) {
   }
   if (!a.save_output.empty()) deep500::write_npy(a.save_output, y);
   json nodes = json::array();
+  double reference_share = 0;
   if (a.profile > 0) {
-    NodeProfiler profiler;
+    deep500::network::NodeProfiler profiler;
     exec->add_events(&profiler);
     for (int i = 0; i < a.profile; ++i) exec->inference(feeds);
     exec->remove_events(&profiler);
-    for (const auto& n : profiler.nodes)
+    for (const auto& n : profiler.nodes())
       nodes.push_back({{"name", n.name},
                        {"op_type", n.op_type},
                        {"implementation", n.implementation},
-                       {"median_s", deep500::metrics::summarize(n.seconds).median}});
+                       {"median_s", deep500::metrics::median(n.seconds)}});
+    reference_share = deep500::network::backend_share(profile_rows(profiler), "reference");
   }
 
   auto summary = deep500::metrics::summarize(seconds);
@@ -257,7 +243,10 @@ int run(const Args& a) {
   out["rss_method"] = "VmHWM of /proc/self/status";
   if (const auto* o = dynamic_cast<const deep500::network::OptimizedExecutor*>(exec.get()))
     out["activation_slot_bytes"] = o->peak_activation_bytes();
-  if (a.profile > 0) out["nodes"] = nodes;
+  if (a.profile > 0) {
+    out["nodes"] = nodes;
+    out["reference_share"] = reference_share;  // of the summed median node seconds
+  }
   std::cout << out.dump() << std::endl;
   return 0;
 }

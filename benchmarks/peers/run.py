@@ -16,6 +16,12 @@ Ratios ours/peer are ratios of medians with a 95% bootstrap interval
 getrusage ru_maxrss of any round's process. Outputs of the three are compared
 (max abs difference at batch 1 and 16) before any number is trusted.
 
+deep500's first round of every cell also profiles 3 untimed runs node by
+node: the reference kernels' share of its node time, listed for the five
+largest cells; the run exits 1 when a cell's share is above
+--max-reference-share (10%): a model then runs on a kernel no fast backend
+has.
+
 Writes results/peers/<UTC timestamp>/peers.json, peers.md and the raw JSON
 lines (raw.jsonl); prints the markdown table. Not part of ctest.
 See docs/peer-benchmarks.md.
@@ -174,7 +180,7 @@ def ensure_models(models_dir, nets, suite, batch16):
 
 
 def runner_command(runner, args, exe, model, x, threads, warmup, reps, max_seconds, save,
-                   state_dict):
+                   state_dict, profile=0):
     common = [model, x, "--threads", str(threads), "--warmup", str(warmup), "--reps", str(reps),
               "--max-seconds", str(max_seconds)]
     if save:
@@ -183,6 +189,8 @@ def runner_command(runner, args, exe, model, x, threads, warmup, reps, max_secon
         cmd = [exe] + common
         if args.executor:
             cmd += ["--executor", args.executor]
+        if profile:  # untimed runs after the timed ones: where deep500's time goes
+            cmd += ["--profile", str(profile)]
         return cmd
     if runner == "onnxruntime":
         return ["node", os.path.join(HERE, "ort_runner.js")] + common + (
@@ -270,6 +278,33 @@ def geometric_means(cells):
     return out
 
 
+PROFILE_RUNS = 3  # deep500's untimed profiled runs in round 0 of every cell
+
+
+def reference_ops(nodes):
+    """Op types that ran on reference kernels, by their summed median seconds."""
+    seconds = {}
+    for n in nodes:
+        if n["implementation"].split(":")[0] == "reference":
+            seconds[n["op_type"]] = seconds.get(n["op_type"], 0) + n["median_s"]
+    return sorted(seconds.items(), key=lambda kv: -kv[1])
+
+
+def reference_lines(report):
+    """The five cells with the largest reference share, and their reference ops."""
+    cells = [c for c in report["cells"] if "reference_share" in c["runners"].get("deep500", {})]
+    cells.sort(key=lambda c: -c["runners"]["deep500"]["reference_share"])
+    lines = ["", "Reference kernels' share of deep500's node time (median of "
+             f"{PROFILE_RUNS} profiled runs per node), the largest five:", "",
+             "| network | thr | batch | reference share | reference ops (ms) |", "|---|---|---|---|---|"]
+    for c in cells[:5]:
+        d = c["runners"]["deep500"]
+        ops = ", ".join(f"{op} {1e3 * t:.2f}" for op, t in d["reference_ops"]) or "none"
+        lines.append(f"| {c['network']} | {c['threads']} | {c['batch']} | "
+                     f"{100 * d['reference_share']:.1f}% | {ops} |")
+    return lines
+
+
 def markdown(report):
     lines = []
     ctx = report["context"]
@@ -345,6 +380,7 @@ def markdown(report):
 
         lines.append(f"| {net} | {batch} | {g('max_abs_output')} | {g('deep500-onnxruntime')} | "
                      f"{g('deep500-pytorch')} | {g('onnxruntime-pytorch')} | {a['agree']} |")
+    lines.extend(reference_lines(report))
     warn = [f"{c['network']} t{c['threads']} b{c['batch']} {n}: CV {s['summary']['cv']:.2f}"
             for c in report["cells"] for n, s in c["runners"].items() if s["summary"]["cv"] > 0.1]
     if warn:
@@ -403,6 +439,9 @@ def main():
                    "all, session.intra_op.allow_spinning=0 for ONNX Runtime (use on shared or "
                    "oversubscribed machines)")
     p.add_argument("--quick", action="store_true", help="1 round, few reps (smoke test)")
+    p.add_argument("--max-reference-share", type=float, default=0.10,
+                   help="exit 1 when deep500 spends more of a cell's node time in reference "
+                        "kernels (default 0.10)")
     args = p.parse_args()
     if args.quick:
         args.rounds_b1, args.rounds_b16, args.reps_b1, args.reps_b16 = 1, 1, 3, 2
@@ -466,7 +505,8 @@ def main():
                             save_paths[runner] = save
                         cmd = runner_command(runner, args, exe, model, x, threads, warmup,
                                              reps, args.max_seconds, save,
-                                             os.path.join(cache, f"{net}.pt"))
+                                             os.path.join(cache, f"{net}.pt"),
+                                             PROFILE_RUNS if rnd == 0 else 0)
                         res = run_one(cmd, runner_env(runner, threads, openblas, args.no_spin),
                                       args.timeout)
                         res["round"] = rnd
@@ -498,6 +538,9 @@ def main():
                     for key in ("executor", "implementations", "blas_libraries", "version"):
                         if key in last:
                             entry[key] = last[key]
+                    if runner == "deep500" and "reference_share" in results[0]:
+                        entry["reference_share"] = results[0]["reference_share"]
+                        entry["reference_ops"] = reference_ops(results[0]["nodes"])
                     cell["runners"][runner] = entry
                     if runner == "deep500":
                         report["versions"]["deep500_executor"] = last.get("executor")
@@ -538,6 +581,13 @@ def main():
     bad = [k for k, a in report["agreement"].items() if not a["agree"]]
     if bad:
         log(f"WARNING: outputs disagree for {', '.join(bad)}: do not trust those ratios")
+        return 1
+    over = [c for c in report["cells"] if c["runners"].get("deep500", {}).get(
+        "reference_share", 0) > args.max_reference_share]
+    if over:
+        log(f"FAILED: {len(over)} cells spend more than {100 * args.max_reference_share:.0f}% "
+            f"of deep500's node time in reference kernels: " + "; ".join(
+                f"{c['network']} t{c['threads']} b{c['batch']}" for c in over))
         return 1
     return 0
 

@@ -1,15 +1,21 @@
 // deep500 infer MODEL.onnx --input NAME=FILE.npy ... --output-dir DIR
 //   [--executor E] [--backend B] [--threads T] [--passes P] [--trace FILE]
-//   [--scenario SingleStream,Offline] [--json FILE]
+//   [--scenario SingleStream,Offline] [--json FILE] [--profile N]
 // Runs the model once and writes each graph output as DIR/<name>.npy; with
 // --trace, a Chrome trace (one event per node: op type, backend,
 // implementation, input shapes) that opens in ui.perfetto.dev; with
+// --profile N, N more inferences with every node timed: the kernels by
+// time and the reference kernels' share of it; with
 // --scenario, then times the LoadGen-style scenarios. The work is the
 // recipes' inference task (recipes/tasks/inference_task.h), so a recipe and this
 // command give the same outputs and timings.
+#include <iomanip>
 #include <iostream>
 
 #include "deep/output_file.h"
+#include "deep/text.h"
+#include "metrics/reporter.h"
+#include "network/trace_events.h"
 #include "recipes/cli/command_line.h"
 #include "recipes/cli/commands.h"
 #include "recipes/tasks/inference_task.h"
@@ -26,6 +32,30 @@ void print_scenario(const network::ScenarioResult& s) {
             << " timed queries)\n";
 }
 
+// Where the time goes: the kernels by time (the 15 largest), then the
+// reference kernels' share.
+void print_profile(const InferenceOutcome& out, int runs) {
+  double total = 0;
+  for (const auto& r : out.profile) total += r.seconds;
+  std::cout << "profile (median of " << runs << " inferences per node):\n"
+            << std::left << std::setw(24) << "op type" << std::setw(34) << "implementation"
+            << std::setw(7) << "nodes" << std::setw(12) << "time"
+            << "share\n";
+  for (size_t i = 0; i < out.profile.size() && i < 15; ++i) {
+    const auto& r = out.profile[i];
+    std::cout << std::left << std::setw(24) << r.op_type << std::setw(34) << r.implementation
+              << std::setw(7) << r.nodes << std::setw(12) << metrics::format_seconds(r.seconds)
+              << short_number(total > 0 ? 100 * r.seconds / total : 0, 3) << "%\n";
+  }
+  if (out.profile.size() > 15) std::cout << "(" << out.profile.size() - 15 << " more)\n";
+  std::vector<std::string> reference;
+  for (const auto& r : out.profile)
+    if (network::backend_of(r.implementation) == "reference") reference.push_back(r.op_type);
+  std::cout << "reference kernels: " << short_number(100 * out.reference_share, 3)
+            << "% of the node time" << (reference.empty() ? "" : " (" + join(reference, ", ") + ")")
+            << "\n";
+}
+
 }  // namespace
 
 int infer_command(const InferOptions& o) {
@@ -38,6 +68,7 @@ int infer_command(const InferOptions& o) {
               << " nodes\n";
   write_outputs(o.output_dir, out.values);
   for (const auto& s : out.scenarios) print_scenario(s);
+  if (o.task.profile_runs > 0) print_profile(out, o.task.profile_runs);
   if (!o.trace_path.empty()) {
     write_output_file(o.trace_path, {out.trace.dump() + "\n"}, "--trace");
     std::cout << "wrote " << o.trace_path << " (" << out.trace.at("traceEvents").size()
@@ -60,6 +91,9 @@ void add_infer_command(CommandLine& line) {
       .list("--backend", o->task.backends, "kernel preference, e.g. onednn,reference")
       .option("--threads", o->task.threads, "threads (0 = library default)")
       .option("--trace", o->trace_path, "write a Chrome trace (Perfetto) of every node")
+      .option("--profile", o->task.profile_runs,
+              "N: time every node over N more inferences: the kernels by time and the "
+              "reference kernels' share")
       .list("--passes", o->task.passes,
             "graph passes before running, e.g. default or identity-elimination,bn-folding")
       .list("--scenario", o->task.scenarios,

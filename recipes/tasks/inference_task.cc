@@ -73,6 +73,15 @@ nlohmann::json to_json(const InferenceOutcome& o) {
                               {"p99_seconds", s.p99},
                               {"samples_per_second", s.samples_per_second},
                               {"result", metrics::to_json(s.result)}});
+  if (!o.profile.empty()) {
+    j["reference_share"] = o.reference_share;
+    j["profile"] = nlohmann::json::array();
+    for (const auto& r : o.profile)
+      j["profile"].push_back({{"op_type", r.op_type},
+                              {"implementation", r.implementation},
+                              {"nodes", r.nodes},
+                              {"seconds", r.seconds}});
+  }
   return j;
 }
 
@@ -81,6 +90,8 @@ std::vector<std::string> inference_scenarios() {
 }
 
 InferenceOutcome run_inference(const InferenceTask& t) {
+  DEEP500_CHECK(t.profile_runs >= 0 && t.profile_runs <= 100000,
+                "--profile: expected 0 to 100000 runs, got ", t.profile_runs);
   const auto known = inference_scenarios();
   for (const auto& s : t.scenarios)
     DEEP500_CHECK(std::find(known.begin(), known.end(), s) != known.end(), "scenario '", s,
@@ -108,6 +119,14 @@ InferenceOutcome run_inference(const InferenceTask& t) {
   o.trace = trace.to_json();
   for (auto& [name, y] : o.values) y = apply_steps(t.postprocess, y);
   o.outputs = check_outputs(o.values, expected, t.tolerance);
+  if (t.profile_runs > 0) {
+    network::NodeProfiler profiler;
+    exec->add_events(&profiler);
+    for (int i = 0; i < t.profile_runs; ++i) exec->inference(query);
+    exec->remove_events(&profiler);
+    o.profile = network::profile_rows(profiler);
+    o.reference_share = network::backend_share(o.profile, "reference");
+  }
   o.outputs_match = std::all_of(o.outputs.begin(), o.outputs.end(),
                                 [](const OutputCheck& c) { return c.comparison.ok; });
   const metrics::Runner runner(t.runner);

@@ -20,6 +20,7 @@
 #include "metrics/runner.h"
 #include "network/passes/pass.h"
 #include "network/scenarios.h"
+#include "network/trace_events.h"
 #include "recipes/tasks/processing.h"
 #include "validation/compare.h"
 
@@ -43,6 +44,10 @@ struct InferenceTask {
   std::vector<ProcessingStep> preprocess, postprocess;
   validation::Tolerance tolerance;
   metrics::RunnerSettings runner;
+  // > 0: this many more inferences with every node timed (after the checked
+  // one): where the time goes by op type and kernel, and the reference
+  // kernels' share of it (InferenceOutcome::profile).
+  int profile_runs = 0;
   const std::atomic<bool>* interrupt = nullptr;  // checked between scenarios
 };
 
@@ -61,6 +66,10 @@ struct InferenceOutcome {
   double seconds = 0;
   metrics::Context context;  // the machine, with every setting that ran
   nlohmann::json trace;      // a Chrome trace (Perfetto) of the checked inference, node by node
+  // With profile_runs: the nodes' median seconds by op type and kernel,
+  // largest first, and the reference kernels' share of their sum.
+  std::vector<network::ProfileRow> profile;
+  double reference_share = 0;
 };
 
 // The outcome's one serialised form: the result header (context), output

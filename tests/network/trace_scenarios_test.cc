@@ -60,6 +60,32 @@ TEST(TraceEvents, OneCompleteEventPerNodeWithOpBackendAndShapes) {
   EXPECT_EQ(network::backend_of("plain"), "plain");
 }
 
+// The profiler's sums from node events with known times: per node the
+// median over runs, summed by op type and kernel, largest first; the
+// reference share is the reference kernels' part of the sum.
+TEST(NodeProfiler, MediansSummedByKernelAndTheReferenceShare) {
+  network::NodeProfiler p;
+  const std::string conv = "conv", conv2 = "conv2", einsum = "einsum", Conv = "Conv",
+                    Einsum = "Einsum", onednn = "onednn:conv:jit", reference = "reference:Einsum";
+  const double conv_times[] = {3, 1, 2}, conv2_times[] = {5, 4, 100}, einsum_times[] = {6, 6, 6};
+  for (int run = 0; run < 3; ++run) {
+    p.after_node({conv, Conv, onednn, conv_times[run]});
+    p.after_node({conv2, Conv, onednn, conv2_times[run]});
+    p.after_node({einsum, Einsum, reference, einsum_times[run]});
+  }
+  ASSERT_EQ(p.nodes().size(), 3u);
+  EXPECT_EQ(p.nodes()[1].seconds, (std::vector<double>{5, 4, 100}));
+  const auto rows = network::profile_rows(p);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].op_type, "Conv");  // medians 2 + 5 = 7 > 6
+  EXPECT_EQ(rows[0].nodes, 2);
+  EXPECT_DOUBLE_EQ(rows[0].seconds, 7);
+  EXPECT_EQ(rows[1].implementation, "reference:Einsum");
+  EXPECT_DOUBLE_EQ(network::backend_share(rows, "reference"), 6.0 / 13);
+  EXPECT_DOUBLE_EQ(network::backend_share(rows, "onednn"), 7.0 / 13);
+  EXPECT_EQ(network::backend_share({}, "reference"), 0);
+}
+
 TEST(Scenarios, SingleStreamPercentilesAreOrdered) {
   auto model = tiny();
   auto exec = network::ExecutorRegistry::global().create("reference", model);

@@ -105,6 +105,43 @@ TEST_F(ModelCli, InferWritesEveryOutputAndATrace) {
   EXPECT_EQ(settings.at("executor.threads"), "1");
 }
 
+// --profile: every node timed over N more inferences, summed by op type and
+// kernel; the reference kernels' share is their part of the sum (all of it
+// when only the reference backend runs).
+TEST_F(ModelCli, InferProfileSaysWhereTheTimeGoesAndTheReferenceShare) {
+  for (const std::string backends : {"reference", "onednn,reference"}) {
+    SCOPED_TRACE(backends);
+    const std::string json = path("profile.json");
+    CliRun r = run("infer " + model_ + " --input X=" + x_ + " --output-dir " + path("out") +
+                   " --backend " + backends + " --profile 3 --json " + json);
+    ASSERT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find("profile (median of 3 inferences per node):"), std::string::npos) << r.out;
+    std::ifstream in(json);
+    const auto j = nlohmann::json::parse(in);
+    int nodes = 0;
+    double total = 0, reference = 0;
+    for (const auto& row : j.at("profile")) {
+      nodes += row.at("nodes").get<int>();
+      const double t = row.at("seconds").get<double>();
+      EXPECT_GT(t, 0) << row;
+      total += t;
+      if (row.at("implementation").get<std::string>().rfind("reference:", 0) == 0) reference += t;
+    }
+    EXPECT_EQ(nodes, 5);
+    EXPECT_NEAR(j.at("reference_share").get<double>(), reference / total, 1e-12);
+    if (backends == "reference") {
+      EXPECT_EQ(j.at("reference_share").get<double>(), 1.0);
+      EXPECT_NE(r.out.find("reference kernels: 100% of the node time ("), std::string::npos);
+    } else {
+      EXPECT_LT(j.at("reference_share").get<double>(), 1.0);  // MatMul runs on oneDNN
+    }
+  }
+  EXPECT_NE(
+      run("infer " + model_ + " --input X=" + x_ + " --output-dir " + path("out") + " --profile -1")
+          .out.find("--profile: expected 0 to 100000 runs, got -1"),
+      std::string::npos);
+}
+
 TEST_F(ModelCli, InferBadInputsExitTwoWithOneLine) {
   const std::string out = " --output-dir " + path("out");
   write_npy(path("wrong.npy"), Tensor(DataType::Float, {3, 2}));
