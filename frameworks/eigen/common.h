@@ -65,5 +65,6 @@ void register_unary(Registry& r);
 void register_softmax(Registry& r);
 void register_reduce(Registry& r);
 void register_rnn(Registry& r);
+void register_einsum(Registry& r);
 
 }  // namespace deep500::eigen

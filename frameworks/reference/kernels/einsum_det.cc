@@ -10,11 +10,10 @@
 
 #include "frameworks/reference/kernels/common.h"
 #include "frameworks/reference/kernels/families.h"
+#include "operators/einsum_equation.h"
 
 namespace deep500::reference {
 namespace {
-
-constexpr int kEllipsisBase = 128;  // label ids >= this are ellipsis dimensions
 
 struct EinsumPlan {
   std::vector<int> labels;             // every label, output labels first
@@ -26,26 +25,10 @@ struct EinsumPlan {
 
 class EinsumOp final : public Operator {
  public:
-  explicit EinsumOp(const OpContext& ctx) : node_(ctx.node.describe()) {
+  explicit EinsumOp(const OpContext& ctx)
+      : node_(ctx.node.describe()),
+        equation_(ctx.node.attributes.get_string("equation"), ctx.num_inputs(), node_) {
     DEEP500_CHECK(ctx.num_inputs() >= 1, node_, ": expected at least 1 input");
-    std::string eq = ctx.node.attributes.get_string("equation");
-    for (char c : eq)
-      if (c != ' ') equation_ += c;
-    std::string lhs = equation_;
-    if (auto arrow = equation_.find("->"); arrow != std::string::npos) {
-      lhs = equation_.substr(0, arrow);
-      rhs_ = equation_.substr(arrow + 2);
-      explicit_ = true;
-    }
-    size_t start = 0;
-    while (true) {
-      size_t comma = lhs.find(',', start);
-      terms_.push_back(lhs.substr(start, comma == std::string::npos ? comma : comma - start));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-    DEEP500_CHECK(terms_.size() == ctx.num_inputs(), node_, ": equation '", eq, "' has ",
-                  terms_.size(), " operand terms but the node has ", ctx.num_inputs(), " inputs");
     for (size_t k = 1; k < ctx.num_inputs(); ++k)
       DEEP500_CHECK(ctx.inputs[k].dtype == ctx.inputs[0].dtype, node_,
                     ": all inputs must have the same element type, got ",
@@ -123,105 +106,27 @@ class EinsumOp final : public Operator {
   }
 
  private:
-  // Label ids of one term for an operand of `rank` dimensions; `ell` receives the ellipsis
-  // dimension count (-1: no ellipsis).
-  std::vector<int> parse_term(const std::string& term, int64_t rank, const std::string& what,
-                              int64_t& ell) const {
-    std::vector<int> letters;
-    ell = -1;
-    size_t ell_pos = 0;
-    for (size_t i = 0; i < term.size(); ++i) {
-      if (term.compare(i, 3, "...") == 0) {
-        DEEP500_CHECK(ell < 0, node_, ": ", what, " '", term, "' has more than one ellipsis");
-        ell = 0;
-        ell_pos = letters.size();
-        i += 2;
-        continue;
-      }
-      DEEP500_CHECK(std::isalpha(static_cast<unsigned char>(term[i])), node_, ": ", what, " '",
-                    term, "' contains '", term[i], "' (expected letters and '...')");
-      letters.push_back(term[i]);
-    }
-    if (ell < 0) return letters;
-    ell = rank - static_cast<int64_t>(letters.size());
-    DEEP500_CHECK(ell >= 0, node_, ": ", what, " '", term, "' names more dimensions than the ",
-                  "operand's rank ", rank);
-    std::vector<int> out(letters.begin(), letters.begin() + ell_pos);
-    out.push_back(-1);  // placeholder: ellipsis dims are resolved once the widest is known
-    out.insert(out.end(), letters.begin() + ell_pos, letters.end());
-    return out;
-  }
-
+  // The loop over every label: output labels first, then the contracted
+  // ones, with each operand's and the output's stride per label.
   EinsumPlan plan(std::span<const Tensor> in) const {
-    std::vector<std::vector<int>> terms(in.size());
-    std::vector<int64_t> ells(in.size());
-    int64_t max_ell = 0;
-    for (size_t k = 0; k < in.size(); ++k) {
-      terms[k] = parse_term(terms_[k], in[k].rank(), cat("term #", k), ells[k]);
-      max_ell = std::max(max_ell, ells[k]);
-    }
-    // Expand the placeholder into right-aligned ellipsis label ids.
-    auto expand = [&](const std::vector<int>& t, int64_t e) {
-      std::vector<int> r;
-      for (int l : t) {
-        if (l != -1) {
-          r.push_back(l);
-          continue;
-        }
-        for (int64_t j = max_ell - e; j < max_ell; ++j) r.push_back(kEllipsisBase + int(j));
-      }
-      return r;
-    };
-    std::map<int, int64_t> size;
-    std::map<int, int> count;
-    for (size_t k = 0; k < in.size(); ++k) {
-      terms[k] = expand(terms[k], ells[k]);
-      DEEP500_CHECK(static_cast<int64_t>(terms[k].size()) == in[k].rank(), node_, ": term '",
-                    terms_[k], "' has ", terms[k].size(), " labels but input #", k, " has rank ",
-                    in[k].rank());
-      for (size_t d = 0; d < terms[k].size(); ++d) {
-        const int l = terms[k][d];
-        const int64_t n = in[k].dim(static_cast<int64_t>(d));
-        ++count[l];
-        auto it = size.find(l);
-        if (it == size.end() || it->second == 1) {
-          size[l] = n;
-        } else {
-          DEEP500_CHECK(n == 1 || n == it->second, node_, ": label '", label_name(l), "' has size ",
-                        it->second, " and ", n, " in different operands");
-        }
-      }
-    }
-    std::vector<int> out_labels;
-    if (explicit_) {
-      int64_t e, letters = 0;
-      for (char ch : rhs_) letters += std::isalpha(static_cast<unsigned char>(ch)) ? 1 : 0;
-      for (int l : expand(parse_term(rhs_, max_ell + letters, "output", e), max_ell)) {
-        DEEP500_CHECK(l >= kEllipsisBase || size.count(l), node_, ": output label '", label_name(l),
-                      "' does not appear in any input term");
-        DEEP500_CHECK(std::find(out_labels.begin(), out_labels.end(), l) == out_labels.end(), node_,
-                      ": output label '", label_name(l), "' appears twice");
-        out_labels.push_back(l);
-      }
-    } else {  // implicit: ellipsis dims, then labels used once, in alphabetical order
-      for (int64_t j = 0; j < max_ell; ++j) out_labels.push_back(kEllipsisBase + int(j));
-      for (auto& [l, c] : count)
-        if (l < kEllipsisBase && c == 1) out_labels.push_back(l);
-    }
+    std::vector<Shape> shapes;
+    for (const auto& t : in) shapes.push_back(t.shape());
+    const ops::EinsumLabels labels = equation_.resolve(shapes);
     EinsumPlan p;
-    p.labels = out_labels;
-    for (auto& [l, n] : size)
-      if (std::find(out_labels.begin(), out_labels.end(), l) == out_labels.end())
+    p.labels = labels.output;
+    for (auto& [l, n] : labels.sizes)
+      if (std::find(labels.output.begin(), labels.output.end(), l) == labels.output.end())
         p.labels.push_back(l);
-    for (int l : p.labels) p.sizes.push_back(size.count(l) ? size[l] : 1);
-    for (size_t i = 0; i < out_labels.size(); ++i) p.out_shape.push_back(p.sizes[i]);
+    for (int l : p.labels) p.sizes.push_back(labels.sizes.count(l) ? labels.sizes.at(l) : 1);
+    p.out_shape = labels.output_shape();
     Shape ostr = contiguous_strides(p.out_shape);
     p.out_strides.assign(p.labels.size(), 0);
-    for (size_t i = 0; i < out_labels.size(); ++i) p.out_strides[i] = ostr[i];
+    for (size_t i = 0; i < labels.output.size(); ++i) p.out_strides[i] = ostr[i];
     for (size_t k = 0; k < in.size(); ++k) {
       Shape st(p.labels.size(), 0), cs = contiguous_strides(in[k].shape());
-      for (size_t d = 0; d < terms[k].size(); ++d) {
-        size_t li = std::find(p.labels.begin(), p.labels.end(), terms[k][d]) - p.labels.begin();
+      for (size_t d = 0; d < labels.terms[k].size(); ++d) {
+        size_t li =
+            std::find(p.labels.begin(), p.labels.end(), labels.terms[k][d]) - p.labels.begin();
         if (in[k].dim(static_cast<int64_t>(d)) != 1) st[li] += cs[d];
       }
       p.operand_strides.push_back(st);
@@ -229,15 +134,8 @@ class EinsumOp final : public Operator {
     return p;
   }
 
-  static std::string label_name(int l) {
-    return l >= kEllipsisBase ? "...#" + std::to_string(l - kEllipsisBase)
-                              : std::string(1, static_cast<char>(l));
-  }
-
   std::string node_;
-  std::string equation_, rhs_;
-  std::vector<std::string> terms_;
-  bool explicit_ = false;
+  ops::EinsumEquation equation_;
 };
 
 // Det of the trailing M x M matrices: LU decomposition with partial pivoting, in double.
