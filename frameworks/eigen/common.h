@@ -66,5 +66,6 @@ void register_softmax(Registry& r);
 void register_reduce(Registry& r);
 void register_rnn(Registry& r);
 void register_einsum(Registry& r);
+void register_normalization(Registry& r);
 
 }  // namespace deep500::eigen

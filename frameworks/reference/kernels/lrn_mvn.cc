@@ -1,4 +1,5 @@
-// Local response normalization (LRN, + backward) and MeanVarianceNormalization. Registered by
+// Local response normalization (LRN, + backward), MeanVarianceNormalization and
+// LpNormalization (+ backward). Registered by
 // register_normalization (normalization.cc).
 #include <algorithm>
 #include <cmath>
@@ -131,11 +132,66 @@ class MvnOp final : public Operator {
   std::vector<int64_t> axes_;
 };
 
+// ---------------------------------------------------------------------------------------------
+// LpNormalization: y = x / ||x||_p along `axis` (default -1), p 1 or 2, as the ONNX reference
+// (no epsilon: a zero norm gives NaN or Inf). Backward, with n the norm and s = sum(g * x):
+// p 2: dx = g / n - x s / n^3; p 1: dx = g / n - sign(x) s / n^2.
+class LpNormOp final : public Operator {
+ public:
+  explicit LpNormOp(const OpContext& ctx) : node_(ctx.node.describe()) {
+    DEEP500_CHECK(ctx.num_inputs() == 1, node_, ": expected 1 input, got ", ctx.num_inputs());
+    axis_ = ctx.node.attributes.get_int("axis", -1);
+    p_ = ctx.node.attributes.get_int("p", 2);
+    DEEP500_CHECK(p_ == 1 || p_ == 2, node_, ": p must be 1 or 2, got ", p_);
+  }
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    std::vector<int64_t> group;
+    std::vector<double> x = load(in[0], node_), norm = norms(in[0], x, group), y(x.size());
+    for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] / norm[group[i]];
+    store(y, ops::ensure_output(out, 0, in[0].dtype(), in[0].shape()));
+  }
+  bool has_backward() const override { return true; }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    return std::vector<bool>(n, true);
+  }
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
+    std::vector<int64_t> group;
+    std::vector<double> x = load(in[0], node_), norm = norms(in[0], x, group);
+    std::vector<double> g = grad_or_zero(gy, 0, in[0].numel(), node_), s(norm.size(), 0.0),
+                        dx(x.size());
+    for (size_t i = 0; i < x.size(); ++i) s[group[i]] += g[i] * x[i];
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double n = norm[group[i]],
+                   d = p_ == 2 ? x[i] / (n * n * n) : (x[i] > 0) - (x[i] < 0) + 0.0;
+      dx[i] = g[i] / n - (p_ == 2 ? d : d / (n * n)) * s[group[i]];
+    }
+    gx[0] = make(in[0].dtype(), in[0].shape(), dx);
+  }
+
+ private:
+  // The norm of every group along the axis; `group` maps elements to it.
+  std::vector<double> norms(const Tensor& t, const std::vector<double>& x,
+                            std::vector<int64_t>& group) const {
+    Shape keep = t.shape();
+    keep[normalize_axis(axis_, t.rank(), node_ + ": axis")] = 1;
+    group = index_map(keep, t.shape());
+    std::vector<double> n(static_cast<size_t>(numel(keep)), 0.0);
+    for (size_t i = 0; i < x.size(); ++i) n[group[i]] += p_ == 2 ? x[i] * x[i] : std::abs(x[i]);
+    if (p_ == 2)
+      for (double& v : n) v = std::sqrt(v);
+    return n;
+  }
+  std::string node_;
+  int64_t axis_ = -1, p_ = 2;
+};
+
 }  // namespace
 
 void register_lrn_mvn(Registry& r) {
   add_kernel<LrnOp>(r, "LRN");
   add_kernel<MvnOp>(r, "MeanVarianceNormalization");
+  add_kernel<LpNormOp>(r, "LpNormalization");
 }
 
 }  // namespace deep500::reference::norm

@@ -17,6 +17,7 @@ namespace {
 using f64::load;
 using f64::make;
 using f64::store;
+using norm::grad_or_zero;
 using norm::group_stats;
 using norm::index_map;
 using norm::Stats;
@@ -92,12 +93,6 @@ std::vector<double> normalize_backward(const std::vector<double>& x, const std::
     if (!gvar.empty()) dx[i] += gvar[g] * 2.0 * (x[i] - st.mean[g]) / m;
   }
   return dx;
-}
-
-std::vector<double> grad_or_zero(std::span<const Tensor> gy, size_t i, int64_t n,
-                                 const std::string& node) {
-  if (i < gy.size() && gy[i].defined()) return load(gy[i], node);
-  return std::vector<double>(static_cast<size_t>(n), 0.0);
 }
 
 // ---------------------------------------------------------------------------------------------

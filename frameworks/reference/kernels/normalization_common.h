@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "frameworks/reference/kernels/common.h"
+#include "frameworks/reference/kernels/f64_io.h"
 
 namespace deep500::reference::norm {
 
@@ -39,7 +40,15 @@ inline Stats group_stats(const std::vector<double>& x, const std::vector<int64_t
   return s;
 }
 
-// LRN and MeanVarianceNormalization (lrn_mvn.cc); called by register_normalization.
+// The gradient of output `i` in double, zeros when it is absent.
+inline std::vector<double> grad_or_zero(std::span<const Tensor> gy, size_t i, int64_t n,
+                                        const std::string& node) {
+  if (i < gy.size() && gy[i].defined()) return f64::load(gy[i], node);
+  return std::vector<double>(static_cast<size_t>(n), 0.0);
+}
+
+// LRN, MeanVarianceNormalization and LpNormalization (lrn_mvn.cc); called by
+// register_normalization.
 void register_lrn_mvn(Registry& r);
 
 }  // namespace deep500::reference::norm

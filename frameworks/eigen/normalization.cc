@@ -1,0 +1,233 @@
+// InstanceNormalization, MeanVarianceNormalization and LpNormalization on
+// one kernel over a normalized axis set. The input's dimensions (size-1 ones
+// dropped) merge into alternating runs of kept and normalized dimensions;
+// every kept index has its statistics, accumulated in double in memory
+// order over contiguous spans of the innermost run (a whole span at once
+// when that run is normalized, element-wise when it is kept); then one pass
+// writes y = (x - shift[k]) * mul[k] + add[k]:
+//   InstanceNormalization  statistics over the spatial dims per (n, c):
+//                          shift mean, mul scale[c] / sqrt(var + epsilon), add B[c]
+//   MeanVarianceNormalization  over `axes` (default 0, 2, 3): shift mean,
+//                          mul 1 / (sqrt(var) + 1e-9), as the ONNX function body
+//   LpNormalization        along `axis` (default -1): mul 1 / ||x||_p, p 1 or 2
+// Backward: the reference kernel of the same node (ops::ReferenceFallback;
+// MeanVarianceNormalization has none).
+#include <cmath>
+#include <set>
+
+#include "frameworks/eigen/common.h"
+#include "operators/reference_fallback.h"
+
+namespace deep500::eigen {
+namespace {
+
+// The input's dimensions as runs of kept and normalized dimensions.
+struct AxisRuns {
+  Shape sizes;
+  std::vector<bool> normalized;
+  int64_t kept = 1;   // kept indices (statistics groups)
+  int64_t count = 1;  // elements per group
+};
+
+AxisRuns axis_runs(const Shape& shape, const std::set<int64_t>& axes) {
+  AxisRuns r;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const bool n = axes.count(static_cast<int64_t>(d)) > 0;
+    (n ? r.count : r.kept) *= shape[d];
+    if (shape[d] == 1) continue;
+    if (!r.sizes.empty() && r.normalized.back() == n) {
+      r.sizes.back() *= shape[d];
+    } else {
+      r.sizes.push_back(shape[d]);
+      r.normalized.push_back(n);
+    }
+  }
+  return r;
+}
+
+// f(offset, length, kept, step) over the tensor in memory order, one span
+// of the innermost run at a time; step 1 when that run is kept (element i
+// of the span has kept index kept + i), 0 when it is normalized.
+template <class F>
+void for_each_span(const AxisRuns& r, F f) {
+  if (r.sizes.empty()) return f(int64_t{0}, int64_t{1}, int64_t{0}, int64_t{0});
+  const size_t inner = r.sizes.size() - 1;
+  const int64_t length = r.sizes[inner];
+  const int64_t step = r.normalized[inner] ? 0 : 1;
+  // The kept index's stride per run (0 for normalized runs).
+  Shape kept_stride(r.sizes.size(), 0);
+  int64_t s = 1;
+  for (size_t d = r.sizes.size(); d-- > 0;)
+    if (!r.normalized[d]) kept_stride[d] = s, s *= r.sizes[d];
+  const Shape outer(r.sizes.begin(), r.sizes.begin() + static_cast<std::ptrdiff_t>(inner));
+  const Shape outer_kept(kept_stride.begin(),
+                         kept_stride.begin() + static_cast<std::ptrdiff_t>(inner));
+  int64_t offset = 0;
+  for (MultiIndex it(outer, {outer_kept}); !it.done(); it.next(), offset += length)
+    f(offset, length, it.offset(0), step);
+}
+
+enum class Kind { Instance, MeanVariance, Lp };
+
+// Per kept index: what the output pass shifts, multiplies and adds.
+struct Affine {
+  std::vector<double> shift, mul, add;
+};
+
+// Sums of g(x) per kept index.
+template <class T, class G>
+std::vector<double> group_sums(const T* x, const AxisRuns& r, G g) {
+  std::vector<double> acc(static_cast<size_t>(r.kept), 0.0);
+  for_each_span(r, [&](int64_t off, int64_t n, int64_t k, int64_t step) {
+    auto span = CVecMap<T>(x + off, n).template cast<double>();
+    if (step == 0)
+      acc[k] += g(span).sum();
+    else
+      VecMap<double>(acc.data() + k, n) += g(span);
+  });
+  return acc;
+}
+
+class NormalizeOp final : public Operator {
+ public:
+  // ops::Unsupported (a refusal) for what this kernel does not take.
+  NormalizeOp(const OpContext& ctx, Kind kind)
+      : node_(ctx.node.describe()), kind_(kind), reference_(ctx) {
+    if (const std::string why = refusal(ctx, kind); !why.empty()) throw ops::Unsupported(why);
+    const auto& a = ctx.node.attributes;
+    epsilon_ = a.get_float("epsilon", 1e-5f);
+    axis_ = a.get_int("axis", -1);
+    p_ = a.get_int("p", 2);
+    axes_ = a.get_ints("axes", {0, 2, 3});
+  }
+
+  static std::string refusal(const OpContext& ctx, Kind kind) {  // "" to accept
+    const size_t inputs = kind == Kind::Instance ? 3 : 1;
+    if (ctx.num_inputs() != inputs) return cat("expected ", inputs, " inputs");
+    std::string why = float_refusal(ctx, inputs);
+    if (!why.empty()) return why;
+    const int64_t rank = static_cast<int64_t>(ctx.inputs[0].shape.size());
+    if (kind == Kind::Instance && rank < 2) return "InstanceNormalization needs rank >= 2";
+    if (kind == Kind::Lp && ctx.node.attributes.get_int("p", 2) != 1 &&
+        ctx.node.attributes.get_int("p", 2) != 2)
+      return "p must be 1 or 2";
+    return {};
+  }
+
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), in[0].shape());
+    dispatch(
+        in[0].dtype(),
+        [&](auto tag) {
+          using T = decltype(tag);
+          const AxisRuns r = axis_runs(in[0].shape(), axes(in[0].shape()));
+          const T* x = in[0].data<T>();
+          apply(x, r, affine(x, r, in), y.data<T>());
+        },
+        node_);
+  }
+
+  bool has_backward() const override { return reference_.get().has_backward(); }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    return reference_.get().differentiable_inputs(n);
+  }
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
+                std::span<const Tensor> outs, std::span<Tensor> gx) override {
+    reference_.get().backward(gy, in, outs, gx);
+  }
+
+ private:
+  // The normalized axes of an input of this shape.
+  std::set<int64_t> axes(const Shape& shape) const {
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    std::set<int64_t> out;
+    if (kind_ == Kind::Instance) {
+      for (int64_t d = 2; d < rank; ++d) out.insert(d);
+    } else if (kind_ == Kind::Lp) {
+      out.insert(normalize_axis(axis_, rank, node_ + ": axis"));
+    } else {
+      for (int64_t a : axes_) out.insert(normalize_axis(a, rank, node_ + ": axes"));
+    }
+    return out;
+  }
+
+  template <class T>
+  Affine affine(const T* x, const AxisRuns& r, std::span<const Tensor> in) const {
+    Affine a;
+    const size_t groups = static_cast<size_t>(r.kept);
+    a.shift.assign(groups, 0.0);
+    a.add.assign(groups, 0.0);
+    a.mul.assign(groups, 1.0);
+    if (kind_ == Kind::Lp) {
+      const auto norm = p_ == 1 ? group_sums(x, r, [](auto s) { return s.abs(); })
+                                : group_sums(x, r, [](auto s) { return s.square(); });
+      for (size_t k = 0; k < groups; ++k) a.mul[k] = 1 / (p_ == 1 ? norm[k] : std::sqrt(norm[k]));
+      return a;
+    }
+    const double n = static_cast<double>(r.count);
+    a.shift = group_sums(x, r, [](auto s) { return s; });
+    for (double& m : a.shift) m /= n;
+    // The variance around the mean (two passes: no cancellation).
+    std::vector<double> var(groups, 0.0);
+    for_each_span(r, [&](int64_t off, int64_t len, int64_t k, int64_t step) {
+      auto span = CVecMap<T>(x + off, len).template cast<double>();
+      if (step == 0)
+        var[k] += (span - a.shift[k]).square().sum();
+      else
+        VecMap<double>(var.data() + k, len) +=
+            (span - CVecMap<double>(a.shift.data() + k, len)).square();
+    });
+    for (size_t k = 0; k < groups; ++k) {
+      const double v = var[k] / n;
+      a.mul[k] = kind_ == Kind::Instance ? 1 / std::sqrt(v + epsilon_) : 1 / (std::sqrt(v) + 1e-9);
+    }
+    if (kind_ == Kind::Instance) {  // kept indices are (n, c): the channel is k % C
+      const int64_t channels = in[0].shape()[1];
+      const T* scale = in[1].data<T>();
+      const T* bias = in[2].data<T>();
+      for (size_t k = 0; k < groups; ++k) {
+        const int64_t c = static_cast<int64_t>(k) % channels;
+        a.mul[k] *= static_cast<double>(scale[c]);
+        a.add[k] = static_cast<double>(bias[c]);
+      }
+    }
+    return a;
+  }
+
+  template <class T>
+  static void apply(const T* x, const AxisRuns& r, const Affine& a, T* y) {
+    for_each_span(r, [&](int64_t off, int64_t n, int64_t k, int64_t step) {
+      auto in = CVecMap<T>(x + off, n);
+      auto out = VecMap<T>(y + off, n);
+      if (step == 0) {
+        out = (in - T(a.shift[k])) * T(a.mul[k]) + T(a.add[k]);
+      } else {
+        auto at = [&](const std::vector<double>& v) {
+          return CVecMap<double>(v.data() + k, n).template cast<T>();
+        };
+        out = (in - at(a.shift)) * at(a.mul) + at(a.add);
+      }
+    });
+  }
+
+  std::string node_;
+  Kind kind_;
+  ops::ReferenceFallback reference_;  // backward
+  float epsilon_ = 1e-5f;
+  int64_t axis_ = -1, p_ = 2;
+  std::vector<int64_t> axes_;
+};
+
+}  // namespace
+
+void register_normalization(Registry& r) {
+  auto add = [&](const std::string& op_type, int since, Kind kind) {
+    r.add({"", op_type, since, INT_MAX, "eigen", "eigen:" + op_type,
+           ops::make_factory<NormalizeOp>(kind)});
+  };
+  add("InstanceNormalization", 6, Kind::Instance);
+  add("MeanVarianceNormalization", 13, Kind::MeanVariance);
+  add("LpNormalization", 1, Kind::Lp);
+}
+
+}  // namespace deep500::eigen
