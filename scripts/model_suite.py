@@ -66,6 +66,9 @@ SUITE = {
     "lstm": ("LSTM", [1, 32, 64], "sequence"),
     "gru": ("GRU", [1, 32, 64], "sequence"),
 }
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model_families  # noqa: E402  (the families torchvision lacks)
+SUITE.update({name: f[:3] for name, f in model_families.FAMILIES.items()})
 VOCABULARY = 8000  # transformer_encoder's token ids are in [0, VOCABULARY)
 
 
@@ -110,6 +113,8 @@ def build(name, torch, torchvision):
     """The suite network `name` (fresh, untrained), in eval mode."""
     torch.manual_seed(SETTINGS["model_seed"])
     models = torchvision.models
+    if name in model_families.FAMILIES:
+        return model_families.build(name, torch, torchvision)
     if name == "transformer_encoder":
         model = sequence_modules(torch)[0]()
     elif name in ("lstm", "gru"):
@@ -166,7 +171,8 @@ def export(name, net_dir, batch16, torch, torchvision, onnx):
     if batch16:
         inputs["x16"] = make_input(name, 16, SETTINGS["batch16_seed"], torch)
     path = os.path.join(net_dir, "model.onnx")
-    torch.onnx.export(model, x, path, opset_version=SETTINGS["opset_version"],
+    opset = model_families.FAMILIES.get(name, (None,) * 3 + (SETTINGS["opset_version"],))[3]
+    torch.onnx.export(model, x, path, opset_version=opset,
                       do_constant_folding=False, training=torch.onnx.TrainingMode.PRESERVE,
                       input_names=["x"], output_names=["y"],
                       dynamic_axes={"x": {0: "N"}, "y": {0: "N"}})

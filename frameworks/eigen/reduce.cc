@@ -1,7 +1,11 @@
-// ReduceSum, ReduceMean, ReduceMax over any axes, forward and backward.
-// Axes come from the attribute until ReduceSum-13 / ReduceMean-18 /
-// ReduceMax-18, from the optional second input after (where an empty list
-// with noop_with_empty_axes = 1 reduces nothing).
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceL1, ReduceL2 and
+// ReduceSumSquare over any axes: each element transformed (|x| for L1, x^2
+// for L2 and SumSquare), combined (a sum, max or min) and the result
+// finished (divided by the count for Mean, a square root for L2). Backward:
+// Sum, Mean and Max here, the others from the reference kernel. Axes come
+// from the attribute until ReduceSum-13 / the others' 18, from the optional
+// second input after (where an empty list with noop_with_empty_axes = 1
+// reduces nothing).
 //
 // Size-1 dims are dropped and neighbouring dims that are both reduced or both
 // kept are merged, e.g. axes {1, 2} of [2, 3, 4, 5] is [K2, R12, K5]. The last
@@ -11,11 +15,12 @@
 
 #include "deep/shape.h"
 #include "frameworks/eigen/common.h"
+#include "operators/reference_fallback.h"
 
 namespace deep500::eigen {
 namespace {
 
-enum class Red { Sum, Mean, Max };
+enum class Red { Sum, Mean, Max, Min, L1, L2, SumSquare };
 
 struct ReducePlan {
   Shape keep_shape, out_shape;
@@ -81,6 +86,7 @@ class ReduceOp final : public Operator {
  public:
   explicit ReduceOp(const OpContext& ctx)
       : node_(ctx.node.describe()),
+        reference_(ctx),
         axes_input_(ctx.node.opset >= input_since()),
         keepdims_(ctx.node.attributes.get_int("keepdims", 1) != 0),
         noop_(ctx.node.attributes.get_int("noop_with_empty_axes", 0) != 0),
@@ -111,14 +117,21 @@ class ReduceOp final : public Operator {
           using T = decltype(tag);
           const T* px = x.data<T>();
           VecMap<T> ym(y.data<T>(), y.numel());
-          ym.setConstant(K == Red::Max ? -std::numeric_limits<T>::infinity() : T(0));
+          ym.setConstant(K == Red::Max   ? -std::numeric_limits<T>::infinity()
+                         : K == Red::Min ? std::numeric_limits<T>::infinity()
+                                         : T(0));
           if (x.numel() > 0) accumulate<T>(px, y.data<T>(), p);
           if constexpr (K == Red::Mean) ym /= static_cast<T>(p.group);
+          if constexpr (K == Red::L2) ym = ym.sqrt();
         },
         node_);
   }
 
-  bool has_backward() const override { return true; }
+  bool has_backward() const override {
+    if constexpr (K != Red::Sum && K != Red::Mean && K != Red::Max)
+      return reference_.get().has_backward();
+    return true;
+  }
   std::vector<bool> differentiable_inputs(size_t n) const override {
     std::vector<bool> d(n, false);
     d[0] = true;
@@ -127,6 +140,8 @@ class ReduceOp final : public Operator {
 
   void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor> out,
                 std::span<Tensor> gx) override {
+    if constexpr (K != Red::Sum && K != Red::Mean && K != Red::Max)
+      return reference_.get().backward(gy, in, out, gx);
     if (!gy[0].defined()) return;
     const Tensor& x = in[0];
     const ReducePlan p = plan(in);
@@ -195,15 +210,29 @@ class ReduceOp final : public Operator {
   static void combine(VecMap<T> acc, const Vec<T>& v) {
     if constexpr (K == Red::Max)
       acc = acc.max(v);
+    else if constexpr (K == Red::Min)
+      acc = acc.min(v);
     else
       acc += v;
+  }
+  // Each element as the reduction sees it.
+  template <class X>
+  static auto transformed(const X& x) {
+    if constexpr (K == Red::L1)
+      return x.abs();
+    else if constexpr (K == Red::L2 || K == Red::SumSquare)
+      return x.square();
+    else
+      return x;
   }
   template <class X>
   static auto reduce_all(const X& x) {
     if constexpr (K == Red::Max)
-      return x.maxCoeff();
+      return transformed(x).maxCoeff();
+    else if constexpr (K == Red::Min)
+      return transformed(x).minCoeff();
     else
-      return x.sum();
+      return transformed(x).sum();
   }
 
   // y (preset to the identity) op= reductions of x.
@@ -214,7 +243,7 @@ class ReduceOp final : public Operator {
     for (bool r : p.red) any_red = any_red || r;
     const int64_t n = numel(p.dims);
     if (!any_red) {  // only size-1 dims reduced: a copy
-      VecMap<T>(py, n) = CVecMap<T>(px, n);
+      VecMap<T>(py, n) = transformed(CVecMap<T>(px, n));
       return;
     }
     if (m == 1) {  // everything reduced
@@ -224,15 +253,19 @@ class ReduceOp final : public Operator {
     const int64_t rows = p.dims[m - 2], cols = p.dims[m - 1];
     const bool last_red = p.red[m - 1];
     for_each_prefix(p, 2, [&](int64_t ix, int64_t o) {
-      CArr2Map<T> blk(px + ix, rows, cols);
+      const auto blk = transformed(CArr2Map<T>(px + ix, rows, cols));
       if (last_red) {  // [kept rows, reduced cols] -> rows outputs
         if constexpr (K == Red::Max)
           combine<T>(VecMap<T>(py + o, rows), blk.rowwise().maxCoeff());
+        else if constexpr (K == Red::Min)
+          combine<T>(VecMap<T>(py + o, rows), blk.rowwise().minCoeff());
         else
           combine<T>(VecMap<T>(py + o, rows), blk.rowwise().sum());
       } else {  // [reduced rows, kept cols] -> cols outputs
         if constexpr (K == Red::Max)
           combine<T>(VecMap<T>(py + o, cols), blk.colwise().maxCoeff().transpose());
+        else if constexpr (K == Red::Min)
+          combine<T>(VecMap<T>(py + o, cols), blk.colwise().minCoeff().transpose());
         else
           combine<T>(VecMap<T>(py + o, cols), blk.colwise().sum().transpose());
       }
@@ -240,6 +273,7 @@ class ReduceOp final : public Operator {
   }
 
   std::string node_;
+  ops::ReferenceFallback reference_;  // backward of Min, L1, L2, SumSquare
   bool axes_input_ = false, keepdims_ = true, noop_ = false;
   std::vector<int64_t> axes_attr_;
 };
@@ -250,6 +284,10 @@ void register_reduce(Registry& r) {
   add_kernel<ReduceOp<Red::Sum>>(r, "ReduceSum");
   add_kernel<ReduceOp<Red::Mean>>(r, "ReduceMean");
   add_kernel<ReduceOp<Red::Max>>(r, "ReduceMax");
+  add_kernel<ReduceOp<Red::Min>>(r, "ReduceMin");
+  add_kernel<ReduceOp<Red::L1>>(r, "ReduceL1");
+  add_kernel<ReduceOp<Red::L2>>(r, "ReduceL2");
+  add_kernel<ReduceOp<Red::SumSquare>>(r, "ReduceSumSquare");
 }
 
 }  // namespace deep500::eigen

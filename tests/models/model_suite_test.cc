@@ -45,7 +45,13 @@ const std::vector<std::string> kSuite = {"resnet18",
                                          "lraspp_mobilenet_v3_large",
                                          "transformer_encoder",
                                          "lstm",
-                                         "gru"};
+                                         "gru",
+                                         "video_conv3d",
+                                         "aspp_segmentation",
+                                         "unet_transpose",
+                                         "audio_frontend",
+                                         "attention_variants",
+                                         "spatial_sampling"};
 
 fs::path suite_dir() {
   const char* env = std::getenv("DEEP500_SUITE_DIR");

@@ -1,0 +1,38 @@
+"""The eigen backend's reductions (frameworks/eigen/reduce.cc: one kernel,
+each element transformed, combined and finished) and the reference's
+against NumPy over several axis sets, with and without keepdims; gradients
+against float64 finite differences."""
+import numpy as np
+import pytest
+
+import deep500
+
+NUMPY = {
+    "ReduceSum": lambda x, a, k: x.sum(axis=a, keepdims=k),
+    "ReduceMean": lambda x, a, k: x.mean(axis=a, keepdims=k),
+    "ReduceMax": lambda x, a, k: x.max(axis=a, keepdims=k),
+    "ReduceMin": lambda x, a, k: x.min(axis=a, keepdims=k),
+    "ReduceL1": lambda x, a, k: np.abs(x).sum(axis=a, keepdims=k),
+    "ReduceL2": lambda x, a, k: np.sqrt((x * x).sum(axis=a, keepdims=k)),
+    "ReduceSumSquare": lambda x, a, k: (x * x).sum(axis=a, keepdims=k),
+}
+
+
+def data(shape=(2, 3, 4, 5), seed=0):
+    return np.random.default_rng(seed).uniform(-2, 2, size=shape)
+
+
+@pytest.mark.parametrize("backend", ["eigen", "reference"])
+@pytest.mark.parametrize("op", ["ReduceMin", "ReduceL1", "ReduceL2", "ReduceSumSquare"])
+@pytest.mark.parametrize("axes", [[1], [3], [0, 2], [1, 2, 3], [0, 1, 2, 3]])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_forward_matches_numpy(backend, op, axes, keepdims):
+    x = data()
+    (y,) = deep500.run_operator(deep500.op(op, axes=axes, keepdims=keepdims), [x], backend)
+    np.testing.assert_allclose(y, NUMPY[op](x, tuple(axes), bool(keepdims)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["ReduceL1", "ReduceL2", "ReduceSumSquare"])
+def test_gradients_match_finite_differences(op):
+    r = deep500.check_gradient(deep500.op(op, axes=[1]), [data((2, 3, 4))], "eigen")
+    assert r["passed"] and r["method"] == "finite differences", r
