@@ -3,87 +3,18 @@
 // Pow by a scalar 1, 2 or 3 (LayerNorm's x^2 in exported graphs) is a copy,
 // a square or a cube; its gradients are the reference's formulas.
 //
-// A broadcast is split into outer dims and a trailing block in which each
-// operand is either contiguous (its dims equal the output's) or one scalar
-// (its dims are all 1). Same shapes and a scalar operand are one block;
-// [M, N] + [N] and [M, N] + [M, 1] are M blocks of N. Broadcasts whose block
-// is shorter than kMinBlock elements (e.g. [M, 1] + [1, 3]) are refused:
-// the reference backend takes them.
+// A broadcast is split into outer dims and a trailing block
+// (broadcast_blocks.h); broadcasts whose block is shorter than kMinBlock
+// elements (e.g. [M, 1] + [1, 3]) are refused: the reference backend takes
+// them.
 #include "deep/shape.h"
+#include "frameworks/eigen/broadcast_blocks.h"
 #include "frameworks/eigen/common.h"
 
 namespace deep500::eigen {
 namespace {
 
 enum class Arith { Add, Sub, Mul, Div, Pow };
-
-constexpr int64_t kMinBlock = 4;
-
-struct Blocks {
-  Shape out;                        // broadcast output shape
-  Shape outer;                      // dims iterated one block at a time
-  Shape a_strides, b_strides;       // element strides of A and B over `outer`
-  int64_t inner = 1;                // elements per block
-  bool a_vec = true, b_vec = true;  // operand contiguous in the block, else one scalar
-  bool broadcastable = true;
-};
-
-// The block decomposition of a op b; "" or the reason it is not vectorized.
-std::string plan_blocks(const Shape& as, const Shape& bs, Blocks& p) {
-  try {
-    p.out = broadcast_shapes(as, bs);
-  } catch (const Error&) {
-    p.broadcastable = false;
-    return cat("shapes ", to_string(as), " and ", to_string(bs), " do not broadcast");
-  }
-  const size_t r = p.out.size();
-  Shape a(r - std::min(r, as.size()), 1), b(r - std::min(r, bs.size()), 1);
-  a.insert(a.end(), as.begin(), as.end());
-  b.insert(b.end(), bs.begin(), bs.end());
-  // Scan from the last dim while both operands keep their kind (size-1
-  // output dims fit either kind).
-  size_t k = r;
-  int a_kind = -1, b_kind = -1;  // -1 undecided, 1 contiguous, 0 scalar
-  for (; k > 0; --k) {
-    const size_t d = k - 1;
-    if (p.out[d] == 1) continue;
-    const int ak = a[d] == p.out[d], bk = b[d] == p.out[d];
-    if ((a_kind >= 0 && ak != a_kind) || (b_kind >= 0 && bk != b_kind)) break;
-    a_kind = ak;
-    b_kind = bk;
-  }
-  p.a_vec = a_kind != 0;
-  p.b_vec = b_kind != 0;
-  p.outer.assign(p.out.begin(), p.out.begin() + static_cast<int64_t>(k));
-  p.inner = 1;
-  for (size_t d = k; d < r; ++d) p.inner *= p.out[d];
-  // Strides of the outer dims in elements, 0 where the operand broadcasts.
-  auto strides = [&](const Shape& s, bool vec) {
-    Shape st(k, 0);
-    int64_t step = vec ? p.inner : 1;
-    for (size_t d = k; d-- > 0;) {
-      st[d] = s[d] == 1 ? 0 : step;
-      step *= s[d];
-    }
-    return st;
-  };
-  p.a_strides = strides(a, p.a_vec);
-  p.b_strides = strides(b, p.b_vec);
-  if (numel(p.outer) > 1 && p.inner < kMinBlock)
-    return cat("broadcast of ", to_string(as), " and ", to_string(bs), " has blocks of only ",
-               p.inner, " contiguous elements (the eigen backend vectorizes same shapes, scalars ",
-               "and trailing-block broadcasts of >= ", kMinBlock, " elements)");
-  return {};
-}
-
-// f(block index, offset in A, offset in B) for every block.
-template <class F>
-void for_each_block(const Blocks& p, F f) {
-  if (numel(p.out) == 0) return;
-  if (p.outer.empty()) return f(0, 0, 0);
-  MultiIndex it(p.outer, {p.a_strides, p.b_strides});
-  for (int64_t i = 0; !it.done(); it.next(), ++i) f(i, it.offset(0), it.offset(1));
-}
 
 template <Arith K, class X, class Y>
 auto apply(const X& x, const Y& y) {
@@ -124,7 +55,7 @@ class ArithOp final : public Operator {
     std::string why = float_refusal(ctx, 2);
     if (!why.empty()) return why;
     Blocks p;
-    return plan_blocks(ctx.inputs[0].shape, ctx.inputs[1].shape, p);
+    return plan_blocks({ctx.inputs[0].shape, ctx.inputs[1].shape}, p);
   }
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
@@ -138,15 +69,16 @@ class ArithOp final : public Operator {
           const T* pb = in[1].data<T>();
           T* py = y.data<T>();
           const int64_t n = p.inner;
-          for_each_block(p, [&](int64_t i, int64_t oa, int64_t ob) {
+          for_each_block(p, [&](int64_t i, const MultiIndex& it) {
+            const int64_t oa = it.offset(0), ob = it.offset(1);
             VecMap<T> ym(py + i * n, n);
-            if (p.a_vec && p.b_vec)
+            if (p.contiguous[0] && p.contiguous[1])
               ym = apply<K>(CVecMap<T>(pa + oa, n), CVecMap<T>(pb + ob, n));
-            else if (K == Arith::Pow && p.a_vec)
+            else if (K == Arith::Pow && p.contiguous[0])
               power_by_scalar<T>(ym, CVecMap<T>(pa + oa, n), pb[ob]);
-            else if (p.a_vec)
+            else if (p.contiguous[0])
               ym = apply<K>(CVecMap<T>(pa + oa, n), pb[ob]);
-            else if (p.b_vec)
+            else if (p.contiguous[1])
               ym = apply<K>(pa[oa], CVecMap<T>(pb + ob, n));
             else
               ym.setConstant(apply<K>(pa[oa], pb[ob]));
@@ -184,11 +116,12 @@ class ArithOp final : public Operator {
           const T* pb = in[1].data<T>();
           const T* pg = gy[0].data<T>();
           const int64_t n = p.inner;
-          for_each_block(p, [&](int64_t i, int64_t oa, int64_t ob) {
+          for_each_block(p, [&](int64_t i, const MultiIndex& it) {
+            const int64_t oa = it.offset(0), ob = it.offset(1);
             const CVecMap<T> g(pg + i * n, n);
             with_operands<T>(p, pa + oa, pb + ob, n, [&](const auto& a, const auto& b) {
-              if (pda) accumulate<T>(pda + oa, p.a_vec, n, grad_a<T>(g, a, b));
-              if (pdb) accumulate<T>(pdb + ob, p.b_vec, n, grad_b<T>(g, a, b));
+              if (pda) accumulate<T>(pda + oa, p.contiguous[0], n, grad_a<T>(g, a, b));
+              if (pdb) accumulate<T>(pdb + ob, p.contiguous[1], n, grad_b<T>(g, a, b));
             });
           });
         },
@@ -198,7 +131,7 @@ class ArithOp final : public Operator {
  private:
   Blocks blocks(std::span<const Tensor> in) const {
     Blocks p;
-    std::string why = plan_blocks(in[0].shape(), in[1].shape(), p);
+    std::string why = plan_blocks({in[0].shape(), in[1].shape()}, p);
     // A block shorter than kMinBlock (shapes changed since creation) still
     // computes correctly, only slower.
     DEEP500_CHECK(p.broadcastable, node_, ": ", why);
@@ -218,11 +151,11 @@ class ArithOp final : public Operator {
   // broadcasts over the block.
   template <class T, class F>
   static void with_operands(const Blocks& p, const T* a, const T* b, int64_t n, F f) {
-    if (p.a_vec && p.b_vec)
+    if (p.contiguous[0] && p.contiguous[1])
       f(CVecMap<T>(a, n), CVecMap<T>(b, n));
-    else if (p.a_vec)
+    else if (p.contiguous[0])
       f(CVecMap<T>(a, n), b[0]);
-    else if (p.b_vec)
+    else if (p.contiguous[1])
       f(a[0], CVecMap<T>(b, n));
     else
       f(Vec<T>::Constant(n, a[0]), b[0]);

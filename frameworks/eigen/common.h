@@ -67,5 +67,6 @@ void register_reduce(Registry& r);
 void register_rnn(Registry& r);
 void register_einsum(Registry& r);
 void register_normalization(Registry& r);
+void register_elementwise(Registry& r);
 
 }  // namespace deep500::eigen

@@ -1,0 +1,164 @@
+// Where and Expand: broadcasting data movement of any fixed-size element
+// type (bool, integers, floats), on the blocks of broadcast_blocks.h: per
+// block each operand is a contiguous run or one value, so a block is one
+// copy, one fill or one select loop over runs. Backward (Where's, Expand's):
+// the reference kernel of the node (ops::ReferenceFallback).
+#include <cstring>
+
+#include "frameworks/eigen/broadcast_blocks.h"
+#include "frameworks/eigen/common.h"
+#include "operators/reference_fallback.h"
+
+namespace deep500::eigen {
+namespace {
+
+// Unsigned integers of each element size: the bytes are moved, not read.
+template <size_t Bytes>
+struct Word;
+template <>
+struct Word<1> {
+  using type = uint8_t;
+};
+template <>
+struct Word<2> {
+  using type = uint16_t;
+};
+template <>
+struct Word<4> {
+  using type = uint32_t;
+};
+template <>
+struct Word<8> {
+  using type = uint64_t;
+};
+
+// f(W{}) for the unsigned word of `t`'s size; Error for other sizes.
+template <class F>
+void by_size(DataType t, F&& f, const std::string& what) {
+  switch (size_of(t)) {
+    case 1: return f(Word<1>::type{});
+    case 2: return f(Word<2>::type{});
+    case 4: return f(Word<4>::type{});
+    case 8: return f(Word<8>::type{});
+    default: throw Error(cat(what, ": elements of ", name_of(t), " are not moved here"));
+  }
+}
+
+std::string movable(DataType t) {
+  const size_t n = t == DataType::String ? 0 : size_of(t);
+  return n == 1 || n == 2 || n == 4 || n == 8 ? ""
+                                              : cat("elements of ", name_of(t), " are not moved");
+}
+
+class ExpandOp final : public Operator {
+ public:
+  explicit ExpandOp(const OpContext& ctx) : node_(ctx.node.describe()), reference_(ctx) {}
+
+  static std::string refusal(const OpContext& ctx) {
+    if (ctx.num_inputs() != 2 || !ctx.has_input(1)) return "expected 2 inputs (input, shape)";
+    if (ctx.inputs[1].dtype != DataType::Int64) return "shape must be int64";
+    return movable(ctx.inputs[0].dtype);
+  }
+
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    const Shape target = in[1].to_int64_vector();
+    Blocks p;
+    const std::string why = plan_blocks({in[0].shape(), target}, p);
+    DEEP500_CHECK(p.broadcastable, node_, ": ", why);
+    Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), p.out);
+    by_size(
+        in[0].dtype(),
+        [&](auto word) {
+          using W = decltype(word);
+          const W* x = static_cast<const W*>(in[0].raw());
+          W* py = static_cast<W*>(y.raw());
+          const int64_t n = p.inner;
+          for_each_block(p, [&](int64_t i, const MultiIndex& it) {
+            W* dst = py + i * n;
+            const W* src = x + it.offset(0);
+            if (p.contiguous[0])
+              std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(W));
+            else
+              std::fill(dst, dst + n, src[0]);
+          });
+        },
+        node_);
+  }
+
+  bool has_backward() const override { return reference_.get().has_backward(); }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    return reference_.get().differentiable_inputs(n);
+  }
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
+                std::span<const Tensor> outs, std::span<Tensor> gx) override {
+    reference_.get().backward(gy, in, outs, gx);
+  }
+
+ private:
+  std::string node_;
+  ops::ReferenceFallback reference_;
+};
+
+class WhereOp final : public Operator {
+ public:
+  explicit WhereOp(const OpContext& ctx) : node_(ctx.node.describe()), reference_(ctx) {}
+
+  static std::string refusal(const OpContext& ctx) {
+    if (ctx.num_inputs() != 3) return "expected 3 inputs (condition, X, Y)";
+    if (ctx.inputs[0].dtype != DataType::Bool) return "condition must be bool";
+    if (ctx.inputs[1].dtype != ctx.inputs[2].dtype) return "X and Y must have one element type";
+    std::string why = movable(ctx.inputs[1].dtype);
+    if (!why.empty()) return why;
+    Blocks p;
+    return plan_blocks({ctx.inputs[0].shape, ctx.inputs[1].shape, ctx.inputs[2].shape}, p);
+  }
+
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    Blocks p;
+    const std::string why = plan_blocks({in[0].shape(), in[1].shape(), in[2].shape()}, p);
+    DEEP500_CHECK(p.broadcastable, node_, ": ", why);
+    Tensor& y = ops::ensure_output(out, 0, in[1].dtype(), p.out);
+    by_size(
+        in[1].dtype(),
+        [&](auto word) {
+          using W = decltype(word);
+          const auto* c = static_cast<const uint8_t*>(in[0].raw());
+          const W* a = static_cast<const W*>(in[1].raw());
+          const W* b = static_cast<const W*>(in[2].raw());
+          W* py = static_cast<W*>(y.raw());
+          const int64_t n = p.inner;
+          // Each operand's j-th value in the block: a run, or one value.
+          const int64_t cs = p.contiguous[0], as = p.contiguous[1], bs = p.contiguous[2];
+          for_each_block(p, [&](int64_t i, const MultiIndex& it) {
+            const uint8_t* ci = c + it.offset(0);
+            const W* ai = a + it.offset(1);
+            const W* bi = b + it.offset(2);
+            W* dst = py + i * n;
+            for (int64_t j = 0; j < n; ++j) dst[j] = ci[j * cs] ? ai[j * as] : bi[j * bs];
+          });
+        },
+        node_);
+  }
+
+  bool has_backward() const override { return reference_.get().has_backward(); }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    return reference_.get().differentiable_inputs(n);
+  }
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
+                std::span<const Tensor> outs, std::span<Tensor> gx) override {
+    reference_.get().backward(gy, in, outs, gx);
+  }
+
+ private:
+  std::string node_;
+  ops::ReferenceFallback reference_;
+};
+
+}  // namespace
+
+void register_elementwise(Registry& r) {
+  add_kernel<ExpandOp>(r, "Expand", 8);
+  add_kernel<WhereOp>(r, "Where", 9);
+}
+
+}  // namespace deep500::eigen
