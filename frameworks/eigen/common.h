@@ -68,5 +68,6 @@ void register_rnn(Registry& r);
 void register_einsum(Registry& r);
 void register_normalization(Registry& r);
 void register_elementwise(Registry& r);
+void register_grid_sample(Registry& r);
 
 }  // namespace deep500::eigen

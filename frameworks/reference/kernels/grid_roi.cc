@@ -7,13 +7,14 @@
 
 #include "frameworks/reference/kernels/common.h"
 #include "frameworks/reference/kernels/families.h"
+#include "operators/grid_sampling.h"
 
 namespace deep500::reference {
 namespace {
 
 // ---------------------------------------------------------------- GridSample
-enum class GridMode { Bilinear, Nearest, Bicubic };
-enum class Padding { Zeros, Border, Reflection };
+using ops::grid::Mode;
+using ops::grid::Padding;
 
 class GridSampleOp final : public Operator {
  public:
@@ -22,24 +23,10 @@ class GridSampleOp final : public Operator {
                   ctx.num_inputs());
     const auto& a = ctx.node.attributes;
     align_ = a.get_int("align_corners", 0) != 0;
-    std::string m = a.get_string("mode", "bilinear");
-    if (m == "bilinear")
-      mode_ = GridMode::Bilinear;
-    else if (m == "nearest")
-      mode_ = GridMode::Nearest;
-    else if (m == "bicubic")
-      mode_ = GridMode::Bicubic;
-    else
-      throw Error(cat(node_, ": mode must be bilinear, nearest or bicubic, got '", m, "'"));
-    std::string p = a.get_string("padding_mode", "zeros");
-    if (p == "zeros")
-      pad_ = Padding::Zeros;
-    else if (p == "border")
-      pad_ = Padding::Border;
-    else if (p == "reflection")
-      pad_ = Padding::Reflection;
-    else
-      throw Error(cat(node_, ": padding_mode must be zeros, border or reflection, got '", p, "'"));
+    std::string why = ops::grid::parse_mode(a.get_string("mode", "bilinear"), mode_);
+    DEEP500_CHECK(why.empty(), node_, ": ", why);
+    why = ops::grid::parse_padding(a.get_string("padding_mode", "zeros"), pad_);
+    DEEP500_CHECK(why.empty(), node_, ": ", why);
   }
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
@@ -82,38 +69,13 @@ class GridSampleOp final : public Operator {
 
  private:
   double unnormalize(double v, int64_t size) const {
-    return align_ ? (v + 1) / 2 * static_cast<double>(size - 1)
-                  : ((v + 1) * static_cast<double>(size) - 1) / 2;
+    return ops::grid::unnormalize(v, size, align_);
   }
-  // Reflects v into [lo2/2, hi2/2] (bounds given doubled, as integers).
-  static double reflect(double v, double lo2, double hi2) {
-    if (lo2 == hi2) return 0;
-    const double lo = lo2 / 2, span = (hi2 - lo2) / 2;
-    v = std::fabs(v - lo);
-    const double extra = std::fmod(v, span);
-    const auto flips = static_cast<int64_t>(std::floor(v / span));
-    return flips % 2 == 0 ? extra + lo : span - extra + lo;
-  }
-  // Applies the padding mode to a pixel coordinate.
-  double pad(double v, int64_t size) const {
-    const double hi = static_cast<double>(size - 1);
-    if (pad_ == Padding::Border) return std::clamp(v, 0.0, hi);
-    if (pad_ == Padding::Reflection) {
-      v = align_ ? reflect(v, 0, 2 * hi) : reflect(v, -1, 2 * static_cast<double>(size) - 1);
-      return std::clamp(v, 0.0, hi);
-    }
-    return v;
-  }
-  static double cubic(double t) {  // Keys kernel, a = -0.75 (as PyTorch)
-    const double a = -0.75;
-    t = std::fabs(t);
-    if (t <= 1) return ((a + 2) * t - (a + 3)) * t * t + 1;
-    if (t < 2) return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
-    return 0;
-  }
+  double pad(double v, int64_t size) const { return ops::grid::pad(v, size, pad_, align_); }
+  static double cubic(double t) { return ops::grid::cubic(t); }
   template <class At>
   double sample(const At& at, double gx, double gy, int64_t h, int64_t w) const {
-    if (mode_ == GridMode::Bicubic) {
+    if (mode_ == Mode::Bicubic) {
       // Taps are padded one by one (the un-padded coordinate sets the weights).
       const double ix = unnormalize(gx, w), iy = unnormalize(gy, h);
       const double fx = std::floor(ix), fy = std::floor(iy);
@@ -127,7 +89,7 @@ class GridSampleOp final : public Operator {
       return s;
     }
     const double ix = pad(unnormalize(gx, w), w), iy = pad(unnormalize(gy, h), h);
-    if (mode_ == GridMode::Nearest)
+    if (mode_ == Mode::Nearest)
       return at(static_cast<int64_t>(std::nearbyint(iy)), static_cast<int64_t>(std::nearbyint(ix)));
     const double fx = std::floor(ix), fy = std::floor(iy);
     const double lx = ix - fx, ly = iy - fy;
@@ -138,8 +100,8 @@ class GridSampleOp final : public Operator {
 
   std::string node_;
   bool align_;
-  GridMode mode_;
-  Padding pad_;
+  Mode mode_ = Mode::Bilinear;
+  Padding pad_ = Padding::Zeros;
 };
 
 // ------------------------------------------------------------------ RoiAlign
