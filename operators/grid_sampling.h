@@ -1,8 +1,8 @@
-// GridSample's coordinates (ONNX GridSample, opset 16; PyTorch's
-// grid_sample): a normalized grid value in [-1, 1] as a pixel coordinate,
-// the padding modes' treatment of coordinates outside the input, and the
-// bicubic kernel. Shared by every backend's GridSample, so that they differ
-// only in how they loop.
+// Sampling coordinates shared by every backend, so that they differ only in
+// how they loop: GridSample's (ONNX GridSample, opset 16; PyTorch's
+// grid_sample: a normalized grid value in [-1, 1] as a pixel coordinate, the
+// padding modes, the bicubic kernel) and RoiAlign's (a box's bins and
+// sampling grid, the bilinear corners with their border rules).
 #pragma once
 
 #include <algorithm>
@@ -64,6 +64,66 @@ inline double cubic(double t) {
   if (t <= 1) return ((a + 2) * t - (a + 3)) * t * t + 1;
   if (t < 2) return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
   return 0;
+}
+
+// RoiAlign's bilinear sample at (y, x) of an h x w plane with the
+// Caffe2 / ONNX Runtime border rules: four corners (plane indices) and
+// their weights; all weights 0 outside [-1, h] x [-1, w].
+struct Corners {
+  int64_t index[4] = {0, 0, 0, 0};
+  double weight[4] = {0, 0, 0, 0};
+};
+inline Corners roi_corners(int64_t h, int64_t w, double y, double x) {
+  Corners c;
+  if (y < -1.0 || y > static_cast<double>(h) || x < -1.0 || x > static_cast<double>(w)) return c;
+  y = std::max(y, 0.0);
+  x = std::max(x, 0.0);
+  auto yl = static_cast<int64_t>(y), xl = static_cast<int64_t>(x);
+  int64_t yh, xh;
+  if (yl >= h - 1) {
+    yh = yl = h - 1;
+    y = static_cast<double>(yl);
+  } else {
+    yh = yl + 1;
+  }
+  if (xl >= w - 1) {
+    xh = xl = w - 1;
+    x = static_cast<double>(xl);
+  } else {
+    xh = xl + 1;
+  }
+  const double ly = y - static_cast<double>(yl), lx = x - static_cast<double>(xl);
+  const double hy = 1 - ly, hx = 1 - lx;
+  c.index[0] = yl * w + xl, c.weight[0] = hy * hx;
+  c.index[1] = yl * w + xh, c.weight[1] = hy * lx;
+  c.index[2] = yh * w + xl, c.weight[2] = ly * hx;
+  c.index[3] = yh * w + xh, c.weight[3] = ly * lx;
+  return c;
+}
+
+// One RoiAlign box in input pixels: its corner, the size of an output bin,
+// and the sampling grid per bin (sampling_ratio, or the bin's size rounded
+// up), as the ONNX definition computes them.
+struct RoiBox {
+  double x0 = 0, y0 = 0, bin_h = 0, bin_w = 0;
+  int64_t grid_h = 1, grid_w = 1;
+};
+inline RoiBox roi_box(const double* roi, double scale, bool half_pixel, int64_t out_h,
+                      int64_t out_w, int64_t sampling) {
+  RoiBox b;
+  const double off = half_pixel ? 0.5 : 0.0;
+  b.x0 = roi[0] * scale - off;
+  b.y0 = roi[1] * scale - off;
+  double rw = roi[2] * scale - off - b.x0, rh = roi[3] * scale - off - b.y0;
+  if (!half_pixel) {  // legacy: boxes at least one pixel
+    rw = std::max(rw, 1.0);
+    rh = std::max(rh, 1.0);
+  }
+  b.bin_h = rh / static_cast<double>(out_h);
+  b.bin_w = rw / static_cast<double>(out_w);
+  b.grid_h = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(b.bin_h));
+  b.grid_w = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(b.bin_w));
+  return b;
 }
 
 }  // namespace deep500::ops::grid

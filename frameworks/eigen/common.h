@@ -69,5 +69,6 @@ void register_einsum(Registry& r);
 void register_normalization(Registry& r);
 void register_elementwise(Registry& r);
 void register_grid_sample(Registry& r);
+void register_roi_align(Registry& r);
 
 }  // namespace deep500::eigen

@@ -149,17 +149,10 @@ class RoiAlignOp final : public Operator {
           for (int64_t k = 0; k < nr; ++k) {
             DEEP500_CHECK(bidx[k] >= 0 && bidx[k] < x.dim(0), node_, ": batch_indices[", k,
                           "] = ", bidx[k], " is out of range [0, ", x.dim(0) - 1, "]");
-            const double off = half_pixel_ ? 0.5 : 0.0;
-            const double x0 = r[k * 4] * scale_ - off, y0 = r[k * 4 + 1] * scale_ - off;
-            double rw = r[k * 4 + 2] * scale_ - off - x0, rh = r[k * 4 + 3] * scale_ - off - y0;
-            if (!half_pixel_) {  // legacy: force boxes to be at least one pixel
-              rw = std::max(rw, 1.0);
-              rh = std::max(rh, 1.0);
-            }
-            const double bh = rh / static_cast<double>(out_h_),
-                         bw = rw / static_cast<double>(out_w_);
-            const int64_t gh = sampling_ > 0 ? sampling_ : static_cast<int64_t>(std::ceil(bh));
-            const int64_t gw = sampling_ > 0 ? sampling_ : static_cast<int64_t>(std::ceil(bw));
+            const ops::grid::RoiBox box = ops::grid::roi_box(r.data() + k * 4, scale_, half_pixel_,
+                                                             out_h_, out_w_, sampling_);
+            const double x0 = box.x0, y0 = box.y0, bh = box.bin_h, bw = box.bin_w;
+            const int64_t gh = box.grid_h, gw = box.grid_w;
             const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
             for (int64_t ch = 0; ch < c; ++ch) {
               const T* plane = px + (bidx[k] * c + ch) * h * w;
@@ -196,31 +189,11 @@ class RoiAlignOp final : public Operator {
   // the result is the largest weighted corner (the ONNX Runtime definition).
   template <class T>
   static double bilinear(const T* p, int64_t h, int64_t w, double y, double x, bool max_mode) {
-    if (y < -1.0 || y > static_cast<double>(h) || x < -1.0 || x > static_cast<double>(w)) return 0;
-    y = std::max(y, 0.0);
-    x = std::max(x, 0.0);
-    auto yl = static_cast<int64_t>(y), xl = static_cast<int64_t>(x);
-    int64_t yh, xh;
-    if (yl >= h - 1) {
-      yh = yl = h - 1;
-      y = static_cast<double>(yl);
-    } else {
-      yh = yl + 1;
-    }
-    if (xl >= w - 1) {
-      xh = xl = w - 1;
-      x = static_cast<double>(xl);
-    } else {
-      xh = xl + 1;
-    }
-    const double ly = y - static_cast<double>(yl), lx = x - static_cast<double>(xl);
-    const double hy = 1 - ly, hx = 1 - lx;
-    const double v1 = hy * hx * static_cast<double>(p[yl * w + xl]);
-    const double v2 = hy * lx * static_cast<double>(p[yl * w + xh]);
-    const double v3 = ly * hx * static_cast<double>(p[yh * w + xl]);
-    const double v4 = ly * lx * static_cast<double>(p[yh * w + xh]);
-    if (max_mode) return std::max(std::max(v1, v2), std::max(v3, v4));
-    return v1 + v2 + v3 + v4;
+    const ops::grid::Corners c = ops::grid::roi_corners(h, w, y, x);
+    double v[4];
+    for (int i = 0; i < 4; ++i) v[i] = c.weight[i] * static_cast<double>(p[c.index[i]]);
+    if (max_mode) return std::max(std::max(v[0], v[1]), std::max(v[2], v[3]));
+    return v[0] + v[1] + v[2] + v[3];
   }
 
   std::string node_;
