@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace deep500::ops::grid {
 
@@ -27,6 +28,18 @@ inline std::string parse_padding(const std::string& p, Padding& out) {
   if (p == "border") return out = Padding::Border, "";
   if (p == "reflection") return out = Padding::Reflection, "";
   return "padding_mode must be zeros, border or reflection, got '" + p + "'";
+}
+
+// "" when X is [N, C, H, W] and the grid [N, Hout, Wout, 2], else what is
+// expected.
+inline std::string grid_shapes(const std::vector<int64_t>& x, const std::vector<int64_t>& grid) {
+  if (x.size() == 4 && grid.size() == 4 && grid[3] == 2 && grid[0] == x[0]) return "";
+  auto text = [](const std::vector<int64_t>& s) {
+    std::string t = "[";
+    for (size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
+    return t + "]";
+  };
+  return "expected X [N,C,H,W] and grid [N,Hout,Wout,2], got " + text(x) + " and " + text(grid);
 }
 
 // The pixel coordinate of grid value v along a dimension of `size`.

@@ -32,4 +32,28 @@ class ReferenceFallback {
   mutable std::unique_ptr<Operator> op_;
 };
 
+// A fast kernel whose backward is the reference kernel's: has_backward(),
+// differentiable_inputs() and backward() ask the node's reference kernel
+// (made on first use).
+class WithReferenceBackward : public Operator {
+ public:
+  explicit WithReferenceBackward(const OpContext& ctx) : reference_(ctx) {}
+  bool has_backward() const override { return reference_.get().has_backward(); }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    return reference_.get().differentiable_inputs(n);
+  }
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
+                std::span<const Tensor> outs, std::span<Tensor> gx) override {
+    reference_.get().backward(gy, in, outs, gx);
+  }
+
+ protected:
+  // The node's reference kernel, also for forward cases the fast kernel
+  // hands over.
+  Operator& reference() const { return reference_.get(); }
+
+ private:
+  ReferenceFallback reference_;
+};
+
 }  // namespace deep500::ops

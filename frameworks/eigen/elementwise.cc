@@ -50,9 +50,10 @@ std::string movable(DataType t) {
                                               : cat("elements of ", name_of(t), " are not moved");
 }
 
-class ExpandOp final : public Operator {
+class ExpandOp final : public ops::WithReferenceBackward {
  public:
-  explicit ExpandOp(const OpContext& ctx) : node_(ctx.node.describe()), reference_(ctx) {}
+  explicit ExpandOp(const OpContext& ctx)
+      : WithReferenceBackward(ctx), node_(ctx.node.describe()) {}
 
   static std::string refusal(const OpContext& ctx) {
     if (ctx.num_inputs() != 2 || !ctx.has_input(1)) return "expected 2 inputs (input, shape)";
@@ -85,23 +86,13 @@ class ExpandOp final : public Operator {
         node_);
   }
 
-  bool has_backward() const override { return reference_.get().has_backward(); }
-  std::vector<bool> differentiable_inputs(size_t n) const override {
-    return reference_.get().differentiable_inputs(n);
-  }
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor> outs, std::span<Tensor> gx) override {
-    reference_.get().backward(gy, in, outs, gx);
-  }
-
  private:
   std::string node_;
-  ops::ReferenceFallback reference_;
 };
 
-class WhereOp final : public Operator {
+class WhereOp final : public ops::WithReferenceBackward {
  public:
-  explicit WhereOp(const OpContext& ctx) : node_(ctx.node.describe()), reference_(ctx) {}
+  explicit WhereOp(const OpContext& ctx) : WithReferenceBackward(ctx), node_(ctx.node.describe()) {}
 
   static std::string refusal(const OpContext& ctx) {
     if (ctx.num_inputs() != 3) return "expected 3 inputs (condition, X, Y)";
@@ -140,18 +131,8 @@ class WhereOp final : public Operator {
         node_);
   }
 
-  bool has_backward() const override { return reference_.get().has_backward(); }
-  std::vector<bool> differentiable_inputs(size_t n) const override {
-    return reference_.get().differentiable_inputs(n);
-  }
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor> outs, std::span<Tensor> gx) override {
-    reference_.get().backward(gy, in, outs, gx);
-  }
-
  private:
   std::string node_;
-  ops::ReferenceFallback reference_;
 };
 
 }  // namespace

@@ -16,9 +16,10 @@ namespace {
 using ops::grid::Mode;
 using ops::grid::Padding;
 
-class GridSampleOp final : public Operator {
+class GridSampleOp final : public ops::WithReferenceBackward {
  public:
-  explicit GridSampleOp(const OpContext& ctx) : node_(ctx.node.describe()), reference_(ctx) {
+  explicit GridSampleOp(const OpContext& ctx)
+      : WithReferenceBackward(ctx), node_(ctx.node.describe()) {
     const auto& a = ctx.node.attributes;
     align_ = a.get_int("align_corners", 0) != 0;
     ops::grid::parse_mode(a.get_string("mode", "bilinear"), mode_);
@@ -42,9 +43,8 @@ class GridSampleOp final : public Operator {
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     const Tensor &x = in[0], &grid = in[1];
-    DEEP500_CHECK(x.rank() == 4 && grid.rank() == 4 && grid.dim(3) == 2 && grid.dim(0) == x.dim(0),
-                  node_, ": expected X [N,C,H,W] and grid [N,Hout,Wout,2], got ",
-                  to_string(x.shape()), " and ", to_string(grid.shape()));
+    const std::string shapes = ops::grid::grid_shapes(x.shape(), grid.shape());
+    DEEP500_CHECK(shapes.empty(), node_, ": ", shapes);
     const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
     const int64_t points = grid.dim(1) * grid.dim(2);
     Tensor& y = ops::ensure_output(out, 0, x.dtype(), {n, c, grid.dim(1), grid.dim(2)});
@@ -69,15 +69,6 @@ class GridSampleOp final : public Operator {
           }
         },
         node_);
-  }
-
-  bool has_backward() const override { return reference_.get().has_backward(); }
-  std::vector<bool> differentiable_inputs(size_t n) const override {
-    return reference_.get().differentiable_inputs(n);
-  }
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor> outs, std::span<Tensor> gx) override {
-    reference_.get().backward(gy, in, outs, gx);
   }
 
  private:
@@ -112,7 +103,6 @@ class GridSampleOp final : public Operator {
   }
 
   std::string node_;
-  ops::ReferenceFallback reference_;
   bool align_ = false;
   Mode mode_ = Mode::Bilinear;
   Padding padding_ = Padding::Zeros;

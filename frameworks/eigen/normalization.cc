@@ -88,11 +88,11 @@ std::vector<double> group_sums(const T* x, const AxisRuns& r, G g) {
   return acc;
 }
 
-class NormalizeOp final : public Operator {
+class NormalizeOp final : public ops::WithReferenceBackward {
  public:
   // ops::Unsupported (a refusal) for what this kernel does not take.
   NormalizeOp(const OpContext& ctx, Kind kind)
-      : node_(ctx.node.describe()), kind_(kind), reference_(ctx) {
+      : WithReferenceBackward(ctx), node_(ctx.node.describe()), kind_(kind) {
     if (const std::string why = refusal(ctx, kind); !why.empty()) throw ops::Unsupported(why);
     const auto& a = ctx.node.attributes;
     epsilon_ = a.get_float("epsilon", 1e-5f);
@@ -125,15 +125,6 @@ class NormalizeOp final : public Operator {
           apply(x, r, affine(x, r, in), y.data<T>());
         },
         node_);
-  }
-
-  bool has_backward() const override { return reference_.get().has_backward(); }
-  std::vector<bool> differentiable_inputs(size_t n) const override {
-    return reference_.get().differentiable_inputs(n);
-  }
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor> outs, std::span<Tensor> gx) override {
-    reference_.get().backward(gy, in, outs, gx);
   }
 
  private:
@@ -212,7 +203,6 @@ class NormalizeOp final : public Operator {
 
   std::string node_;
   Kind kind_;
-  ops::ReferenceFallback reference_;  // backward
   float epsilon_ = 1e-5f;
   int64_t axis_ = -1, p_ = 2;
   std::vector<int64_t> axes_;

@@ -62,11 +62,11 @@ void product(Dst&& dst, const Src& src, const M& m, const Mat<T>& rt, int64_t ro
                 accumulate);
 }
 
-class RecurrentOp final : public Operator {
+class RecurrentOp final : public ops::WithReferenceBackward {
  public:
   RecurrentOp(const OpContext& ctx, Cell cell)
-      : cell_(cell),
-        reference_(ctx),
+      : WithReferenceBackward(ctx),
+        cell_(cell),
         what_(ctx.node.describe()),
         dirs_(ctx.node.attributes.get_string("direction", "forward") == "bidirectional" ? 2 : 1),
         reverse_(ctx.node.attributes.get_string("direction", "forward") == "reverse"),
@@ -98,20 +98,12 @@ class RecurrentOp final : public Operator {
   }
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
-    if (!whole_sequences(in)) return reference_.get().forward(in, out);
+    if (!whole_sequences(in)) return reference().forward(in, out);
     dispatch(
         in[0].dtype(), [&](auto t) { run<decltype(t)>(in, out); }, what_);
   }
   // Constant R: transposed once, not on every call.
   void set_constant_inputs(const std::vector<bool>& c) override { const_r_ = c.size() > 2 && c[2]; }
-  bool has_backward() const override { return true; }
-  std::vector<bool> differentiable_inputs(size_t n) const override {
-    return reference_.get().differentiable_inputs(n);
-  }
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor> outs, std::span<Tensor> gx) override {
-    reference_.get().backward(gy, in, outs, gx);
-  }
 
  private:
   // False when sequence_lens gives some batch entry fewer steps than X has.
@@ -297,7 +289,6 @@ class RecurrentOp final : public Operator {
   }
 
   Cell cell_;
-  ops::ReferenceFallback reference_;  // sequence_lens shorter than X, backward
   std::string what_;
   int64_t dirs_;
   bool reverse_;

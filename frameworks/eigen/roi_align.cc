@@ -12,9 +12,10 @@
 namespace deep500::eigen {
 namespace {
 
-class RoiAlignOp final : public Operator {
+class RoiAlignOp final : public ops::WithReferenceBackward {
  public:
-  explicit RoiAlignOp(const OpContext& ctx) : node_(ctx.node.describe()), reference_(ctx) {
+  explicit RoiAlignOp(const OpContext& ctx)
+      : WithReferenceBackward(ctx), node_(ctx.node.describe()) {
     const auto& a = ctx.node.attributes;
     max_ = a.get_string("mode", "avg") == "max";
     half_pixel_ =
@@ -75,15 +76,6 @@ class RoiAlignOp final : public Operator {
         node_);
   }
 
-  bool has_backward() const override { return reference_.get().has_backward(); }
-  std::vector<bool> differentiable_inputs(size_t n) const override {
-    return reference_.get().differentiable_inputs(n);
-  }
-  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
-                std::span<const Tensor> outs, std::span<Tensor> gx) override {
-    reference_.get().backward(gy, in, outs, gx);
-  }
-
  private:
   // The corners of every sampling point, bin by bin (row-major bins).
   std::vector<ops::grid::Corners> sample_corners(const ops::grid::RoiBox& b, int64_t h,
@@ -119,7 +111,6 @@ class RoiAlignOp final : public Operator {
   }
 
   std::string node_;
-  ops::ReferenceFallback reference_;
   bool max_ = false, half_pixel_ = true;
   int64_t out_h_ = 1, out_w_ = 1, sampling_ = 0;
   float scale_ = 1;

@@ -31,9 +31,8 @@ class GridSampleOp final : public Operator {
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     const Tensor &x = in[0], &grid = in[1];
-    DEEP500_CHECK(x.rank() == 4 && grid.rank() == 4 && grid.dim(3) == 2 && grid.dim(0) == x.dim(0),
-                  node_, ": expected X [N,C,H,W] and grid [N,Hout,Wout,2], got ",
-                  to_string(x.shape()), " and ", to_string(grid.shape()));
+    const std::string shapes = ops::grid::grid_shapes(x.shape(), grid.shape());
+    DEEP500_CHECK(shapes.empty(), node_, ": ", shapes);
     const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
     const int64_t oh = grid.dim(1), ow = grid.dim(2);
     Tensor& y = ops::ensure_output(out, 0, x.dtype(), {n, c, oh, ow});
