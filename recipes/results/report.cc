@@ -30,8 +30,7 @@ const std::vector<std::pair<std::string, std::string>> kPlots = {
     {"op_matrix.svg", "op matrix: time relative to the fastest backend"},
     {"conformance.svg", "conformance cases per suite"},
     {"study.svg", "scaling: speedup, efficiency and the time per rank"},
-    {"scoreboard.svg", "scoreboard: the Pareto front"},
-    {"history.svg", "the series of comparable runs"}};
+    {"scoreboard.svg", "scoreboard: the Pareto front"}};
 
 // A JSON value as table text: strings as they are, numbers short.
 std::string value_text(const json& v) {

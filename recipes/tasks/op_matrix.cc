@@ -1,6 +1,7 @@
 #include "recipes/tasks/op_matrix.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <iomanip>
 #include <map>
@@ -254,6 +255,36 @@ size_t count_matrix_cases(const MatrixOptions& o) {
   return (o.shapes_path.empty() ? builtin_cases(o) : shape_file_cases(o)).size();
 }
 
+std::vector<FastestBackend> fastest_backends(const OpMatrix& m) {
+  // (op type, pass) -> case -> backend -> median
+  std::map<std::pair<std::string, std::string>,
+           std::map<std::string, std::map<std::string, double>>>
+      medians;
+  for (const auto& c : m.cells)
+    if (c.timing) medians[{c.op_type, c.pass}][c.case_label][c.backend] = c.timing->summary.median;
+  std::vector<FastestBackend> out;
+  for (const auto& [key, cases] : medians) {
+    std::map<std::string, std::pair<double, int>> log_speedup;  // backend -> (sum, count)
+    for (const auto& [label, by_backend] : cases) {
+      auto ref = by_backend.find("reference");
+      if (ref == by_backend.end() || ref->second <= 0) continue;
+      for (const auto& [backend, t] : by_backend)
+        if (backend != "reference" && t > 0) {
+          auto& [sum, n] = log_speedup[backend];
+          sum += std::log(ref->second / t);
+          ++n;
+        }
+    }
+    FastestBackend f{key.first, key.second, "", 0, 0};
+    for (const auto& [backend, sn] : log_speedup) {
+      const double speedup = std::exp(sn.first / sn.second);
+      if (speedup > f.speedup) f = {key.first, key.second, backend, speedup, sn.second};
+    }
+    out.push_back(f);
+  }
+  return out;
+}
+
 void write_matrix_json(const OpMatrix& m, const metrics::Context& context, std::ostream& out) {
   out << matrix_json(m, context).dump(2) << "\n";
 }
@@ -285,6 +316,13 @@ nlohmann::json matrix_json(const OpMatrix& m, const metrics::Context& context) {
     cell["timing"] = c.timing ? metrics::to_json(*c.timing) : nlohmann::json();
     j["cells"].push_back(cell);
   }
+  j["fastest_backends"] = nlohmann::json::array();
+  for (const auto& f : fastest_backends(m))
+    j["fastest_backends"].push_back({{"op_type", f.op_type},
+                                     {"pass", f.pass},
+                                     {"backend", f.backend},
+                                     {"speedup_over_reference", f.speedup},
+                                     {"cases", f.cases}});
   return j;
 }
 
@@ -330,6 +368,16 @@ void write_matrix_table(const OpMatrix& m, std::ostream& out) {
     }
     out << "\n";
   }
+  const auto fastest = fastest_backends(m);
+  if (!fastest.empty())
+    out << "fastest non-reference backend per op type (geometric mean of reference / its "
+           "time):\n";
+  for (const auto& f : fastest)
+    out << "  " << std::setw(24) << f.op_type << std::setw(kPass) << f.pass
+        << (f.backend.empty() ? std::string("reference only")
+                              : cat(f.backend, " ", fixed(f.speedup, 2), "x over the reference (",
+                                    f.cases, f.cases == 1 ? " case)" : " cases)"))
+        << "\n";
   if (m.peaks.cpu.flops_per_second > 0 || !m.peaks.devices.empty())
     out << "peaks: " << metrics::describe(m.peaks) << "\n";
   out << "cells: " << m.cells.size() << ", FAILED: " << m.failed()

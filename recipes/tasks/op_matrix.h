@@ -95,6 +95,17 @@ size_t count_matrix_cases(const MatrixOptions& o);
 // JSON (context, peak, one object per cell with its samples), CSV (one row
 // per cell) and a readable table (one line per case and pass, one column per
 // backend).
+// Per op type and pass: the non-reference backend with the largest
+// geometric-mean speedup over the reference (reference median / its median)
+// over the cases where both were timed; an op type no other backend timed
+// has backend "" and speedup 0.
+struct FastestBackend {
+  std::string op_type, pass, backend;
+  double speedup = 0;
+  int cases = 0;
+};
+std::vector<FastestBackend> fastest_backends(const OpMatrix& m);
+
 nlohmann::json matrix_json(const OpMatrix& m, const metrics::Context& context);
 void write_matrix_json(const OpMatrix& m, const metrics::Context& context, std::ostream& out);
 void write_matrix_csv(const OpMatrix& m, std::ostream& out);

@@ -87,8 +87,16 @@ TEST_F(OpMatrixCli, EveryCaseAndBackendGetsACheckedAndTimedCell) {
   int rows = -1;
   while (std::getline(in, line)) ++rows;
   EXPECT_EQ(rows, static_cast<int>(m["cells"].size()));
-  // The readable table names every backend and the peak.
+  // The readable table names every backend and the peak, and per op type
+  // the fastest backend other than the reference (oneDNN or Eigen's GEMM
+  // beat the reference's loops on Gemm).
   EXPECT_NE(r.out.find("peaks: "), std::string::npos) << r.out;
+  ASSERT_EQ(m["fastest_backends"].size(), 4u) << m["fastest_backends"];
+  for (const auto& f : m["fastest_backends"]) {
+    EXPECT_TRUE(f["backend"] == "onednn" || f["backend"] == "eigen") << f;
+    if (f["op_type"] == "Gemm") EXPECT_GT(f["speedup_over_reference"].get<double>(), 1.0) << f;
+  }
+  EXPECT_NE(r.out.find("fastest non-reference backend per op type"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("FAILED: 0"), std::string::npos) << r.out;
 }
 
