@@ -70,5 +70,6 @@ void register_normalization(Registry& r);
 void register_elementwise(Registry& r);
 void register_grid_sample(Registry& r);
 void register_roi_align(Registry& r);
+void register_unary_math(Registry& r);
 
 }  // namespace deep500::eigen
