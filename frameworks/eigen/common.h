@@ -71,5 +71,6 @@ void register_elementwise(Registry& r);
 void register_grid_sample(Registry& r);
 void register_roi_align(Registry& r);
 void register_unary_math(Registry& r);
+void register_data_movement(Registry& r);
 
 }  // namespace deep500::eigen

@@ -7,48 +7,11 @@
 
 #include "frameworks/eigen/broadcast_blocks.h"
 #include "frameworks/eigen/common.h"
+#include "frameworks/eigen/words.h"
 #include "operators/reference_fallback.h"
 
 namespace deep500::eigen {
 namespace {
-
-// Unsigned integers of each element size: the bytes are moved, not read.
-template <size_t Bytes>
-struct Word;
-template <>
-struct Word<1> {
-  using type = uint8_t;
-};
-template <>
-struct Word<2> {
-  using type = uint16_t;
-};
-template <>
-struct Word<4> {
-  using type = uint32_t;
-};
-template <>
-struct Word<8> {
-  using type = uint64_t;
-};
-
-// f(W{}) for the unsigned word of `t`'s size; Error for other sizes.
-template <class F>
-void by_size(DataType t, F&& f, const std::string& what) {
-  switch (size_of(t)) {
-    case 1: return f(Word<1>::type{});
-    case 2: return f(Word<2>::type{});
-    case 4: return f(Word<4>::type{});
-    case 8: return f(Word<8>::type{});
-    default: throw Error(cat(what, ": elements of ", name_of(t), " are not moved here"));
-  }
-}
-
-std::string movable(DataType t) {
-  const size_t n = t == DataType::String ? 0 : size_of(t);
-  return n == 1 || n == 2 || n == 4 || n == 8 ? ""
-                                              : cat("elements of ", name_of(t), " are not moved");
-}
 
 class ExpandOp final : public ops::WithReferenceBackward {
  public:
