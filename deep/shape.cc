@@ -60,6 +60,21 @@ Shape broadcast_shapes(const std::vector<Shape>& shapes) {
   return out;
 }
 
+std::string concat_shape(const std::vector<Shape>& shapes, int64_t axis, Shape& out) {
+  out = shapes.at(0);
+  const size_t a = static_cast<size_t>(axis);
+  out[a] = 0;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    bool ok = shapes[i].size() == out.size();
+    for (size_t d = 0; ok && d < out.size(); ++d) ok = d == a || shapes[i][d] == shapes[0][d];
+    if (!ok)
+      return cat("input ", i, " has shape ", to_string(shapes[i]), ", incompatible with input 0 ",
+                 "shape ", to_string(shapes[0]), " for concatenation along axis ", axis);
+    out[a] += shapes[i][a];
+  }
+  return {};
+}
+
 Shape broadcast_strides(const Shape& from, const Shape& to) {
   Shape st(to.size(), 0);
   Shape cs = contiguous_strides(from);

@@ -20,6 +20,12 @@ int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& what = "ax
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 Shape broadcast_shapes(const std::vector<Shape>& shapes);
 
+// The shape of tensors of `shapes` concatenated along `axis` (in [0, rank))
+// into `out`; "" or why they cannot be (ranks, or a dim other than the
+// axis, differ: "input I has shape S, incompatible with input 0 shape S0
+// for concatenation along axis A").
+std::string concat_shape(const std::vector<Shape>& shapes, int64_t axis, Shape& out);
+
 // Strides (in elements) that read `from` as if it had shape `to` (0 on
 // broadcast dimensions). `to` must be a broadcast of `from`.
 Shape broadcast_strides(const Shape& from, const Shape& to);

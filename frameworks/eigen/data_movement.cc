@@ -46,16 +46,11 @@ class ConcatOp final : public ops::WithReferenceBackward {
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     const int64_t r = in[0].rank();
     const int64_t a = normalize_axis(axis_, r, node_ + ": axis");
-    Shape shape = in[0].shape();
-    shape[static_cast<size_t>(a)] = 0;
-    for (size_t i = 0; i < in.size(); ++i) {
-      bool ok = in[i].rank() == r;
-      for (int64_t d = 0; ok && d < r; ++d) ok = d == a || in[i].dim(d) == in[0].dim(d);
-      DEEP500_CHECK(ok, node_, ": input ", i, " has shape ", to_string(in[i].shape()),
-                    ", incompatible with input 0 shape ", to_string(in[0].shape()),
-                    " for concatenation along axis ", a);
-      shape[static_cast<size_t>(a)] += in[i].dim(a);
-    }
+    std::vector<Shape> shapes;
+    for (const auto& t : in) shapes.push_back(t.shape());
+    Shape shape;
+    const std::string why = concat_shape(shapes, a, shape);
+    DEEP500_CHECK(why.empty(), node_, ": ", why);
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), shape);
     const int64_t outer = product(shape, 0, a), inner = product(shape, a + 1, r);
     const int64_t ld = shape[static_cast<size_t>(a)] * inner;
