@@ -50,6 +50,29 @@ void dispatch(DataType t, F&& f, const std::string& what) {
   throw Error(cat(what, ": the eigen backend takes float32 or float64, got ", name_of(t)));
 }
 
+// The refusal of a one-input element-wise kernel: "" for one float32 or
+// float64 input, else why not.
+inline std::string unary_refusal(const OpContext& ctx) {
+  if (ctx.num_inputs() != 1) return "expected 1 input";
+  return float_refusal(ctx, 1);
+}
+
+// y = f(x) for a one-input element-wise kernel: the whole tensor as one 1-D
+// array, f(CVecMap<T>) an Eigen array expression.
+template <class F>
+void map_elements(std::span<const Tensor> in, std::span<Tensor> out, const std::string& node,
+                  F&& f) {
+  Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), in[0].shape());
+  const int64_t n = in[0].numel();
+  dispatch(
+      in[0].dtype(),
+      [&](auto tag) {
+        using T = decltype(tag);
+        VecMap<T>(y.data<T>(), n) = f(CVecMap<T>(in[0].data<T>(), n));
+      },
+      node);
+}
+
 // Registers Op for ai.onnx `op_type`, opsets [since, until], backend
 // "eigen", built by the registry's refusal contract (ops::make_factory).
 template <class Op>

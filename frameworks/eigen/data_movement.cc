@@ -7,6 +7,7 @@
 #include "frameworks/eigen/common.h"
 #include "frameworks/eigen/words.h"
 #include "operators/reference_fallback.h"
+#include "operators/split_sizes.h"
 
 namespace deep500::eigen {
 namespace {
@@ -111,25 +112,8 @@ class SplitOp final : public ops::WithReferenceBackward {
   std::vector<int64_t> split_sizes(std::span<const Tensor> in, int64_t dim) const {
     std::vector<int64_t> sizes;
     if (const Tensor* s = ops::optional_input(in, 1)) sizes = s->to_int64_vector();
-    if (sizes.empty()) {
-      if (num_outputs_ > 0) {
-        const int64_t chunk = (dim + outputs_ - 1) / outputs_;
-        for (int64_t i = 0; i < outputs_; ++i)
-          sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
-      } else {
-        DEEP500_CHECK(dim % outputs_ == 0, node_, ": cannot split axis of size ", dim, " into ",
-                      outputs_, " equal parts");
-        sizes.assign(static_cast<size_t>(outputs_), dim / outputs_);
-      }
-    }
-    DEEP500_CHECK(static_cast<int64_t>(sizes.size()) == outputs_, node_, ": split has ",
-                  sizes.size(), " entries but the node has ", outputs_, " outputs");
-    int64_t total = 0;
-    for (int64_t s : sizes) {
-      DEEP500_CHECK(s >= 0, node_, ": negative split size ", s);
-      total += s;
-    }
-    DEEP500_CHECK(total == dim, node_, ": split sizes add up to ", total, ", the axis has ", dim);
+    const std::string why = ops::split_sizes(dim, outputs_, num_outputs_ > 0, sizes);
+    DEEP500_CHECK(why.empty(), node_, ": ", why);
     return sizes;
   }
 

@@ -35,21 +35,10 @@ class UnaryOp final : public Operator {
  public:
   explicit UnaryOp(const OpContext& ctx) : node_(ctx.node.describe()) {}
 
-  static std::string refusal(const OpContext& ctx) {
-    if (ctx.num_inputs() != 1) return "expected 1 input";
-    return float_refusal(ctx, 1);
-  }
+  static std::string refusal(const OpContext& ctx) { return unary_refusal(ctx); }
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
-    Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), in[0].shape());
-    const int64_t n = in[0].numel();
-    dispatch(
-        in[0].dtype(),
-        [&](auto tag) {
-          using T = decltype(tag);
-          VecMap<T>(y.data<T>(), n) = value<K>(CVecMap<T>(in[0].data<T>(), n));
-        },
-        node_);
+    map_elements(in, out, node_, [&](const auto& x) { return value<K>(x); });
   }
 
   bool has_backward() const override { return true; }

@@ -4,6 +4,7 @@
 
 #include "frameworks/reference/kernels/common.h"
 #include "frameworks/reference/kernels/families.h"
+#include "operators/split_sizes.h"
 
 namespace deep500::reference {
 namespace {
@@ -234,29 +235,12 @@ class SplitOp final : public Operator {
                     name_of(s->dtype()));
       sizes = s->to_int64_vector();
     }
-    const int64_t n = static_cast<int64_t>(outputs_);
-    if (sizes.empty()) {
-      if (num_outputs_ > 0) {  // opset 18: ceil-sized chunks, the last one smaller
-        const int64_t chunk = (dim + n - 1) / n;
-        for (int64_t i = 0; i < n; ++i)
-          sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
-      } else {
-        DEEP500_CHECK(dim % n == 0, node_, ": cannot split axis of size ", dim, " into ", n,
-                      " equal parts");
-        sizes.assign(static_cast<size_t>(n), dim / n);
-      }
-    }
-    DEEP500_CHECK(static_cast<int64_t>(sizes.size()) == n, node_, ": split has ", sizes.size(),
-                  " entries but the node has ", n, " outputs");
-    int64_t total = 0;
-    for (int64_t s : sizes) {
-      DEEP500_CHECK(s >= 0, node_, ": negative split size ", s);
-      total += s;
-    }
-    DEEP500_CHECK(total == dim, node_, ": split sizes ", to_string(Shape(sizes)), " sum to ", total,
-                  ", but the axis has size ", dim);
+    const std::string why =
+        ops::split_sizes(dim, static_cast<int64_t>(outputs_), num_outputs_ > 0, sizes);
+    DEEP500_CHECK(why.empty(), node_, ": ", why);
     return sizes;
   }
+
   std::string node_;
   size_t outputs_;
   int64_t axis_;
