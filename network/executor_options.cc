@@ -40,6 +40,9 @@ std::string text(double v) {
 std::string text(const std::vector<std::string>& v) {
   return join(v);
 }
+std::string text(NodeThreads v) {
+  return v == NodeThreads::team ? "team" : v == NodeThreads::cost_model ? "cost_model" : "measured";
+}
 std::string text(IdleThreads v) {
   return v == IdleThreads::sleep ? "sleep" : v == IdleThreads::spin ? "spin" : "from_environment";
 }
@@ -69,6 +72,11 @@ void parse(const std::string& name, const std::string& v, std::vector<std::strin
       DEEP500_CHECK(!b.empty(), "setting ", name, ": empty backend name in '", v, "'");
       out.push_back(b);
     }
+}
+void parse(const std::string& name, const std::string& v, NodeThreads& out) {
+  for (NodeThreads m : {NodeThreads::team, NodeThreads::cost_model, NodeThreads::measured})
+    if (v == text(m)) return void(out = m);
+  throw Error(cat("setting ", name, ": expected team, cost_model or measured, got '", v, "'"));
 }
 void parse(const std::string& name, const std::string& v, IdleThreads& out) {
   if (v == "sleep") return void(out = IdleThreads::sleep);
@@ -114,6 +122,9 @@ const std::vector<Field>& fields() {
       model_field("executor.thread_model.flops_per_second", &NodeThreadModel::flops_per_second),
       model_field("executor.thread_model.bytes_per_second", &NodeThreadModel::bytes_per_second),
       model_field("executor.thread_model.break_even", &NodeThreadModel::break_even),
+      model_field("executor.thread_model.trial_below_seconds",
+                  &NodeThreadModel::trial_below_seconds),
+      model_field("executor.thread_model.trials", &NodeThreadModel::trials),
       field("executor.idle_threads", &ExecutorOptions::idle_threads),
       field("executor.backward_hints", &ExecutorOptions::backward_hints),
       field("executor.max_loop_iterations", &ExecutorOptions::max_loop_iterations),

@@ -20,7 +20,20 @@ struct NodeThreadModel {
   double flops_per_second = 150e9;  // one core, convolution-like kernels
   double bytes_per_second = 20e9;   // one core, streaming kernels
   double break_even = 3.0;          // split a node when its 1-thread time >= this x a region
+  // NodeThreads::measured: nodes estimated under this on one thread run
+  // `trials` times on one thread and `trials` times on the team in a plan's
+  // first replays; the faster kernel (median) stays.
+  double trial_below_seconds = 1e-3;
+  int64_t trials = 3;
 };
+
+// How inference plans give each node its threads (node_threads.h):
+//   team        every node on the executor's whole team;
+//   cost_model  one thread when the node's estimated time is under
+//               break_even x the cost of a parallel region (fixed figures);
+//   measured    small nodes tried both ways in the plan's first replays, the
+//               faster kept (adapts to how fast this machine wakes threads).
+enum class NodeThreads { team, cost_model, measured };
 
 // Whether idle OpenMP threads sleep at once (libgomp: GOMP_SPINCOUNT=0, or
 // OMP_WAIT_POLICY=passive without GOMP_SPINCOUNT) or spin first.
@@ -41,9 +54,9 @@ struct ExecutorOptions {
   // Inference and backprop plans: exported LayerNorm and GELU subgraphs run
   // as one LayerNormalization / ai.deep500 Gelu node (plan_rewrites.h).
   bool fuse_patterns = true;
-  // Small nodes on one thread (node_threads.h): off by default, as a team
-  // that wakes quickly beats it (docs/executors.md, "Threads").
-  bool node_threads = false;
+  // Small nodes on one thread where that measured faster (node_threads.h,
+  // docs/executors.md "Threads").
+  NodeThreads node_threads = NodeThreads::measured;
   NodeThreadModel thread_model;
   IdleThreads idle_threads = IdleThreads::from_environment;
 

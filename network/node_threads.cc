@@ -3,6 +3,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
+
+#include "deep/error.h"
 
 namespace deep500::network {
 
@@ -13,6 +16,52 @@ double parallel_region_seconds(int threads, bool idle_threads_sleep, const NodeT
 
 double single_thread_seconds(const ops::Cost& cost, const NodeThreadModel& model) {
   return cost.flops / model.flops_per_second + cost.bytes / model.bytes_per_second;
+}
+
+namespace {
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+}  // namespace
+
+bool NodeTrial::alone_wins() const {
+  if (alone.empty()) return false;
+  return team.empty() || median(alone) <= median(team);
+}
+
+namespace {
+// Seconds one forward of `op` takes on `threads` threads; outputs that came
+// back as views of an input are dropped first, so nothing writes into an
+// input.
+double timed_forward(ops::Operator& op, int threads, std::span<const Tensor> inputs,
+                     std::vector<Tensor>& outputs) {
+  for (auto& o : outputs)
+    for (const auto& in : inputs)
+      if (o.defined() && in.defined() && o.shares_storage(in)) o = Tensor();
+  ThreadScope scope(threads);
+  const auto t0 = std::chrono::steady_clock::now();
+  op.forward(inputs, outputs);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+NodeTrial time_alone_and_team(ops::Operator& alone, ops::Operator& team, int team_threads,
+                              std::span<const Tensor> inputs, std::size_t num_outputs,
+                              int64_t trials) {
+  NodeTrial t;
+  std::vector<Tensor> alone_out(num_outputs), team_out(num_outputs);
+  try {
+    timed_forward(alone, 1, inputs, alone_out);
+    for (int64_t r = 0; r < trials; ++r) {
+      t.alone.push_back(timed_forward(alone, 1, inputs, alone_out));
+      t.team.push_back(timed_forward(team, team_threads, inputs, team_out));
+    }
+  } catch (const Error&) {
+    t.alone.clear();
+  }
+  return t;
 }
 
 ThreadScope::ThreadScope(int threads) : saved_(threads > 0 ? omp_get_max_threads() : 0) {

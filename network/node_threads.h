@@ -1,4 +1,5 @@
-// Per-node thread counts for the optimized executor's inference plans.
+// Per-node thread counts for the optimized executor's inference plans
+// (ExecutorOptions::node_threads).
 //
 // oneDNN (on the OpenMP runtime) splits every kernel statically over the
 // team, so a kernel is as slow as its latest thread. Where idle OpenMP
@@ -10,8 +11,17 @@
 // parallel region. That cost is a fixed figure per wait policy, not measured
 // per process, so a plan is the same in every run; the figures are settings
 // (ExecutorOptions::thread_model) with this machine's measurements as
-// defaults.
+// defaults. How fast a sleeping thread wakes differs between machines and
+// from day to day on one VM (25 us one day, 80 us the next on the same
+// kind), so by default (NodeThreads::measured) each small node's kernel is
+// made twice, on one thread and on the team, and both are timed while the
+// plan is made; the faster stays.
 #pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
 
 #include "network/executor_options.h"
 #include "operators/operator.h"
@@ -31,6 +41,23 @@ double single_thread_seconds(const ops::Cost& cost, const NodeThreadModel& model
 // model.break_even x region_seconds, else 1.
 int node_threads(const ops::Cost& cost, int threads, double region_seconds,
                  const NodeThreadModel& model);
+
+// One node's trial times in seconds.
+struct NodeTrial {
+  std::vector<double> alone, team;
+  // Whether the one-thread kernel stays: it has run, and its median is at
+  // most the team's (a tie keeps the thread asleep).
+  bool alone_wins() const;
+};
+
+// NodeThreads::measured, while planning: runs `alone` once untimed (it may
+// pack its constants then), then `alone` on one thread and `team` on
+// `team_threads` alternately, `trials` times each, on `inputs` into outputs
+// of their own. Returns the times; a kernel that throws leaves `alone`
+// untried (NodeTrial::alone empty).
+NodeTrial time_alone_and_team(ops::Operator& alone, ops::Operator& team, int team_threads,
+                              std::span<const Tensor> inputs, std::size_t num_outputs,
+                              int64_t trials);
 
 // Sets the OpenMP thread count (oneDNN runs on the same runtime) for a scope
 // and restores the previous one; threads <= 0 leaves it alone.

@@ -37,8 +37,9 @@
 // is also the one of backends built on the OpenMP runtime) for the duration
 // of each run, planning included; the caller's setting is restored
 // afterwards. 0 leaves the library default. Inference plans then give small
-// nodes one thread where a parallel region costs more than it saves
-// (ExecutorOptions::node_threads, thread_model, idle_threads).
+// nodes one thread where that measured faster in the plan's first replays
+// (or where the cost model says a parallel region costs more than it saves;
+// ExecutorOptions::node_threads, thread_model, idle_threads).
 //
 // inference_and_backprop() plans without buffer reuse (backward needs every
 // activation), then runs the plan's cached backward pass (network/

@@ -100,7 +100,9 @@ class PlanBuilder {
   // plans keep the team, so training runs stay bit-reproducible per setting.
   void choose_thread_split() {
     team_ = omp_get_max_threads();
-    if (options_.node_threads && !keep_values_ && team_ > 1)
+    if (keep_values_ || team_ <= 1) return;
+    mode_ = options_.node_threads;
+    if (mode_ == NodeThreads::cost_model)
       region_seconds_ = parallel_region_seconds(team_, options_.idle_threads == IdleThreads::sleep,
                                                 options_.thread_model);
   }
@@ -293,6 +295,7 @@ class PlanBuilder {
     auto made = create_kernel(ctx, prefer, s);
     if (hinted && !made.ok()) throw LayoutFallback();
     run_once(s, node, std::move(made));
+    choose_alone_or_team(s, all_const);
     make_view(s, all_const);
     record_outputs(s, all_const);
     record_fixed_shapes(s, all_const);
@@ -365,19 +368,45 @@ class PlanBuilder {
 
   // Creates the kernel; kernels may build their primitives when created
   // (oneDNN fixes its split then), so one that should run on fewer threads
-  // is made again under that count.
+  // is made again under that count: at once by the cost model, or beside
+  // the team's kernel for the trials of NodeThreads::measured.
   Expected<ops::CreatedOp> create_kernel(const ops::OpContext& ctx,
                                          const std::vector<std::string>& prefer, Plan::Step& s) {
     auto made = ops::Registry::global().create(ctx, prefer);
-    if (!made.ok() || region_seconds_ <= 0) return made;
-    const int threads = node_threads(ops::cost(ctx.node, ctx.inputs, *made->op), team_,
-                                     region_seconds_, options_.thread_model);
-    if (threads == team_) return made;
-    ThreadScope scope(threads);
-    auto again = ops::Registry::global().create(ctx, prefer);
-    if (!again.ok()) return made;
-    s.threads = threads;
-    return again;
+    if (!made.ok() || mode_ == NodeThreads::team) return made;
+    const ops::Cost cost = ops::cost(ctx.node, ctx.inputs, *made->op);
+    const NodeThreadModel& model = options_.thread_model;
+    if (mode_ == NodeThreads::measured &&
+        single_thread_seconds(cost, model) >= model.trial_below_seconds)
+      return made;
+    if (mode_ == NodeThreads::cost_model &&
+        node_threads(cost, team_, region_seconds_, model) == team_)
+      return made;
+    ThreadScope scope(1);
+    auto alone = ops::Registry::global().create(ctx, prefer);
+    if (!alone.ok() || alone->backend != made->backend) return made;
+    if (mode_ == NodeThreads::measured) {
+      s.alone_op = std::move(alone->op);
+      return made;
+    }
+    s.threads = 1;
+    return alone;
+  }
+
+  // NodeThreads::measured: the node's one-thread kernel and its team kernel
+  // are timed on the node's inputs (node_threads.h); the faster one stays.
+  // A folded node never runs again, so it is not tried.
+  void choose_alone_or_team(Plan::Step& s, bool all_const) {
+    if (!s.alone_op) return;
+    std::unique_ptr<ops::Operator> alone = std::move(s.alone_op);
+    if (all_const || !s.op) return;
+    const std::vector<bool> c = constant_inputs(s);
+    if (!c.empty()) alone->set_constant_inputs(c);
+    const NodeTrial trial = time_alone_and_team(*alone, *s.op, s.threads, s.inputs,
+                                                s.outputs.size(), options_.thread_model.trials);
+    if (!trial.alone_wins()) return;
+    s.op = std::move(alone);
+    s.threads = 1;
   }
 
   // Runs the node once (its kernel, or its ONNX function body through a
@@ -556,7 +585,8 @@ class PlanBuilder {
   std::unique_ptr<Plan> plan_;
   Plan& p_;
   int team_ = 1;
-  double region_seconds_ = 0;  // 0: every node on the whole team
+  NodeThreads mode_ = NodeThreads::team;  // for this plan (backprop plans: team)
+  double region_seconds_ = 0;             // NodeThreads::cost_model's region cost
   std::set<std::string> defined_;
   std::vector<bool> shape_fixed_;  // by value id
   std::vector<PlanItem> items_;

@@ -22,14 +22,16 @@ std::string value_of(const std::vector<std::pair<std::string, std::string>>& set
 
 TEST(ExecutorOptions, EverySettingRoundTripsByName) {
   const auto defaults = network::settings_of({});
-  ASSERT_EQ(defaults.size(), 20u);  // one per field of ExecutorOptions and NodeThreadModel
+  ASSERT_EQ(defaults.size(), 22u);  // one per field of ExecutorOptions and NodeThreadModel
   for (const auto& [name, value] : defaults) {
     network::ExecutorOptions o;
-    std::string changed = value == "true"                   ? "false"
-                          : value == "false"                ? "true"
-                          : name == "executor.backends"     ? "reference,onednn"
-                          : name == "executor.idle_threads" ? "spin"
-                                                            : "3";
+    std::string changed = value == "true"                          ? "false"
+                          : value == "false"                       ? "true"
+                          : name == "executor.backends"            ? "reference,onednn"
+                          : name == "executor.idle_threads"        ? "spin"
+                          : name == "executor.node_threads"        ? "team"
+                          : name == "executor.thread_model.trials" ? "5"
+                                                                   : "3";
     network::set_option(o, name, changed);
     EXPECT_EQ(value_of(network::settings_of(o), name), changed) << name;
     // Without the prefix too, and every other setting is left alone.
@@ -56,6 +58,10 @@ TEST(ExecutorOptions, BadNamesAndValuesAreClearErrors) {
                       "reuse' (expected one of: executor.backends"),
             std::string::npos);
   EXPECT_NE(message("buffer_reuse", "maybe").find("expected true or false, got 'maybe'"),
+            std::string::npos);
+  EXPECT_NE(message("node_threads", "true")
+                .find("setting executor.node_threads: expected team, cost_model or measured, got "
+                      "'true'"),
             std::string::npos);
   EXPECT_NE(message("threads", "-1").find("setting executor.threads: expected 0.."),
             std::string::npos);

@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <map>
@@ -20,6 +21,7 @@
 
 using namespace deep500;
 using namespace deep500::test;
+using network::NodeThreads;
 
 namespace {
 
@@ -74,6 +76,13 @@ TEST(NodeThreads, WaitPolicyAsLibgompReadsIt) {
   }
 }
 
+TEST(NodeThreads, TheFasterMedianWinsATieGoesToOneThread) {
+  EXPECT_TRUE((network::NodeTrial{{1, 9, 2}, {3, 3, 3}}).alone_wins());   // medians 2 < 3
+  EXPECT_FALSE((network::NodeTrial{{1, 9, 4}, {3, 3, 3}}).alone_wins());  // 4 > 3
+  EXPECT_TRUE((network::NodeTrial{{3}, {3}}).alone_wins());
+  EXPECT_FALSE((network::NodeTrial{{}, {3}}).alone_wins());  // never ran alone
+}
+
 TEST(NodeThreads, RegionCostFollowsTheWaitPolicy) {
   network::NodeThreadModel m{.wake_seconds = 7e-5, .spin_seconds = 3e-6};
   EXPECT_EQ(network::parallel_region_seconds(2, true, m), 7e-5);
@@ -106,12 +115,22 @@ TEST(NodeThreads, SplitsOnlyWhatOutweighsTheRegionCost) {
 // with (the count a oneDNN kernel would split over).
 std::map<std::string, double> g_probe_flops;
 std::map<std::string, std::vector<int>> g_probe_threads;
+// Per node: microseconds its forward takes on one thread and on more.
+std::map<std::string, std::pair<int, int>> g_probe_micros;
+
+void busy_wait(int micros) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(micros);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
 
 class ThreadProbe final : public ops::Operator {
  public:
   explicit ThreadProbe(std::string node) : node_(std::move(node)) {}
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
     g_probe_threads[node_].push_back(omp_get_max_threads());
+    if (auto it = g_probe_micros.find(node_); it != g_probe_micros.end())
+      busy_wait(omp_get_max_threads() == 1 ? it->second.first : it->second.second);
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), in[0].shape());
     for (int64_t i = 0; i < y.numel(); ++i)
       y.data<float>()[i] = std::max(in[0].data<float>()[i], 0.f);
@@ -144,7 +163,8 @@ TEST_F(OptimizedExecutorThreads, SmallNodesRunOnOneThreadWhereIdleThreadsSleep) 
                    {"r2_Relu", region_flops * 20e-6},  // splits only if threads spin
                    {"r3_Relu", region_flops * 1e-3},   // large: always split
                    {"y_Relu", region_flops * 1e-3}};
-  auto run = [&](bool per_node,
+  g_probe_micros.clear();
+  auto run = [&](network::NodeThreads per_node,
                  network::IdleThreads idle = network::IdleThreads::from_environment) {
     g_probe_threads.clear();
     network::OptimizedExecutor exec(m, {.backends = {"thread_probe"},
@@ -170,16 +190,58 @@ TEST_F(OptimizedExecutorThreads, SmallNodesRunOnOneThreadWhereIdleThreadsSleep) 
   using Used = std::map<std::string, int>;
   {
     EnvScope spin("GOMP_SPINCOUNT", nullptr), policy("OMP_WAIT_POLICY", "PASSIVE");
-    EXPECT_EQ(run(true), (Used{{"r1_Relu", 1}, {"r2_Relu", 1}, {"r3_Relu", 2}, {"y_Relu", 2}}));
-    EXPECT_EQ(run(false), (Used{{"r1_Relu", 2}, {"r2_Relu", 2}, {"r3_Relu", 2}, {"y_Relu", 2}}));
+    EXPECT_EQ(run(NodeThreads::cost_model),
+              (Used{{"r1_Relu", 1}, {"r2_Relu", 1}, {"r3_Relu", 2}, {"y_Relu", 2}}));
+    EXPECT_EQ(run(NodeThreads::team),
+              (Used{{"r1_Relu", 2}, {"r2_Relu", 2}, {"r3_Relu", 2}, {"y_Relu", 2}}));
   }
   {
     EnvScope spin("GOMP_SPINCOUNT", nullptr), policy("OMP_WAIT_POLICY", "ACTIVE");
-    EXPECT_EQ(run(true), (Used{{"r1_Relu", 1}, {"r2_Relu", 2}, {"r3_Relu", 2}, {"y_Relu", 2}}));
+    EXPECT_EQ(run(NodeThreads::cost_model),
+              (Used{{"r1_Relu", 1}, {"r2_Relu", 2}, {"r3_Relu", 2}, {"y_Relu", 2}}));
     // The typed setting, not the environment, decides when it is given.
-    EXPECT_EQ(run(true, network::IdleThreads::sleep),
+    EXPECT_EQ(run(NodeThreads::cost_model, network::IdleThreads::sleep),
               (Used{{"r1_Relu", 1}, {"r2_Relu", 1}, {"r3_Relu", 2}, {"y_Relu", 2}}));
   }
+}
+
+// NodeThreads::measured: while planning, each node estimated under
+// trial_below_seconds runs once more untimed and `trials` times on one
+// thread, and `trials` more times on the team, then keeps the faster kernel;
+// larger nodes never run alone.
+TEST_F(OptimizedExecutorThreads, MeasuredTrialsKeepTheFasterKernelPerNode) {
+  register_thread_probe();
+  network::Model m = relu_chain({4, 4});
+  const network::NodeThreadModel model;
+  const double large = model.trial_below_seconds * model.flops_per_second * 10;
+  g_probe_flops = {{"r1_Relu", 1e3}, {"r2_Relu", 1e3}, {"r3_Relu", 1e3}, {"y_Relu", large}};
+  // r1 and r3 are faster alone (a late-waking team), r2 on the team; y is
+  // large.
+  g_probe_micros = {{"r1_Relu", {50, 2000}}, {"r2_Relu", {2000, 50}}, {"r3_Relu", {20, 1000}}};
+  g_probe_threads.clear();
+  network::OptimizedExecutor exec(
+      m, {.backends = {"thread_probe"}, .threads = 2, .node_threads = NodeThreads::measured});
+  Tensor x = random_tensor({4, 4}, 3);
+  const int runs = 3;  // planning and two replays
+  for (int i = 0; i < runs; ++i) {
+    Tensor y = exec.inference({{"x", x}}).at("y");
+    for (int64_t k = 0; k < x.numel(); ++k)
+      ASSERT_EQ(y.data<float>()[k], std::max(x.data<float>()[k], 0.f)) << "run " << i;
+  }
+  auto alone_runs = [](const std::string& node) {
+    const auto& c = g_probe_threads[node];
+    return std::count(c.begin(), c.end(), 1);
+  };
+  const auto trials = static_cast<long>(model.trials);
+  EXPECT_EQ(g_probe_threads["r1_Relu"].back(), 1);
+  EXPECT_EQ(alone_runs("r1_Relu"), 1 + trials + 2);  // untimed, trials, the replays
+  EXPECT_EQ(g_probe_threads["r1_Relu"].size(), static_cast<size_t>(1 + 1 + 2 * trials + 2));
+  EXPECT_EQ(g_probe_threads["r2_Relu"].back(), 2);
+  EXPECT_EQ(alone_runs("r2_Relu"), 1 + trials);
+  EXPECT_EQ(g_probe_threads["r3_Relu"].back(), 1);
+  EXPECT_EQ(alone_runs("y_Relu"), 0);
+  EXPECT_EQ(g_probe_threads["y_Relu"].size(), static_cast<size_t>(runs));
+  EXPECT_EQ(exec.single_thread_nodes(), 2);
 }
 
 }  // namespace

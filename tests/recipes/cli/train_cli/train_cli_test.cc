@@ -213,6 +213,8 @@ TEST(TrainCli, EveryChangedSettingIsRecordedInTheMetrics) {
       changed = "reference";
     else if (name == "executor.idle_threads")
       changed = "sleep";
+    else if (name == "executor.node_threads")
+      changed = "cost_model";
     else if (std::istringstream(value) >> number)
       changed = name == "executor.threads"             ? "1"
                 : value.find('.') == std::string::npos ? std::to_string(2 * std::stoll(value))
