@@ -82,13 +82,19 @@ std::vector<const onnx::NodeProto*> nodes_between(
 }
 
 std::set<std::string> names_depending_on(const std::vector<const onnx::NodeProto*>& nodes,
-                                         const std::vector<std::string>& sources) {
+                                         const std::vector<std::string>& sources,
+                                         const TensorLookup& values) {
+  auto carries_gradient = [&](const std::string& name) {
+    const Tensor* t = values ? values(name) : nullptr;
+    return !t || !t->defined() || is_floating(t->dtype());
+  };
   std::set<std::string> depends(sources.begin(), sources.end());
   for (const auto* n : nodes) {
     bool d = false;
     for (const auto& in : n->input()) d = d || depends.count(in);
     if (d)
-      for (const auto& o : n->output()) depends.insert(o);
+      for (const auto& o : n->output())
+        if (carries_gradient(o)) depends.insert(o);
   }
   return depends;
 }
@@ -100,7 +106,7 @@ std::map<std::string, Tensor> gradients(const std::vector<const onnx::NodeProto*
                                         const std::vector<std::string>& wrt,
                                         const std::vector<std::string>& backends) {
   // Only names that depend on `wrt` need gradients; other nodes are skipped.
-  const std::set<std::string> depends = names_depending_on(nodes, wrt);
+  const std::set<std::string> depends = names_depending_on(nodes, wrt, forward_values);
   std::map<std::string, Tensor> grads;
   for (const auto& [name, g] : output_grads)
     if (g.defined()) grads[name] = g;

@@ -26,9 +26,12 @@ std::vector<const onnx::NodeProto*> nodes_between(
     const std::set<std::string>& sources, const std::set<std::string>& targets);
 
 // The names `nodes` (in graph order) compute from any name in `sources`,
-// the sources included: the values that get gradients.
+// the sources included: the values that get gradients. With `values`, a
+// value whose forward tensor is not floating point (a shape, an index, a
+// mask) carries no gradient, so nothing computed from it alone depends.
 std::set<std::string> names_depending_on(const std::vector<const onnx::NodeProto*>& nodes,
-                                         const std::vector<std::string>& sources);
+                                         const std::vector<std::string>& sources,
+                                         const TensorLookup& values = nullptr);
 
 // out = a + b elementwise (same dtype and shape, else Error naming `name`):
 // how gradients of a name used more than once are summed, in double and

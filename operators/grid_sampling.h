@@ -70,6 +70,24 @@ inline double pad(double v, int64_t size, Padding padding, bool align_corners) {
   return v;
 }
 
+// d pad(v) / dv: 1 where the coordinate passes through, 0 where a border
+// clamps it, -1 on a mirrored stretch of the reflection.
+inline double pad_slope(double v, int64_t size, Padding padding, bool align_corners) {
+  const double hi = static_cast<double>(size - 1);
+  if (padding == Padding::Zeros) return 1;
+  if (padding == Padding::Border) return v > 0 && v < hi ? 1 : 0;
+  // Reflection: as reflect() with pad()'s bounds, then the clamp.
+  const double lo = align_corners ? 0 : -0.5;
+  const double span = align_corners ? hi : static_cast<double>(size);
+  if (span <= 0) return 0;
+  const double r =
+      align_corners ? reflect(v, 0, 2 * hi) : reflect(v, -1, 2 * static_cast<double>(size) - 1);
+  if (r < 0 || r > hi) return 0;
+  const double d = v - lo;
+  const auto flips = static_cast<int64_t>(std::floor(std::fabs(d) / span));
+  return (d < 0 ? -1.0 : 1.0) * (flips % 2 == 0 ? 1.0 : -1.0);
+}
+
 // Keys' cubic convolution kernel, a = -0.75 (as PyTorch).
 inline double cubic(double t) {
   const double a = -0.75;

@@ -20,12 +20,15 @@ versions and export settings. When a valid manifest is already present
 (same settings, every file present with the recorded hash) nothing is redone.
 Generated files are build products: never commit them.
 
-Training networks (TRAINING_NETWORKS: lenet5, resnet20, mobilenet_v2, transformer), for Level 2 and
-benchmarks/training_step.cc, go to OUT_DIR/<network>_train/:
+Training networks (TRAINING_NETWORKS: lenet5, resnet20, mobilenet_v2, transformer and the six
+families of scripts/model_families.py), for Level 2 and benchmarks/training_step.cc, go to
+OUT_DIR/<network>_train/:
     model.onnx          the network WITH its loss: inputs x (float32 Nx..., int64
                         token ids [N, 128] for the transformer) and
-                        labels (int64 N), output loss = mean softmax cross-entropy
-                        (SoftmaxCrossEntropyLoss); opset 14, exported with
+                        labels (int64 N; N x H x W for the segmentation families,
+                        N x 64 tokens for attention_variants), output loss = mean
+                        softmax cross-entropy (SoftmaxCrossEntropyLoss); opset 14
+                        (16 for spatial_sampling's GridSample), exported with
                         TrainingMode.TRAINING and no constant folding, so every
                         BatchNormalization has training_mode=1 and outputs its
                         updated running mean/var (network/training_state.h);
@@ -72,7 +75,11 @@ import tempfile
 import numpy as np
 
 NETWORKS = ["resnet18", "mobilenet_v2", "squeezenet1_1"]
-TRAINING_NETWORKS = ["lenet5", "resnet20", "mobilenet_v2", "transformer"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model_families  # noqa: E402 (the families torchvision lacks, scripts/model_families.py)
+
+TRAINING_NETWORKS = ["lenet5", "resnet20", "mobilenet_v2", "transformer"] + list(
+    model_families.TRAINING)
 # Bump when the output layout or generation procedure changes (invalidates caches).
 FORMAT_VERSION = 2
 SETTINGS = {
@@ -106,7 +113,12 @@ TRAINING_SETTINGS = {
     "perturb_seed": 3,
     "batch": 4,
     "input_shapes": {"lenet5": [1, 28, 28], "resnet20": [3, 32, 32],
-                     "mobilenet_v2": [3, 224, 224], "transformer": [128]},
+                     "mobilenet_v2": [3, 224, 224], "transformer": [128],
+                     **{n: f[1][1:] for n, f in model_families.FAMILIES.items()}},
+    "classes_and_label_shapes": {**{n: [10, []] for n in ["lenet5", "resnet20", "mobilenet_v2",
+                                                         "transformer"]},
+                                 **{n: list(t) for n, t in model_families.TRAINING.items()}},
+    "family_opsets": {n: max(14, f[3]) for n, f in model_families.FAMILIES.items()},
     "token_vocabulary": 8000,
     "mobilenet_v2": "torchvision mobilenet_v2(num_classes=10, dropout=0.0)",
     "transformer": "token + position embeddings, 2 post-norm encoder layers (d 256, 4 heads, "
@@ -355,8 +367,13 @@ def training_modules(torch):
         def forward(self, x, labels):
             return F.cross_entropy(self.net(x), labels)
 
+    def family(name):
+        import torchvision
+        return lambda: model_families.training_module(name, torch, torchvision)
+
     return {"lenet5": LeNet5, "resnet20": ResNet20, "mobilenet_v2": mobilenet_v2,
-            "transformer": Transformer, "WithLoss": WithLoss}
+            "transformer": Transformer, "WithLoss": WithLoss,
+            **{name: family(name) for name in model_families.TRAINING}}
 
 
 def export_training_network(name, net_dir, torch, onnx):
@@ -372,12 +389,14 @@ def export_training_network(name, net_dir, torch, onnx):
         x = torch.randint(0, TRAINING_SETTINGS["token_vocabulary"], (n, *shape), generator=g)
     else:
         x = torch.randn(n, *shape, generator=g)
-    labels = torch.randint(0, 10, (n,), generator=g)
+    classes, label_shape = TRAINING_SETTINGS["classes_and_label_shapes"][name]
+    labels = torch.randint(0, classes, (n, *label_shape), generator=g)
+    opset = TRAINING_SETTINGS["family_opsets"].get(name, TRAINING_SETTINGS["opset_version"])
 
     model_path = os.path.join(net_dir, "model.onnx")
     exported = copy.deepcopy(model)  # export runs forward (updating running stats)
     torch.onnx.export(exported, (x, labels), model_path,
-                      opset_version=TRAINING_SETTINGS["opset_version"], do_constant_folding=False,
+                      opset_version=opset, do_constant_folding=False,
                       training=torch.onnx.TrainingMode.TRAINING,
                       input_names=["x", "labels"], output_names=["loss"],
                       dynamic_axes={"x": {0: "N"}, "labels": {0: "N"}})

@@ -18,6 +18,10 @@ enough to export and check in seconds:
 
 build(name, torch, torchvision) returns the module in eval mode;
 FAMILIES gives each one's (family, input shape at batch 1, input kind, opset).
+training_module(name, torch, torchvision) returns it for training
+(scripts/make_models.py's training exports, benchmarks/training), its output
+as cross-entropy logits; TRAINING gives each one's classes and label shape
+per sample (segmentation: a class per pixel; attention: one per token).
 """
 
 FAMILIES = {
@@ -29,6 +33,32 @@ FAMILIES = {
                            "sequence", 14),
     "spatial_sampling": ("GridSample, InstanceNorm, RoiAlign", [1, 3, 64, 64], "image", 16),
 }
+
+TRAINING = {
+    "video_conv3d": (10, []),
+    "aspp_segmentation": (8, [96, 96]),
+    "unet_transpose": (2, [64, 64]),
+    "audio_frontend": (12, []),
+    "attention_variants": (96, [64]),
+    "spatial_sampling": (5, []),
+}
+
+
+def training_module(name, torch, torchvision):
+    """The family's module whose output is cross_entropy's logits (classes on axis 1)."""
+    net = build(name, torch, torchvision)
+    if name != "attention_variants":
+        return net
+
+    class TokenLogits(torch.nn.Module):  # (N, tokens, 96) -> (N, 96 classes, tokens)
+        def __init__(self):
+            super().__init__()
+            self.net = net
+
+        def forward(self, x):
+            return self.net(x).transpose(1, 2)
+
+    return TokenLogits()
 
 
 def build(name, torch, torchvision):
@@ -149,23 +179,24 @@ def build(name, torch, torchvision):
             # would mean half_pixel (aligned=True) to every runtime.
             self.pool = torchvision.ops.RoIAlign((4, 4), spatial_scale=1.0, sampling_ratio=2,
                                                  aligned=True)
-            self.boxes = nn.Parameter(torch.tensor([[0.0, 4, 4, 40, 40], [0.0, 16, 8, 60, 56],
-                                                    [0.0, 0, 30, 30, 63]]), requires_grad=False)
+            self.register_buffer("boxes", torch.tensor([[0.0, 4, 4, 40, 40], [0.0, 16, 8, 60, 56],
+                                                        [0.0, 0, 30, 30, 63]]))
             self.classifier = nn.Linear(3 * 16 * 16, 5)
 
         def forward(self, x):
             theta = self.localize(x).reshape(-1, 2, 3) * 0.1 + torch.tensor(
-                [[1.0, 0, 0], [0, 1.0, 0]])
+                [[1.0, 0, 0], [0, 1.0, 0]], dtype=x.dtype)
             # affine_grid by hand (its exporter needs opset 20): pixel centres in
             # [-1, 1], mapped through theta.
             h, w = x.shape[2], x.shape[3]
-            ys, xs = torch.meshgrid((torch.arange(h) * 2 + 1) / h - 1,
-                                    (torch.arange(w) * 2 + 1) / w - 1, indexing="ij")
+            ys, xs = torch.meshgrid((torch.arange(h, dtype=x.dtype) * 2 + 1) / h - 1,
+                                    (torch.arange(w, dtype=x.dtype) * 2 + 1) / w - 1,
+                                    indexing="ij")
             base = torch.stack([xs, ys, torch.ones_like(xs)], -1).reshape(1, h * w, 3)
             grid = torch.matmul(base, theta.transpose(1, 2)).reshape(-1, h, w, 2)
             f = self.features(F.grid_sample(x, grid, align_corners=False))
             n = x.shape[0]  # the same three boxes in every image of the batch
-            index = torch.arange(n).unsqueeze(1).expand(-1, 3).reshape(-1, 1).float()
+            index = torch.arange(n).unsqueeze(1).expand(-1, 3).reshape(-1, 1).to(x.dtype)
             boxes = torch.cat([index, self.boxes[:, 1:].repeat(n, 1)], 1)
             return self.classifier(self.pool(f, boxes).reshape(n, -1))
 

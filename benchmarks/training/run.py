@@ -46,7 +46,12 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 FASHION = "/usr/share/datasets/fashion-mnist"
-NETWORKS = {"lenet5": 64, "resnet20": 128, "mobilenet_v2": 32, "transformer": 32}
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import model_families  # noqa: E402 (the families of scripts/model_families.py)
+
+NETWORKS = {"lenet5": 64, "resnet20": 128, "mobilenet_v2": 32, "transformer": 32,
+            "video_conv3d": 8, "aspp_segmentation": 16, "unet_transpose": 16,
+            "audio_frontend": 32, "attention_variants": 32, "spatial_sampling": 32}
 CHECK_TOLERANCE = 1e-4
 FLOAT32_FACTOR = 4  # x PyTorch's float32 distance from float64, as the model tests allow
 
@@ -80,6 +85,13 @@ def make_data(network, batch, out_dir):
         x = rng.integers(0, 8000, size=(batch, 128)).astype(np.int64)
         labels = rng.integers(0, 10, size=batch).astype(np.int64)
         source = "uniform token ids below 8000, seed 0"
+    elif network in model_families.TRAINING:
+        classes, label_shape = model_families.TRAINING[network]
+        rng = np.random.default_rng(0)
+        shape = model_families.FAMILIES[network][1][1:]
+        x = rng.standard_normal((batch, *shape), dtype=np.float32)
+        labels = rng.integers(0, classes, size=(batch, *label_shape)).astype(np.int64)
+        source = f"synthetic N(0,1), {classes} classes, seed 0"
     else:
         side = 32 if network == "resnet20" else 224
         rng = np.random.default_rng(0)

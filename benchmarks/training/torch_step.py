@@ -5,7 +5,8 @@
         --threads N --warmup W --reps R [--max-seconds S] [--lr 0.01] [--momentum 0.9]
         [--save-step DIR] [--float64]
 
-NETWORK (lenet5 | resnet20 | mobilenet_v2 | transformer) is built from scripts/make_models.py's module
+NETWORK (lenet5 | resnet20 | mobilenet_v2 | transformer | a family of
+scripts/model_families.py) is built from scripts/make_models.py's module
 definitions and loaded with MODEL.onnx's initializers (the same weights the
 deep500 side starts from), in train mode. One step = zero_grad(set_to_none),
 loss = cross_entropy(net(x), labels), backward, torch.optim.SGD(momentum).step().

@@ -58,7 +58,11 @@ std::unique_ptr<BackwardPlan> build_backward_plan(OptimizedExecutor::Plan& plan,
   std::set<std::string> sources(params.begin(), params.end());
   auto path = nodes_between(nodes, sources, {loss});
   // As network::gradients(): only names that depend on a parameter get gradients.
-  const std::set<std::string> depends = names_depending_on(path, params);
+  const TensorLookup forward_value = [&](const std::string& name) -> const Tensor* {
+    auto it = plan.ids.find(name);
+    return it == plan.ids.end() ? nullptr : &plan.values[static_cast<size_t>(it->second)];
+  };
+  const std::set<std::string> depends = names_depending_on(path, params, forward_value);
   std::map<std::string, int> grad_index;
   auto grad_of = [&](const std::string& name) {
     auto [it, fresh] = grad_index.try_emplace(name, static_cast<int>(bp->grad_names.size()));

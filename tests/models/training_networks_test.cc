@@ -1,6 +1,7 @@
 // The training exports of scripts/make_models.py (LeNet-5, ResNet-20,
-// MobileNetV2 and a transformer encoder with the loss in the graph,
-// BatchNormalization in training mode): loss, gradients and
+// MobileNetV2, a transformer encoder and the six families of
+// scripts/model_families.py, with the loss in the graph, BatchNormalization
+// in training mode): loss, gradients and
 // running-statistics updates of the reference and optimized executors
 // against PyTorch.
 #include <gtest/gtest.h>
@@ -182,5 +183,12 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"lenet5", "reference"}, Case{"lenet5", "optimized"},
                       Case{"resnet20", "reference"}, Case{"resnet20", "optimized"},
                       Case{"mobilenet_v2", "reference"}, Case{"mobilenet_v2", "optimized"},
-                      Case{"transformer", "reference"}, Case{"transformer", "optimized"}),
+                      Case{"transformer", "reference"}, Case{"transformer", "optimized"},
+                      Case{"video_conv3d", "reference"}, Case{"video_conv3d", "optimized"},
+                      Case{"aspp_segmentation", "reference"},
+                      Case{"aspp_segmentation", "optimized"}, Case{"unet_transpose", "reference"},
+                      Case{"unet_transpose", "optimized"}, Case{"audio_frontend", "reference"},
+                      Case{"audio_frontend", "optimized"}, Case{"attention_variants", "reference"},
+                      Case{"attention_variants", "optimized"},
+                      Case{"spatial_sampling", "reference"}, Case{"spatial_sampling", "optimized"}),
     [](const auto& info) { return info.param.network + "_" + info.param.executor; });

@@ -2,7 +2,9 @@
 computed once per location, every channel a gather) and on the reference,
 against PyTorch's grid_sample: bilinear and nearest, every padding mode,
 align_corners on and off, grids reaching outside the input; bicubic on the
-reference. (GridSample has no backward on any backend yet.)"""
+reference. Backward (bilinear and nearest, to X and the grid; the eigen
+kernel's is the reference's) against float64 finite differences with grids
+reaching outside the input, where the padding modes clamp or mirror."""
 import numpy as np
 import pytest
 import torch
@@ -39,3 +41,44 @@ def test_bicubic_is_left_to_the_reference():
     x, grid = case()
     with pytest.raises(deep500.Error, match="bicubic GridSample runs on the reference backend"):
         deep500.run_operator(deep500.op("GridSample", mode="bicubic"), [x, grid], "eigen")
+
+
+@pytest.mark.parametrize("backend", ["reference", "eigen"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [0, 1])
+def test_backward_matches_finite_differences(backend, mode, padding, align):
+    x, grid = case(seed=3, dtype=np.float64)
+    spec = deep500.op("GridSample", mode=mode, padding_mode=padding, align_corners=align)
+    verdict = deep500.check_gradient(spec, [x, grid], backend)
+    assert verdict["passed"], verdict
+    assert [row["index"] for row in verdict["inputs"]] == [0, 1]
+    assert all(row["status"] == "passed" and row["checked_elements"] > 0
+               for row in verdict["inputs"]), verdict
+
+
+def test_backward_matches_pytorch_autograd_through_a_model(tmp_path):
+    """The whole gradient, not a sample: a one-node model's backprop against
+    torch.autograd of grid_sample (reflection padding, grid outside)."""
+    import onnx.numpy_helper
+    from onnx import helper, TensorProto
+    x, grid = case(seed=4, dtype=np.float32)
+    node = helper.make_node("GridSample", ["x", "grid"], ["y"], mode="bilinear",
+                            padding_mode="reflection", align_corners=0)
+    loss = helper.make_node("ReduceSum", ["yw"], ["loss"], keepdims=0)
+    weights = np.random.default_rng(5).uniform(-1, 1, (2, 3, 5, 6)).astype(np.float32)
+    mul = helper.make_node("Mul", ["y", "w"], ["yw"])
+    graph = helper.make_graph(
+        [node, mul, loss], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("loss", TensorProto.FLOAT, [])],
+        [onnx.numpy_helper.from_array(weights, "w"), onnx.numpy_helper.from_array(grid, "grid")])
+    path = str(tmp_path / "grid.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)]), path)
+    _, grads = deep500.Executor(deep500.Model(path), "reference").backprop({"x": x}, "loss")
+    xt = torch.from_numpy(x).double().requires_grad_()
+    gt = torch.from_numpy(grid).double().requires_grad_()
+    y = torch.nn.functional.grid_sample(xt, gt, padding_mode="reflection", align_corners=False)
+    (y * torch.from_numpy(weights).double()).sum().backward()
+    np.testing.assert_allclose(grads["grid"], gt.grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(grads["w"], y.detach().numpy(), rtol=1e-4, atol=1e-5)

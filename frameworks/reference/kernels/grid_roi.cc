@@ -1,5 +1,6 @@
 // Spatial sampling: GridSample (opset 16), RoiAlign (opsets 10, 16),
-// MaxUnpool (opsets 9, 11). Forward only, NCHW layouts.
+// MaxUnpool (opsets 9, 11), NCHW layouts. Backward: GridSample's (bilinear
+// and nearest) to X and the grid, RoiAlign's to X.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -66,7 +67,85 @@ class GridSampleOp final : public Operator {
         node_);
   }
 
+  bool has_backward() const override { return mode_ != Mode::Bicubic; }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    return std::vector<bool>(n, true);
+  }
+  // dX scatters each output gradient over the taps the forward read; the
+  // grid's gradient is the slope of the interpolation along x and y, summed
+  // over channels, times the slope of unnormalize and the padding.
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
+    const Tensor &x = in[0], &grid = in[1];
+    const std::string shapes = ops::grid::grid_shapes(x.shape(), grid.shape());
+    DEEP500_CHECK(shapes.empty(), node_, ": ", shapes);
+    const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
+    const int64_t oh = grid.dim(1), ow = grid.dim(2), plane = oh * ow;
+    std::vector<double> dx(static_cast<size_t>(x.numel()), 0.0);
+    std::vector<double> dgrid(static_cast<size_t>(grid.numel()), 0.0);
+    if (gy[0].defined()) {
+      DEEP500_CHECK(gy[0].shape() == Shape({n, c, oh, ow}), node_, ": output gradient has shape ",
+                    to_string(gy[0].shape()), ", expected ", to_string(Shape({n, c, oh, ow})));
+      const std::vector<double> g = grid.to_double_vector(), xv = x.to_double_vector();
+      const std::vector<double> dy = gy[0].to_double_vector();
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t i = 0; i < plane; ++i) {
+          const size_t at = static_cast<size_t>((b * plane + i) * 2);
+          GridPoint p{b, c, h, w, plane, i, xv.data(), dy.data(), dx.data()};
+          const auto [dix, diy] = sample_backward(p, g[at], g[at + 1]);
+          dgrid[at] = dix, dgrid[at + 1] = diy;
+        }
+    }
+    gx[0] = Tensor::from_vector<double>(x.shape(), dx).cast(x.dtype());
+    gx[1] = Tensor::from_vector<double>(grid.shape(), dgrid).cast(grid.dtype());
+  }
+
  private:
+  // One output position of one image, for every channel: the input, the
+  // output gradient and dX (flat, NCHW).
+  struct GridPoint {
+    int64_t b, c, h, w, plane, i;
+    const double *x, *dy;
+    double* dx;
+  };
+  // Scatters dX for one output position over all channels and returns the
+  // gradient of its grid value (x, y).
+  std::pair<double, double> sample_backward(const GridPoint& p, double gx, double gy) const {
+    const double ux = unnormalize(gx, p.w), uy = unnormalize(gy, p.h);
+    const double ix = pad(ux, p.w), iy = pad(uy, p.h);
+    auto inside = [&](int64_t y, int64_t x) { return y >= 0 && y < p.h && x >= 0 && x < p.w; };
+    double dix = 0, diy = 0;
+    for (int64_t ch = 0; ch < p.c; ++ch) {
+      const int64_t base = (p.b * p.c + ch) * p.h * p.w;
+      const double d = p.dy[(p.b * p.c + ch) * p.plane + p.i];
+      auto value = [&](int64_t y, int64_t x) {
+        return inside(y, x) ? p.x[base + y * p.w + x] : 0.0;
+      };
+      auto add = [&](int64_t y, int64_t x, double v) {
+        if (inside(y, x)) p.dx[base + y * p.w + x] += v;
+      };
+      if (mode_ == Mode::Nearest) {
+        add(static_cast<int64_t>(std::nearbyint(iy)), static_cast<int64_t>(std::nearbyint(ix)), d);
+        continue;
+      }
+      const double fx = std::floor(ix), fy = std::floor(iy), lx = ix - fx, ly = iy - fy;
+      const auto x0 = static_cast<int64_t>(fx), y0 = static_cast<int64_t>(fy);
+      add(y0, x0, d * (1 - ly) * (1 - lx));
+      add(y0, x0 + 1, d * (1 - ly) * lx);
+      add(y0 + 1, x0, d * ly * (1 - lx));
+      add(y0 + 1, x0 + 1, d * ly * lx);
+      const double v00 = value(y0, x0), v01 = value(y0, x0 + 1);
+      const double v10 = value(y0 + 1, x0), v11 = value(y0 + 1, x0 + 1);
+      dix += d * ((v01 - v00) * (1 - ly) + (v11 - v10) * ly);
+      diy += d * ((v10 - v00) * (1 - lx) + (v11 - v01) * lx);
+    }
+    auto scale = [&](int64_t size) {  // d unnormalize / d grid value
+      return align_ ? static_cast<double>(size - 1) / 2 : static_cast<double>(size) / 2;
+    };
+    return {dix * ops::grid::pad_slope(ux, p.w, pad_, align_) * scale(p.w),
+            diy * ops::grid::pad_slope(uy, p.h, pad_, align_) * scale(p.h)};
+  }
+
   double unnormalize(double v, int64_t size) const {
     return ops::grid::unnormalize(v, size, align_);
   }
@@ -129,15 +208,9 @@ class RoiAlignOp final : public Operator {
   }
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
-    const Tensor &x = in[0], &rois = in[1], &bidx_t = in[2];
-    DEEP500_CHECK(x.rank() == 4, node_, ": X must be 4-D NCHW, got ", to_string(x.shape()));
-    DEEP500_CHECK(rois.rank() == 2 && rois.dim(1) == 4, node_,
-                  ": rois must have shape [num_rois, 4], got ", to_string(rois.shape()));
-    const int64_t nr = rois.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
-    DEEP500_CHECK(bidx_t.rank() == 1 && bidx_t.numel() == nr, node_,
-                  ": batch_indices must have shape [", nr, "], got ", to_string(bidx_t.shape()));
-    std::vector<double> r = rois.to_double_vector();
-    std::vector<int64_t> bidx = bidx_t.to_int64_vector();
+    const Tensor& x = in[0];
+    const Boxes boxes = read_boxes(in);
+    const int64_t nr = static_cast<int64_t>(boxes.batch.size()), c = x.dim(1);
     Tensor& y = ops::ensure_output(out, 0, x.dtype(), {nr, c, out_h_, out_w_});
     dispatch_float(
         x.dtype(),
@@ -145,54 +218,117 @@ class RoiAlignOp final : public Operator {
           using T = typename decltype(tag)::type;
           const T* px = x.data<T>();
           T* py = y.data<T>();
-          for (int64_t k = 0; k < nr; ++k) {
-            DEEP500_CHECK(bidx[k] >= 0 && bidx[k] < x.dim(0), node_, ": batch_indices[", k,
-                          "] = ", bidx[k], " is out of range [0, ", x.dim(0) - 1, "]");
-            const ops::grid::RoiBox box = ops::grid::roi_box(r.data() + k * 4, scale_, half_pixel_,
-                                                             out_h_, out_w_, sampling_);
-            const double x0 = box.x0, y0 = box.y0, bh = box.bin_h, bw = box.bin_w;
-            const int64_t gh = box.grid_h, gw = box.grid_w;
-            const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
-            for (int64_t ch = 0; ch < c; ++ch) {
-              const T* plane = px + (bidx[k] * c + ch) * h * w;
-              for (int64_t ph = 0; ph < out_h_; ++ph)
-                for (int64_t pw = 0; pw < out_w_; ++pw) {
-                  double acc = 0;
-                  bool first = true;
-                  for (int64_t iy = 0; iy < gh; ++iy)
-                    for (int64_t ix = 0; ix < gw; ++ix) {
-                      const double sy = y0 + ph * bh + (iy + 0.5) * bh / static_cast<double>(gh);
-                      const double sx = x0 + pw * bw + (ix + 0.5) * bw / static_cast<double>(gw);
-                      const double v = bilinear(plane, h, w, sy, sx, max_);
-                      if (!max_)
-                        acc += v;
-                      else
-                        acc = first ? v : std::max(acc, v);
-                      first = false;
-                    }
-                  const double v = max_ ? acc : acc / count;
-                  T& o = py[((k * c + ch) * out_h_ + ph) * out_w_ + pw];
-                  if constexpr (std::is_same_v<T, double>)
-                    o = v;
-                  else
-                    o = T(static_cast<float>(v));
-                }
+          for_each_bin(x, boxes, [&](int64_t k, int64_t ch, int64_t bin, const Samples& s) {
+            const T* plane = px + (boxes.batch[k] * c + ch) * x.dim(2) * x.dim(3);
+            double acc = 0;
+            for (size_t j = 0; j < s.size(); ++j) {
+              double v[4];
+              for (int q = 0; q < 4; ++q)
+                v[q] = s[j].weight[q] * static_cast<double>(plane[s[j].index[q]]);
+              const double sample = max_ ? std::max(std::max(v[0], v[1]), std::max(v[2], v[3]))
+                                         : v[0] + v[1] + v[2] + v[3];
+              acc = !max_ ? acc + sample : j == 0 ? sample : std::max(acc, sample);
             }
-          }
+            const double v = max_ ? acc : acc / static_cast<double>(std::max<size_t>(s.size(), 1));
+            T& o = py[(k * c + ch) * out_h_ * out_w_ + bin];
+            if constexpr (std::is_same_v<T, double>)
+              o = v;
+            else
+              o = T(static_cast<float>(v));
+          });
         },
         node_);
   }
 
+  bool has_backward() const override { return true; }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    std::vector<bool> d(n, false);
+    if (n > 0) d[0] = true;  // boxes and indices: none
+    return d;
+  }
+  // avg: each bin's gradient spread over its samples' corners by their
+  // weights; max: to the corner the forward took.
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
+    const Tensor& x = in[0];
+    const Boxes boxes = read_boxes(in);
+    const int64_t nr = static_cast<int64_t>(boxes.batch.size()), c = x.dim(1);
+    std::vector<double> dx(static_cast<size_t>(x.numel()), 0.0);
+    if (gy[0].defined()) {
+      DEEP500_CHECK(gy[0].shape() == Shape({nr, c, out_h_, out_w_}), node_,
+                    ": output gradient has shape ", to_string(gy[0].shape()), ", expected ",
+                    to_string(Shape({nr, c, out_h_, out_w_})));
+      const std::vector<double> xv = x.to_double_vector(), dy = gy[0].to_double_vector();
+      for_each_bin(x, boxes, [&](int64_t k, int64_t ch, int64_t bin, const Samples& s) {
+        const int64_t base = (boxes.batch[k] * c + ch) * x.dim(2) * x.dim(3);
+        const double d = dy[static_cast<size_t>((k * c + ch) * out_h_ * out_w_ + bin)];
+        if (!max_) {
+          const double share = d / static_cast<double>(std::max<size_t>(s.size(), 1));
+          for (const auto& corners : s)
+            for (int q = 0; q < 4; ++q) dx[base + corners.index[q]] += share * corners.weight[q];
+          return;
+        }
+        double best = 0;
+        int64_t best_at = -1;
+        double best_weight = 0;
+        for (size_t j = 0; j < s.size(); ++j)
+          for (int q = 0; q < 4; ++q) {
+            const double v = s[j].weight[q] * xv[base + s[j].index[q]];
+            if (best_at < 0 || v > best)
+              best = v, best_at = base + s[j].index[q], best_weight = s[j].weight[q];
+          }
+        if (best_at >= 0) dx[static_cast<size_t>(best_at)] += d * best_weight;
+      });
+    }
+    gx[0] = Tensor::from_vector<double>(x.shape(), dx).cast(x.dtype());
+  }
+
  private:
-  // Bilinear sample with the Caffe2/ONNX Runtime border rules. In max mode
-  // the result is the largest weighted corner (the ONNX Runtime definition).
-  template <class T>
-  static double bilinear(const T* p, int64_t h, int64_t w, double y, double x, bool max_mode) {
-    const ops::grid::Corners c = ops::grid::roi_corners(h, w, y, x);
-    double v[4];
-    for (int i = 0; i < 4; ++i) v[i] = c.weight[i] * static_cast<double>(p[c.index[i]]);
-    if (max_mode) return std::max(std::max(v[0], v[1]), std::max(v[2], v[3]));
-    return v[0] + v[1] + v[2] + v[3];
+  struct Boxes {
+    std::vector<double> rois;
+    std::vector<int64_t> batch;
+  };
+  using Samples = std::vector<ops::grid::Corners>;
+
+  Boxes read_boxes(std::span<const Tensor> in) const {
+    const Tensor &x = in[0], &rois = in[1], &bidx_t = in[2];
+    DEEP500_CHECK(x.rank() == 4, node_, ": X must be 4-D NCHW, got ", to_string(x.shape()));
+    DEEP500_CHECK(rois.rank() == 2 && rois.dim(1) == 4, node_,
+                  ": rois must have shape [num_rois, 4], got ", to_string(rois.shape()));
+    const int64_t nr = rois.dim(0);
+    DEEP500_CHECK(bidx_t.rank() == 1 && bidx_t.numel() == nr, node_,
+                  ": batch_indices must have shape [", nr, "], got ", to_string(bidx_t.shape()));
+    Boxes b{rois.to_double_vector(), bidx_t.to_int64_vector()};
+    for (int64_t k = 0; k < nr; ++k)
+      DEEP500_CHECK(b.batch[k] >= 0 && b.batch[k] < x.dim(0), node_, ": batch_indices[", k,
+                    "] = ", b.batch[k], " is out of range [0, ", x.dim(0) - 1, "]");
+    return b;
+  }
+
+  // Calls f(box, channel, bin, samples) for every output bin: the bilinear
+  // corners of the bin's sampling grid (Caffe2/ONNX Runtime border rules;
+  // in max mode a sample is its largest weighted corner, as ONNX Runtime).
+  template <class F>
+  void for_each_bin(const Tensor& x, const Boxes& boxes, const F& f) const {
+    const int64_t c = x.dim(1), h = x.dim(2), w = x.dim(3);
+    Samples s;
+    for (size_t k = 0; k < boxes.batch.size(); ++k) {
+      const ops::grid::RoiBox box = ops::grid::roi_box(boxes.rois.data() + k * 4, scale_,
+                                                       half_pixel_, out_h_, out_w_, sampling_);
+      for (int64_t ph = 0; ph < out_h_; ++ph)
+        for (int64_t pw = 0; pw < out_w_; ++pw) {
+          s.clear();
+          for (int64_t iy = 0; iy < box.grid_h; ++iy)
+            for (int64_t ix = 0; ix < box.grid_w; ++ix) {
+              const double sy = box.y0 + ph * box.bin_h +
+                                (iy + 0.5) * box.bin_h / static_cast<double>(box.grid_h);
+              const double sx = box.x0 + pw * box.bin_w +
+                                (ix + 0.5) * box.bin_w / static_cast<double>(box.grid_w);
+              s.push_back(ops::grid::roi_corners(h, w, sy, sx));
+            }
+          for (int64_t ch = 0; ch < c; ++ch) f(static_cast<int64_t>(k), ch, ph * out_w_ + pw, s);
+        }
+    }
   }
 
   std::string node_;
