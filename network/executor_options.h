@@ -20,10 +20,10 @@ struct NodeThreadModel {
   double flops_per_second = 150e9;  // one core, convolution-like kernels
   double bytes_per_second = 20e9;   // one core, streaming kernels
   double break_even = 3.0;          // split a node when its 1-thread time >= this x a region
-  // NodeThreads::measured: nodes estimated under this on one thread run
-  // `trials` times on one thread and `trials` times on the team in a plan's
-  // first replays; the faster kernel (median) stays.
-  double trial_below_seconds = 1e-3;
+  // NodeThreads::measured: nodes estimated under this on one thread are
+  // run on one thread and on the team while the plan is made, `trials`
+  // rounds or as many as fit in this time; the faster kernel (median) stays.
+  double trial_below_seconds = 10e-3;
   int64_t trials = 3;
 };
 

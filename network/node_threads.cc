@@ -24,14 +24,7 @@ double median(std::vector<double> v) {
   const std::size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
-}  // namespace
 
-bool NodeTrial::alone_wins() const {
-  if (alone.empty()) return false;
-  return team.empty() || median(alone) <= median(team);
-}
-
-namespace {
 // Seconds one forward of `op` takes on `threads` threads; outputs that came
 // back as views of an input are dropped first, so nothing writes into an
 // input.
@@ -47,16 +40,23 @@ double timed_forward(ops::Operator& op, int threads, std::span<const Tensor> inp
 }
 }  // namespace
 
+bool NodeTrial::alone_wins() const {
+  if (alone.empty()) return false;
+  return team.empty() || median(alone) <= median(team);
+}
+
 NodeTrial time_alone_and_team(ops::Operator& alone, ops::Operator& team, int team_threads,
                               std::span<const Tensor> inputs, std::size_t num_outputs,
-                              int64_t trials) {
+                              int64_t trials, double budget_seconds) {
   NodeTrial t;
   std::vector<Tensor> alone_out(num_outputs), team_out(num_outputs);
   try {
     timed_forward(alone, 1, inputs, alone_out);
-    for (int64_t r = 0; r < trials; ++r) {
+    double spent = 0;
+    for (int64_t r = 0; r < trials && spent < budget_seconds; ++r) {
       t.alone.push_back(timed_forward(alone, 1, inputs, alone_out));
       t.team.push_back(timed_forward(team, team_threads, inputs, team_out));
+      spent += t.alone.back() + t.team.back();
     }
   } catch (const Error&) {
     t.alone.clear();

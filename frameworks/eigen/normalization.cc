@@ -74,16 +74,32 @@ struct Affine {
   std::vector<double> shift, mul, add;
 };
 
-// Sums of g(x) per kept index.
-template <class T, class G>
-std::vector<double> group_sums(const T* x, const AxisRuns& r, G g) {
+// Sum of f(x[i]) over n values, in double, on eight independent lanes (one
+// vector register the compiler fills: a single running sum would be a
+// chain of dependent scalar adds).
+template <class T, class F>
+double span_sum(const T* x, int64_t n, F f) {
+  constexpr int kLanes = 8;
+  double lane[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) lane[j] += f(static_cast<double>(x[i + j]));
+  double sum = 0;
+  for (; i < n; ++i) sum += f(static_cast<double>(x[i]));
+  for (double v : lane) sum += v;
+  return sum;
+}
+
+// Sums of g(x) per kept index: f for a span of one kept index, g (on an
+// Eigen array) for a span of consecutive kept indices.
+template <class T, class F, class G>
+std::vector<double> group_sums(const T* x, const AxisRuns& r, F f, G g) {
   std::vector<double> acc(static_cast<size_t>(r.kept), 0.0);
   for_each_span(r, [&](int64_t off, int64_t n, int64_t k, int64_t step) {
-    auto span = CVecMap<T>(x + off, n).template cast<double>();
     if (step == 0)
-      acc[k] += g(span).sum();
+      acc[k] += span_sum(x + off, n, f);
     else
-      VecMap<double>(acc.data() + k, n) += g(span);
+      VecMap<double>(acc.data() + k, n) += g(CVecMap<T>(x + off, n).template cast<double>());
   });
   return acc;
 }
@@ -150,23 +166,29 @@ class NormalizeOp final : public ops::WithReferenceBackward {
     a.add.assign(groups, 0.0);
     a.mul.assign(groups, 1.0);
     if (kind_ == Kind::Lp) {
-      const auto norm = p_ == 1 ? group_sums(x, r, [](auto s) { return s.abs(); })
-                                : group_sums(x, r, [](auto s) { return s.square(); });
+      const auto norm =
+          p_ == 1 ? group_sums(
+                        x, r, [](double v) { return std::fabs(v); }, [](auto s) { return s.abs(); })
+                  : group_sums(
+                        x, r, [](double v) { return v * v; }, [](auto s) { return s.square(); });
       for (size_t k = 0; k < groups; ++k) a.mul[k] = 1 / (p_ == 1 ? norm[k] : std::sqrt(norm[k]));
       return a;
     }
     const double n = static_cast<double>(r.count);
-    a.shift = group_sums(x, r, [](auto s) { return s; });
+    a.shift = group_sums(
+        x, r, [](double v) { return v; }, [](auto s) { return s; });
     for (double& m : a.shift) m /= n;
     // The variance around the mean (two passes: no cancellation).
     std::vector<double> var(groups, 0.0);
     for_each_span(r, [&](int64_t off, int64_t len, int64_t k, int64_t step) {
+      if (step == 0) {
+        const double mean = a.shift[k];
+        var[k] += span_sum(x + off, len, [mean](double v) { return (v - mean) * (v - mean); });
+        return;
+      }
       auto span = CVecMap<T>(x + off, len).template cast<double>();
-      if (step == 0)
-        var[k] += (span - a.shift[k]).square().sum();
-      else
-        VecMap<double>(var.data() + k, len) +=
-            (span - CVecMap<double>(a.shift.data() + k, len)).square();
+      VecMap<double>(var.data() + k, len) +=
+          (span - CVecMap<double>(a.shift.data() + k, len)).square();
     });
     for (size_t k = 0; k < groups; ++k) {
       const double v = var[k] / n;

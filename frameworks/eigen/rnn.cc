@@ -4,10 +4,13 @@
 // reference's per-element double loops. A bidirectional layer runs its two
 // directions on two OpenMP threads when the run has two.
 //
+// sequence_lens: every step still runs on the whole batch; a row whose
+// sequence does not cover the step keeps its state and outputs zeros (in
+// reverse, a row starts at its own last step, as the reference).
+//
 // Refused (the reference runs them): other activations, clip, input_forget,
-// LSTM peepholes. sequence_lens shorter than the sequence, seen only in the
-// data, and backward() are delegated to the reference kernel of the same
-// node, made on first use, so gradients are the reference's own.
+// LSTM peepholes. backward() is delegated to the reference kernel of the
+// same node, made on first use, so gradients are the reference's own.
 #include <omp.h>
 
 #include <algorithm>
@@ -98,7 +101,6 @@ class RecurrentOp final : public ops::WithReferenceBackward {
   }
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
-    if (!whole_sequences(in)) return reference().forward(in, out);
     dispatch(
         in[0].dtype(), [&](auto t) { run<decltype(t)>(in, out); }, what_);
   }
@@ -106,14 +108,19 @@ class RecurrentOp final : public ops::WithReferenceBackward {
   void set_constant_inputs(const std::vector<bool>& c) override { const_r_ = c.size() > 2 && c[2]; }
 
  private:
-  // False when sequence_lens gives some batch entry fewer steps than X has.
-  bool whole_sequences(std::span<const Tensor> in) const {
+  // Each batch row's sequence length (sequence_lens, checked as the
+  // reference checks it); empty when every row runs all S steps.
+  std::vector<int64_t> sequence_lengths(std::span<const Tensor> in, int64_t S, int64_t B) const {
     const Tensor* lens = ops::optional_input(in, 4);
-    if (!lens) return true;
-    const int64_t steps = in[0].dim(layout_ == 0 ? 0 : 1);
-    for (int64_t i = 0; i < lens->numel(); ++i)
-      if (lens->at_as_double(i) != static_cast<double>(steps)) return false;
-    return true;
+    if (!lens) return {};
+    DEEP500_CHECK(lens->numel() == B, what_, ": sequence_lens must have ", B, " values");
+    std::vector<int64_t> v = lens->to_int64_vector();
+    bool whole = true;
+    for (int64_t l : v) {
+      DEEP500_CHECK(l >= 0 && l <= S, what_, ": sequence length ", l, " outside [0, ", S, "]");
+      whole = whole && l == S;
+    }
+    return whole ? std::vector<int64_t>() : v;
   }
 
   // Sizes, checked against the inputs as the reference checks them.
@@ -145,6 +152,7 @@ class RecurrentOp final : public ops::WithReferenceBackward {
   template <class T>
   void run(std::span<const Tensor> in, std::span<Tensor> out) {
     const Dims d = dims(in);
+    const std::vector<int64_t> lens = sequence_lengths(in, d.S, d.B);
     const DataType dt = in[0].dtype();
     const Shape y_shape = layout_ == 0 ? Shape{d.S, dirs_, d.B, d.H} : Shape{d.B, d.S, dirs_, d.H};
     const Shape state = layout_ == 0 ? Shape{dirs_, d.B, d.H} : Shape{d.B, dirs_, d.H};
@@ -159,7 +167,7 @@ class RecurrentOp final : public ops::WithReferenceBackward {
 #pragma omp parallel for num_threads(2) if (dirs_ == 2 && omp_get_max_threads() > 1)
     for (int64_t dir = 0; dir < dirs_; ++dir) {
       try {
-        run_direction<T>(in, d, dir, y, yh, yc);
+        run_direction<T>(in, d, lens, dir, y, yh, yc);
       } catch (...) {
         failed[dir] = std::current_exception();
       }
@@ -180,7 +188,8 @@ class RecurrentOp final : public ops::WithReferenceBackward {
   }
 
   template <class T>
-  void run_direction(std::span<const Tensor> in, const Dims& d, int64_t dir, T* y, T* yh, T* yc) {
+  void run_direction(std::span<const Tensor> in, const Dims& d, const std::vector<int64_t>& lens,
+                     int64_t dir, T* y, T* yh, T* yc) {
     const int64_t GH = d.G * d.H, H = d.H;
     const CMatMap<T> x(in[0].data<T>(), d.S * d.B, d.I);
     const CMatMap<T> w(in[1].data<T>() + dir * GH * d.I, GH, d.I);
@@ -218,20 +227,54 @@ class RecurrentOp final : public ops::WithReferenceBackward {
     // Step t's rows of xw, equally spaced in either layout; the step adds
     // the recurrent product onto them in place.
     const Eigen::OuterStride<> between_batches((x_row(d, 0, 1) - x_row(d, 0, 0)) * GH);
+    Mat<T> held_h, held_c;  // rows outside their sequence at this step
+    std::vector<int64_t> idle;
     for (int64_t k = 0; k < d.S; ++k) {
       const int64_t t = backwards ? d.S - 1 - k : k;
       Eigen::Map<Mat<T>, 0, Eigen::OuterStride<>> g(xw.data() + x_row(d, t, 0) * GH, d.B, GH,
                                                     between_batches);
+      idle.clear();
+      for (int64_t b = 0; b < static_cast<int64_t>(lens.size()); ++b)
+        if (t >= lens[b]) idle.push_back(b);
+      hold_rows(idle, h, c, held_h, held_c, true);
       step<T>(g, hr, r, rt, rb, h, c, H);
+      hold_rows(idle, h, c, held_h, held_c, false);
       if (y)
-        for (int64_t b = 0; b < d.B; ++b)
-          Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(y + y_at(d, t, dir, b), H) = h.row(b);
+        for (int64_t b = 0; b < d.B; ++b) {
+          Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>> row(y + y_at(d, t, dir, b), H);
+          if (t < (lens.empty() ? d.S : lens[b]))
+            row = h.row(b);
+          else
+            row.setZero();
+        }
     }
     for (int64_t b = 0; b < d.B; ++b) {
       if (yh)
         Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(yh + state_at(d, dir, b), H) = h.row(b);
       if (yc)
         Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(yc + state_at(d, dir, b), H) = c.row(b);
+    }
+  }
+
+  // Saves (`save`) or restores the state rows in `rows`, so a step leaves
+  // them as they were.
+  template <class T>
+  void hold_rows(const std::vector<int64_t>& rows, Mat<T>& h, Mat<T>& c, Mat<T>& held_h,
+                 Mat<T>& held_c, bool save) const {
+    if (rows.empty()) return;
+    if (save) {
+      held_h.resize(static_cast<Eigen::Index>(rows.size()), h.cols());
+      held_c.resize(static_cast<Eigen::Index>(rows.size()), c.cols());
+    }
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto row = static_cast<Eigen::Index>(i);
+      if (save) {
+        held_h.row(row) = h.row(rows[i]);
+        held_c.row(row) = c.row(rows[i]);
+      } else {
+        h.row(rows[i]) = held_h.row(row);
+        c.row(rows[i]) = held_c.row(row);
+      }
     }
   }
 

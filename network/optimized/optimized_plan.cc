@@ -402,8 +402,10 @@ class PlanBuilder {
     if (all_const || !s.op) return;
     const std::vector<bool> c = constant_inputs(s);
     if (!c.empty()) alone->set_constant_inputs(c);
-    const NodeTrial trial = time_alone_and_team(*alone, *s.op, s.threads, s.inputs,
-                                                s.outputs.size(), options_.thread_model.trials);
+    const NodeThreadModel& model = options_.thread_model;
+    const NodeTrial trial =
+        time_alone_and_team(*alone, *s.op, s.threads, s.inputs, s.outputs.size(), model.trials,
+                            model.trial_below_seconds);
     if (!trial.alone_wins()) return;
     s.op = std::move(alone);
     s.threads = 1;

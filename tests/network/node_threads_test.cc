@@ -205,6 +205,20 @@ TEST_F(OptimizedExecutorThreads, SmallNodesRunOnOneThreadWhereIdleThreadsSleep) 
   }
 }
 
+// Trials stop once their rounds took the budget: 3 ms a run, 10 ms budget:
+// after two rounds (12 ms), whatever `trials` allows.
+TEST_F(OptimizedExecutorThreads, TrialsStopAtTheirTimeBudget) {
+  g_probe_micros = {{"slow", {3000, 3000}}};
+  ThreadProbe alone("slow"), team("slow");
+  const Tensor x = random_tensor({4, 4}, 3);
+  const std::vector<Tensor> inputs = {x};
+  const network::NodeTrial t = network::time_alone_and_team(alone, team, 2, inputs, 1, 5, 10e-3);
+  EXPECT_EQ(t.alone.size(), 2u);
+  EXPECT_EQ(t.team.size(), 2u);
+  for (double seconds : t.alone) EXPECT_GE(seconds, 3e-3);
+  g_probe_micros.clear();
+}
+
 // NodeThreads::measured: while planning, each node estimated under
 // trial_below_seconds runs once more untimed and `trials` times on one
 // thread, and `trials` more times on the team, then keeps the faster kernel;
