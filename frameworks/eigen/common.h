@@ -96,5 +96,6 @@ void register_roi_align(Registry& r);
 void register_unary_math(Registry& r);
 void register_data_movement(Registry& r);
 void register_variadic(Registry& r);
+void register_losses(Registry& r);
 
 }  // namespace deep500::eigen

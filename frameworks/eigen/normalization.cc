@@ -10,8 +10,10 @@
 //   MeanVarianceNormalization  over `axes` (default 0, 2, 3): shift mean,
 //                          mul 1 / (sqrt(var) + 1e-9), as the ONNX function body
 //   LpNormalization        along `axis` (default -1): mul 1 / ||x||_p, p 1 or 2
-// Backward: the reference kernel of the same node (ops::ReferenceFallback;
-// MeanVarianceNormalization has none).
+// Backward: InstanceNormalization's here (per (n, c) span: dB += sum dy,
+// dscale += sum dy xhat, dx = scale rstd / m (m dy - sum dy - xhat sum dy
+// xhat)); the others' the reference kernel of the same node
+// (ops::ReferenceFallback; MeanVarianceNormalization has none).
 #include <cmath>
 #include <set>
 
@@ -74,20 +76,26 @@ struct Affine {
   std::vector<double> shift, mul, add;
 };
 
-// Sum of f(x[i]) over n values, in double, on eight independent lanes (one
-// vector register the compiler fills: a single running sum would be a
-// chain of dependent scalar adds).
-template <class T, class F>
-double span_sum(const T* x, int64_t n, F f) {
+// Sum of f(i) over i < n, in double, on eight independent lanes (one vector
+// register the compiler fills: a single running sum would be a chain of
+// dependent scalar adds).
+template <class F>
+double lane_sum(int64_t n, F f) {
   constexpr int kLanes = 8;
   double lane[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) lane[j] += f(static_cast<double>(x[i + j]));
+    for (int j = 0; j < kLanes; ++j) lane[j] += f(i + j);
   double sum = 0;
-  for (; i < n; ++i) sum += f(static_cast<double>(x[i]));
+  for (; i < n; ++i) sum += f(i);
   for (double v : lane) sum += v;
   return sum;
+}
+
+// Sum of f(x[i]) over n values, in double.
+template <class T, class F>
+double span_sum(const T* x, int64_t n, F f) {
+  return lane_sum(n, [&](int64_t i) { return f(static_cast<double>(x[i])); });
 }
 
 // Sums of g(x) per kept index: f for a span of one kept index, g (on an
@@ -128,6 +136,14 @@ class NormalizeOp final : public ops::WithReferenceBackward {
         ctx.node.attributes.get_int("p", 2) != 2)
       return "p must be 1 or 2";
     return {};
+  }
+
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in,
+                std::span<const Tensor> outs, std::span<Tensor> gx) override {
+    if (kind_ != Kind::Instance || gy.empty() || !gy[0].defined() || gy[0].shape() != in[0].shape())
+      return WithReferenceBackward::backward(gy, in, outs, gx);
+    dispatch(
+        in[0].dtype(), [&](auto tag) { instance_backward<decltype(tag)>(gy[0], in, gx); }, node_);
   }
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
@@ -205,6 +221,48 @@ class NormalizeOp final : public ops::WithReferenceBackward {
       }
     }
     return a;
+  }
+
+  // InstanceNormalization's gradients: x is [N, C, spatial...], every
+  // (n, c) one contiguous span of m values.
+  template <class T>
+  void instance_backward(const Tensor& dy_t, std::span<const Tensor> in,
+                         std::span<Tensor> gx) const {
+    const Tensor& x_t = in[0];
+    const int64_t n = x_t.dim(0), c = x_t.dim(1), m = x_t.numel() / std::max<int64_t>(n * c, 1);
+    const T* x = x_t.data<T>();
+    const T* dy = dy_t.data<T>();
+    const T* scale = in[1].data<T>();
+    T* dx = ops::ensure_output(gx, 0, x_t.dtype(), x_t.shape()).template data<T>();
+    std::vector<double> dscale(static_cast<size_t>(c), 0.0), dbias(dscale);
+    const auto count = static_cast<double>(m);
+    for (int64_t k = 0; k < n * c; ++k) {
+      const T* xs = x + k * m;
+      const T* gs = dy + k * m;
+      const double mean = span_sum(xs, m, [](double v) { return v; }) / count;
+      const double var =
+          span_sum(xs, m, [mean](double v) { return (v - mean) * (v - mean); }) / count;
+      const double rstd = 1 / std::sqrt(var + epsilon_);
+      const double sum_dy = span_sum(gs, m, [](double v) { return v; });
+      const double sum_dy_xc = lane_sum(m, [&](int64_t i) {  // sum dy (x - mean)
+        return static_cast<double>(gs[i]) * (static_cast<double>(xs[i]) - mean);
+      });
+      const double sum_dy_xhat = sum_dy_xc * rstd;
+      dscale[static_cast<size_t>(k % c)] += sum_dy_xhat;
+      dbias[static_cast<size_t>(k % c)] += sum_dy;
+      const double a = static_cast<double>(scale[k % c]) * rstd;
+      // dx = a dy - a / m (sum dy + xhat sum dy xhat), xhat = (x - mean) rstd
+      const T ga = T(a), shift = T(a * sum_dy / count), slope = T(a * sum_dy_xhat * rstd / count);
+      VecMap<T>(dx + k * m, m) =
+          CVecMap<T>(gs, m) * ga - shift - (CVecMap<T>(xs, m) - T(mean)) * slope;
+    }
+    auto put = [&](size_t i, const std::vector<double>& v) {
+      if (i >= gx.size()) return;
+      T* p = ops::ensure_output(gx, i, in[i].dtype(), in[i].shape()).template data<T>();
+      for (size_t j = 0; j < v.size(); ++j) p[j] = T(v[j]);
+    };
+    put(1, dscale);
+    put(2, dbias);
   }
 
   template <class T>

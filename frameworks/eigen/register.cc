@@ -24,6 +24,7 @@ void register_kernels(ops::Registry& r) {
   register_unary_math(r);
   register_data_movement(r);
   register_variadic(r);
+  register_losses(r);
   r.add_library("eigen",
                 cat(EIGEN_WORLD_VERSION, ".", EIGEN_MAJOR_VERSION, ".", EIGEN_MINOR_VERSION));
   // The vector instruction sets this build of the backend uses, recorded
