@@ -13,6 +13,23 @@
 namespace deep500::reference {
 namespace {
 
+// A value of a floating tensor as double, and v added onto one (rounded once
+// for the narrower types).
+template <class T>
+double as_double(T v) {
+  if constexpr (std::is_same_v<T, double>)
+    return v;
+  else
+    return static_cast<double>(static_cast<float>(v));
+}
+template <class T>
+void accumulate(T& dst, double v) {
+  if constexpr (std::is_same_v<T, double>)
+    dst += v;
+  else
+    dst = T(static_cast<float>(as_double(dst) + v));
+}
+
 // ---------------------------------------------------------------- GridSample
 using ops::grid::Mode;
 using ops::grid::Padding;
@@ -81,48 +98,56 @@ class GridSampleOp final : public Operator {
     DEEP500_CHECK(shapes.empty(), node_, ": ", shapes);
     const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
     const int64_t oh = grid.dim(1), ow = grid.dim(2), plane = oh * ow;
-    std::vector<double> dx(static_cast<size_t>(x.numel()), 0.0);
     std::vector<double> dgrid(static_cast<size_t>(grid.numel()), 0.0);
-    if (gy[0].defined()) {
-      DEEP500_CHECK(gy[0].shape() == Shape({n, c, oh, ow}), node_, ": output gradient has shape ",
-                    to_string(gy[0].shape()), ", expected ", to_string(Shape({n, c, oh, ow})));
-      const std::vector<double> g = grid.to_double_vector(), xv = x.to_double_vector();
-      const std::vector<double> dy = gy[0].to_double_vector();
-      for (int64_t b = 0; b < n; ++b)
-        for (int64_t i = 0; i < plane; ++i) {
-          const size_t at = static_cast<size_t>((b * plane + i) * 2);
-          GridPoint p{b, c, h, w, plane, i, xv.data(), dy.data(), dx.data()};
-          const auto [dix, diy] = sample_backward(p, g[at], g[at + 1]);
-          dgrid[at] = dix, dgrid[at + 1] = diy;
-        }
-    }
-    gx[0] = Tensor::from_vector<double>(x.shape(), dx).cast(x.dtype());
+    Tensor& dx_t = ops::ensure_output(gx, 0, x.dtype(), x.shape());
+    dispatch_float(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          T* dx = dx_t.data<T>();
+          std::fill(dx, dx + x.numel(), T(0.0f));
+          if (!gy[0].defined()) return;
+          DEEP500_CHECK(gy[0].shape() == Shape({n, c, oh, ow}), node_,
+                        ": output gradient has shape ", to_string(gy[0].shape()), ", expected ",
+                        to_string(Shape({n, c, oh, ow})));
+          const std::vector<double> g = grid.to_double_vector();
+          for (int64_t b = 0; b < n; ++b)
+            for (int64_t i = 0; i < plane; ++i) {
+              const size_t at = static_cast<size_t>((b * plane + i) * 2);
+              GridPoint<T> p{b, c, h, w, plane, i, x.data<T>(), gy[0].data<T>(), dx};
+              const auto [dix, diy] = sample_backward(p, g[at], g[at + 1]);
+              dgrid[at] = dix, dgrid[at + 1] = diy;
+            }
+        },
+        node_ + ": backward");
     gx[1] = Tensor::from_vector<double>(grid.shape(), dgrid).cast(grid.dtype());
   }
 
  private:
   // One output position of one image, for every channel: the input, the
   // output gradient and dX (flat, NCHW).
+  template <class T>
   struct GridPoint {
     int64_t b, c, h, w, plane, i;
-    const double *x, *dy;
-    double* dx;
+    const T *x, *dy;
+    T* dx;
   };
   // Scatters dX for one output position over all channels and returns the
   // gradient of its grid value (x, y).
-  std::pair<double, double> sample_backward(const GridPoint& p, double gx, double gy) const {
+  template <class T>
+  std::pair<double, double> sample_backward(const GridPoint<T>& p, double gx, double gy) const {
     const double ux = unnormalize(gx, p.w), uy = unnormalize(gy, p.h);
     const double ix = pad(ux, p.w), iy = pad(uy, p.h);
     auto inside = [&](int64_t y, int64_t x) { return y >= 0 && y < p.h && x >= 0 && x < p.w; };
     double dix = 0, diy = 0;
     for (int64_t ch = 0; ch < p.c; ++ch) {
       const int64_t base = (p.b * p.c + ch) * p.h * p.w;
-      const double d = p.dy[(p.b * p.c + ch) * p.plane + p.i];
+      const double d = as_double(p.dy[(p.b * p.c + ch) * p.plane + p.i]);
       auto value = [&](int64_t y, int64_t x) {
-        return inside(y, x) ? p.x[base + y * p.w + x] : 0.0;
+        return inside(y, x) ? as_double(p.x[base + y * p.w + x]) : 0.0;
       };
       auto add = [&](int64_t y, int64_t x, double v) {
-        if (inside(y, x)) p.dx[base + y * p.w + x] += v;
+        if (inside(y, x)) accumulate(p.dx[base + y * p.w + x], v);
       };
       if (mode_ == Mode::Nearest) {
         add(static_cast<int64_t>(std::nearbyint(iy)), static_cast<int64_t>(std::nearbyint(ix)), d);
@@ -253,34 +278,41 @@ class RoiAlignOp final : public Operator {
     const Tensor& x = in[0];
     const Boxes boxes = read_boxes(in);
     const int64_t nr = static_cast<int64_t>(boxes.batch.size()), c = x.dim(1);
-    std::vector<double> dx(static_cast<size_t>(x.numel()), 0.0);
-    if (gy[0].defined()) {
-      DEEP500_CHECK(gy[0].shape() == Shape({nr, c, out_h_, out_w_}), node_,
-                    ": output gradient has shape ", to_string(gy[0].shape()), ", expected ",
-                    to_string(Shape({nr, c, out_h_, out_w_})));
-      const std::vector<double> xv = x.to_double_vector(), dy = gy[0].to_double_vector();
-      for_each_bin(x, boxes, [&](int64_t k, int64_t ch, int64_t bin, const Samples& s) {
-        const int64_t base = (boxes.batch[k] * c + ch) * x.dim(2) * x.dim(3);
-        const double d = dy[static_cast<size_t>((k * c + ch) * out_h_ * out_w_ + bin)];
-        if (!max_) {
-          const double share = d / static_cast<double>(std::max<size_t>(s.size(), 1));
-          for (const auto& corners : s)
-            for (int q = 0; q < 4; ++q) dx[base + corners.index[q]] += share * corners.weight[q];
-          return;
-        }
-        double best = 0;
-        int64_t best_at = -1;
-        double best_weight = 0;
-        for (size_t j = 0; j < s.size(); ++j)
-          for (int q = 0; q < 4; ++q) {
-            const double v = s[j].weight[q] * xv[base + s[j].index[q]];
-            if (best_at < 0 || v > best)
-              best = v, best_at = base + s[j].index[q], best_weight = s[j].weight[q];
-          }
-        if (best_at >= 0) dx[static_cast<size_t>(best_at)] += d * best_weight;
-      });
-    }
-    gx[0] = Tensor::from_vector<double>(x.shape(), dx).cast(x.dtype());
+    Tensor& dx_t = ops::ensure_output(gx, 0, x.dtype(), x.shape());
+    dispatch_float(
+        x.dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          T* dx = dx_t.data<T>();
+          std::fill(dx, dx + x.numel(), T(0.0f));
+          if (!gy[0].defined()) return;
+          DEEP500_CHECK(gy[0].shape() == Shape({nr, c, out_h_, out_w_}), node_,
+                        ": output gradient has shape ", to_string(gy[0].shape()), ", expected ",
+                        to_string(Shape({nr, c, out_h_, out_w_})));
+          const T* xv = x.data<T>();
+          const T* dy = gy[0].data<T>();
+          for_each_bin(x, boxes, [&](int64_t k, int64_t ch, int64_t bin, const Samples& s) {
+            const int64_t base = (boxes.batch[k] * c + ch) * x.dim(2) * x.dim(3);
+            const double d = as_double(dy[(k * c + ch) * out_h_ * out_w_ + bin]);
+            if (!max_) {
+              const double share = d / static_cast<double>(std::max<size_t>(s.size(), 1));
+              for (const auto& corners : s)
+                for (int q = 0; q < 4; ++q)
+                  accumulate(dx[base + corners.index[q]], share * corners.weight[q]);
+              return;
+            }
+            double best = 0, best_weight = 0;
+            int64_t best_at = -1;
+            for (size_t j = 0; j < s.size(); ++j)
+              for (int q = 0; q < 4; ++q) {
+                const double v = s[j].weight[q] * as_double(xv[base + s[j].index[q]]);
+                if (best_at < 0 || v > best)
+                  best = v, best_at = base + s[j].index[q], best_weight = s[j].weight[q];
+              }
+            if (best_at >= 0) accumulate(dx[best_at], d * best_weight);
+          });
+        },
+        node_ + ": backward");
   }
 
  private:
