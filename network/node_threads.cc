@@ -46,10 +46,10 @@ bool NodeTrial::alone_wins() const {
 }
 
 NodeTrial time_alone_and_team(ops::Operator& alone, ops::Operator& team, int team_threads,
-                              std::span<const Tensor> inputs, std::size_t num_outputs,
+                              std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                               int64_t trials, double budget_seconds) {
   NodeTrial t;
-  std::vector<Tensor> alone_out(num_outputs), team_out(num_outputs);
+  std::vector<Tensor> alone_out(outputs.begin(), outputs.end()), team_out = alone_out;
   try {
     timed_forward(alone, 1, inputs, alone_out);
     double spent = 0;

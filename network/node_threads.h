@@ -53,11 +53,12 @@ struct NodeTrial {
 // NodeThreads::measured, while planning: runs `alone` once untimed (it may
 // pack its constants then), then rounds of `alone` on one thread and `team`
 // on `team_threads`, up to `trials` rounds and no more once the rounds took
-// `budget_seconds`, on `inputs` into outputs of their own. Returns the
-// times; a kernel that throws leaves `alone` untried (NodeTrial::alone
-// empty).
+// `budget_seconds`, on `inputs`, writing into `outputs` (the planning run's:
+// no new buffers; an output that views an input is made anew instead).
+// Returns the times; a kernel that throws leaves `alone` untried
+// (NodeTrial::alone empty).
 NodeTrial time_alone_and_team(ops::Operator& alone, ops::Operator& team, int team_threads,
-                              std::span<const Tensor> inputs, std::size_t num_outputs,
+                              std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                               int64_t trials, double budget_seconds);
 
 // Sets the OpenMP thread count (oneDNN runs on the same runtime) for a scope

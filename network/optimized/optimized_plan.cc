@@ -403,9 +403,8 @@ class PlanBuilder {
     const std::vector<bool> c = constant_inputs(s);
     if (!c.empty()) alone->set_constant_inputs(c);
     const NodeThreadModel& model = options_.thread_model;
-    const NodeTrial trial =
-        time_alone_and_team(*alone, *s.op, s.threads, s.inputs, s.outputs.size(), model.trials,
-                            model.trial_below_seconds);
+    const NodeTrial trial = time_alone_and_team(*alone, *s.op, s.threads, s.inputs, s.outputs,
+                                                model.trials, model.trial_below_seconds);
     if (!trial.alone_wins()) return;
     s.op = std::move(alone);
     s.threads = 1;

@@ -212,7 +212,9 @@ TEST_F(OptimizedExecutorThreads, TrialsStopAtTheirTimeBudget) {
   ThreadProbe alone("slow"), team("slow");
   const Tensor x = random_tensor({4, 4}, 3);
   const std::vector<Tensor> inputs = {x};
-  const network::NodeTrial t = network::time_alone_and_team(alone, team, 2, inputs, 1, 5, 10e-3);
+  std::vector<Tensor> outputs(1);
+  const network::NodeTrial t =
+      network::time_alone_and_team(alone, team, 2, inputs, outputs, 5, 10e-3);
   EXPECT_EQ(t.alone.size(), 2u);
   EXPECT_EQ(t.team.size(), 2u);
   for (double seconds : t.alone) EXPECT_GE(seconds, 3e-3);

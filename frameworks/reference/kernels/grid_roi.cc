@@ -30,6 +30,27 @@ void accumulate(T& dst, double v) {
     dst = T(static_cast<float>(as_double(dst) + v));
 }
 
+// A sampling op's gradient to X: dX (X's type and shape) zeroed, then, when
+// the output gradient is defined and has shape y_shape, body(dx, dy) with
+// both as X's element type.
+template <class F>
+void scatter_backward(const std::string& node, const Tensor& x, const Tensor& gy,
+                      const Shape& y_shape, std::span<Tensor> gx, F body) {
+  Tensor& dx_t = ops::ensure_output(gx, 0, x.dtype(), x.shape());
+  dispatch_float(
+      x.dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* dx = dx_t.data<T>();
+        std::fill(dx, dx + x.numel(), T(0.0f));
+        if (!gy.defined()) return;
+        DEEP500_CHECK(gy.shape() == y_shape, node, ": output gradient has shape ",
+                      to_string(gy.shape()), ", expected ", to_string(y_shape));
+        body(dx, gy.data<T>());
+      },
+      node + ": backward");
+}
+
 // ---------------------------------------------------------------- GridSample
 using ops::grid::Mode;
 using ops::grid::Padding;
@@ -99,27 +120,17 @@ class GridSampleOp final : public Operator {
     const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
     const int64_t oh = grid.dim(1), ow = grid.dim(2), plane = oh * ow;
     std::vector<double> dgrid(static_cast<size_t>(grid.numel()), 0.0);
-    Tensor& dx_t = ops::ensure_output(gx, 0, x.dtype(), x.shape());
-    dispatch_float(
-        x.dtype(),
-        [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          T* dx = dx_t.data<T>();
-          std::fill(dx, dx + x.numel(), T(0.0f));
-          if (!gy[0].defined()) return;
-          DEEP500_CHECK(gy[0].shape() == Shape({n, c, oh, ow}), node_,
-                        ": output gradient has shape ", to_string(gy[0].shape()), ", expected ",
-                        to_string(Shape({n, c, oh, ow})));
-          const std::vector<double> g = grid.to_double_vector();
-          for (int64_t b = 0; b < n; ++b)
-            for (int64_t i = 0; i < plane; ++i) {
-              const size_t at = static_cast<size_t>((b * plane + i) * 2);
-              GridPoint<T> p{b, c, h, w, plane, i, x.data<T>(), gy[0].data<T>(), dx};
-              const auto [dix, diy] = sample_backward(p, g[at], g[at + 1]);
-              dgrid[at] = dix, dgrid[at + 1] = diy;
-            }
-        },
-        node_ + ": backward");
+    scatter_backward(node_, x, gy[0], {n, c, oh, ow}, gx, [&](auto* dx, const auto* dy) {
+      using T = std::remove_cv_t<std::remove_pointer_t<decltype(dy)>>;
+      const std::vector<double> g = grid.to_double_vector();
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t i = 0; i < plane; ++i) {
+          const size_t at = static_cast<size_t>((b * plane + i) * 2);
+          GridPoint<T> p{b, c, h, w, plane, i, x.data<T>(), dy, dx};
+          const auto [dix, diy] = sample_backward(p, g[at], g[at + 1]);
+          dgrid[at] = dix, dgrid[at + 1] = diy;
+        }
+    });
     gx[1] = Tensor::from_vector<double>(grid.shape(), dgrid).cast(grid.dtype());
   }
 
@@ -278,41 +289,29 @@ class RoiAlignOp final : public Operator {
     const Tensor& x = in[0];
     const Boxes boxes = read_boxes(in);
     const int64_t nr = static_cast<int64_t>(boxes.batch.size()), c = x.dim(1);
-    Tensor& dx_t = ops::ensure_output(gx, 0, x.dtype(), x.shape());
-    dispatch_float(
-        x.dtype(),
-        [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          T* dx = dx_t.data<T>();
-          std::fill(dx, dx + x.numel(), T(0.0f));
-          if (!gy[0].defined()) return;
-          DEEP500_CHECK(gy[0].shape() == Shape({nr, c, out_h_, out_w_}), node_,
-                        ": output gradient has shape ", to_string(gy[0].shape()), ", expected ",
-                        to_string(Shape({nr, c, out_h_, out_w_})));
-          const T* xv = x.data<T>();
-          const T* dy = gy[0].data<T>();
-          for_each_bin(x, boxes, [&](int64_t k, int64_t ch, int64_t bin, const Samples& s) {
-            const int64_t base = (boxes.batch[k] * c + ch) * x.dim(2) * x.dim(3);
-            const double d = as_double(dy[(k * c + ch) * out_h_ * out_w_ + bin]);
-            if (!max_) {
-              const double share = d / static_cast<double>(std::max<size_t>(s.size(), 1));
-              for (const auto& corners : s)
-                for (int q = 0; q < 4; ++q)
-                  accumulate(dx[base + corners.index[q]], share * corners.weight[q]);
-              return;
-            }
-            double best = 0, best_weight = 0;
-            int64_t best_at = -1;
-            for (size_t j = 0; j < s.size(); ++j)
-              for (int q = 0; q < 4; ++q) {
-                const double v = s[j].weight[q] * as_double(xv[base + s[j].index[q]]);
-                if (best_at < 0 || v > best)
-                  best = v, best_at = base + s[j].index[q], best_weight = s[j].weight[q];
-              }
-            if (best_at >= 0) accumulate(dx[best_at], d * best_weight);
-          });
-        },
-        node_ + ": backward");
+    scatter_backward(node_, x, gy[0], {nr, c, out_h_, out_w_}, gx, [&](auto* dx, const auto* dy) {
+      const auto* xv = x.data<std::remove_cv_t<std::remove_pointer_t<decltype(dy)>>>();
+      for_each_bin(x, boxes, [&](int64_t k, int64_t ch, int64_t bin, const Samples& s) {
+        const int64_t base = (boxes.batch[k] * c + ch) * x.dim(2) * x.dim(3);
+        const double d = as_double(dy[(k * c + ch) * out_h_ * out_w_ + bin]);
+        if (!max_) {
+          const double share = d / static_cast<double>(std::max<size_t>(s.size(), 1));
+          for (const auto& corners : s)
+            for (int q = 0; q < 4; ++q)
+              accumulate(dx[base + corners.index[q]], share * corners.weight[q]);
+          return;
+        }
+        double best = 0, best_weight = 0;
+        int64_t best_at = -1;
+        for (size_t j = 0; j < s.size(); ++j)
+          for (int q = 0; q < 4; ++q) {
+            const double v = s[j].weight[q] * as_double(xv[base + s[j].index[q]]);
+            if (best_at < 0 || v > best)
+              best = v, best_at = base + s[j].index[q], best_weight = s[j].weight[q];
+          }
+        if (best_at >= 0) accumulate(dx[best_at], d * best_weight);
+      });
+    });
   }
 
  private:
