@@ -2,9 +2,10 @@
 computed once per location, every channel a gather) and on the reference,
 against PyTorch's grid_sample: bilinear and nearest, every padding mode,
 align_corners on and off, grids reaching outside the input; bicubic on the
-reference. Backward (bilinear and nearest, to X and the grid; the eigen
-kernel's is the reference's) against float64 finite differences with grids
-reaching outside the input, where the padding modes clamp or mirror."""
+reference. Backward (bilinear and nearest, to X and the grid, both
+backends' own) against float64 finite differences with grids reaching
+outside the input, where the padding modes clamp or mirror, and against
+torch.autograd."""
 import numpy as np
 import pytest
 import torch
@@ -57,7 +58,8 @@ def test_backward_matches_finite_differences(backend, mode, padding, align):
                for row in verdict["inputs"]), verdict
 
 
-def test_backward_matches_pytorch_autograd_through_a_model(tmp_path):
+@pytest.mark.parametrize("executor", ["reference", "backend:eigen,reference"])
+def test_backward_matches_pytorch_autograd_through_a_model(tmp_path, executor):
     """The whole gradient, not a sample: a one-node model's backprop against
     torch.autograd of grid_sample (reflection padding, grid outside)."""
     import onnx.numpy_helper
@@ -75,7 +77,7 @@ def test_backward_matches_pytorch_autograd_through_a_model(tmp_path):
         [onnx.numpy_helper.from_array(weights, "w"), onnx.numpy_helper.from_array(grid, "grid")])
     path = str(tmp_path / "grid.onnx")
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)]), path)
-    _, grads = deep500.Executor(deep500.Model(path), "reference").backprop({"x": x}, "loss")
+    _, grads = deep500.Executor(deep500.Model(path), executor).backprop({"x": x}, "loss")
     xt = torch.from_numpy(x).double().requires_grad_()
     gt = torch.from_numpy(grid).double().requires_grad_()
     y = torch.nn.functional.grid_sample(xt, gt, padding_mode="reflection", align_corners=False)
