@@ -205,8 +205,8 @@ TEST_F(OptimizedExecutorThreads, SmallNodesRunOnOneThreadWhereIdleThreadsSleep) 
   }
 }
 
-// Trials stop once their rounds took the budget: 3 ms a run, 10 ms budget:
-// after two rounds (12 ms), whatever `trials` allows.
+// Trials stop once their rounds took the budget (3 ms a run, 10 ms budget,
+// up to 5 rounds allowed): normally after two rounds (12 ms).
 TEST_F(OptimizedExecutorThreads, TrialsStopAtTheirTimeBudget) {
   g_probe_micros = {{"slow", {3000, 3000}}};
   ThreadProbe alone("slow"), team("slow");
@@ -215,9 +215,20 @@ TEST_F(OptimizedExecutorThreads, TrialsStopAtTheirTimeBudget) {
   std::vector<Tensor> outputs(1);
   const network::NodeTrial t =
       network::time_alone_and_team(alone, team, 2, inputs, outputs, 5, 10e-3);
-  EXPECT_EQ(t.alone.size(), 2u);
-  EXPECT_EQ(t.team.size(), 2u);
-  for (double seconds : t.alone) EXPECT_GE(seconds, 3e-3);
+  // Whatever the machine's load: every round but the last started under the
+  // budget, and the rounds stopped once it was spent (3 ms runs: at most 2).
+  ASSERT_EQ(t.alone.size(), t.team.size());
+  ASSERT_GE(t.alone.size(), 1u);
+  EXPECT_LE(t.alone.size(), 2u);
+  double before_last = 0, total = 0;
+  for (size_t r = 0; r < t.alone.size(); ++r) {
+    EXPECT_GE(t.alone[r], 3e-3);
+    EXPECT_GE(t.team[r], 3e-3);
+    total += t.alone[r] + t.team[r];
+    if (r + 1 < t.alone.size()) before_last = total;
+  }
+  EXPECT_LT(before_last, 10e-3);
+  EXPECT_GE(total, 10e-3);
   g_probe_micros.clear();
 }
 
@@ -246,14 +257,25 @@ TEST_F(OptimizedExecutorThreads, MeasuredTrialsKeepTheFasterKernelPerNode) {
   }
   auto alone_runs = [](const std::string& node) {
     const auto& c = g_probe_threads[node];
-    return std::count(c.begin(), c.end(), 1);
+    return static_cast<long>(std::count(c.begin(), c.end(), 1));
+  };
+  // A small node's calls: the planning run (team), one untimed run alone,
+  // then rounds of alone + team (as many as fit the time budget, at most
+  // `trials`: fewer only on a loaded machine), then the two replays.
+  auto rounds = [&](const std::string& node) {
+    return (static_cast<long>(g_probe_threads[node].size()) - 1 - 1 - 2) / 2;
   };
   const auto trials = static_cast<long>(model.trials);
-  EXPECT_EQ(g_probe_threads["r1_Relu"].back(), 1);
-  EXPECT_EQ(alone_runs("r1_Relu"), 1 + trials + 2);  // untimed, trials, the replays
-  EXPECT_EQ(g_probe_threads["r1_Relu"].size(), static_cast<size_t>(1 + 1 + 2 * trials + 2));
-  EXPECT_EQ(g_probe_threads["r2_Relu"].back(), 2);
-  EXPECT_EQ(alone_runs("r2_Relu"), 1 + trials);
+  for (const char* node : {"r1_Relu", "r2_Relu", "r3_Relu"}) {
+    EXPECT_GE(rounds(node), 1) << node;
+    EXPECT_LE(rounds(node), trials) << node;
+  }
+  const auto& r1 = g_probe_threads["r1_Relu"];
+  EXPECT_TRUE(r1.end()[-1] == 1 && r1.end()[-2] == 1);  // both replays alone
+  EXPECT_EQ(alone_runs("r1_Relu"), 1 + rounds("r1_Relu") + 2);
+  const auto& r2 = g_probe_threads["r2_Relu"];
+  EXPECT_TRUE(r2.end()[-1] == 2 && r2.end()[-2] == 2);  // both replays on the team
+  EXPECT_EQ(alone_runs("r2_Relu"), 1 + rounds("r2_Relu"));
   EXPECT_EQ(g_probe_threads["r3_Relu"].back(), 1);
   EXPECT_EQ(alone_runs("y_Relu"), 0);
   EXPECT_EQ(g_probe_threads["y_Relu"].size(), static_cast<size_t>(runs));
