@@ -14,6 +14,12 @@ int64_t numel(const Shape& s) {
   return n;
 }
 
+int64_t dims_product(const Shape& s, int64_t from, int64_t to) {
+  int64_t p = 1;
+  for (int64_t i = from; i < to; ++i) p *= s[static_cast<size_t>(i)];
+  return p;
+}
+
 std::string to_string(const Shape& s) {
   std::string r = "[";
   for (size_t i = 0; i < s.size(); ++i) {

@@ -10,6 +10,9 @@ namespace deep500 {
 using Shape = std::vector<int64_t>;
 
 int64_t numel(const Shape& s);
+// Product of the dims s[from, to) (1 when empty): the outer or inner size
+// around an axis.
+int64_t dims_product(const Shape& s, int64_t from, int64_t to);
 std::string to_string(const Shape& s);     // "[2,3,4]"
 Shape contiguous_strides(const Shape& s);  // in elements, row-major
 // Normalizes a possibly negative axis into [0, rank); throws naming `what`.

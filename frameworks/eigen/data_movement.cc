@@ -12,12 +12,6 @@
 namespace deep500::eigen {
 namespace {
 
-int64_t product(const Shape& s, int64_t from, int64_t to) {
-  int64_t p = 1;
-  for (int64_t i = from; i < to; ++i) p *= s[static_cast<size_t>(i)];
-  return p;
-}
-
 // dst[r * dst_ld + i] = src[r * src_ld + i] for i < n, r < rows (bytes).
 void copy_rows(const void* src, int64_t src_ld, void* dst, int64_t dst_ld, int64_t rows, int64_t n,
                size_t element) {
@@ -53,7 +47,7 @@ class ConcatOp final : public ops::WithReferenceBackward {
     const std::string why = concat_shape(shapes, a, shape);
     DEEP500_CHECK(why.empty(), node_, ": ", why);
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), shape);
-    const int64_t outer = product(shape, 0, a), inner = product(shape, a + 1, r);
+    const int64_t outer = dims_product(shape, 0, a), inner = dims_product(shape, a + 1, r);
     const int64_t ld = shape[static_cast<size_t>(a)] * inner;
     const size_t element = size_of(in[0].dtype());
     int64_t offset = 0;
@@ -92,7 +86,8 @@ class SplitOp final : public ops::WithReferenceBackward {
     const Tensor& x = in[0];
     const int64_t a = normalize_axis(axis_, x.rank(), node_ + ": axis");
     const std::vector<int64_t> sizes = split_sizes(in, x.dim(a));
-    const int64_t outer = product(x.shape(), 0, a), inner = product(x.shape(), a + 1, x.rank());
+    const int64_t outer = dims_product(x.shape(), 0, a),
+                  inner = dims_product(x.shape(), a + 1, x.rank());
     const int64_t ld = x.dim(a) * inner;
     const size_t element = size_of(x.dtype());
     int64_t offset = 0;
@@ -140,8 +135,8 @@ class GatherOp final : public ops::WithReferenceBackward {
     DEEP500_CHECK(data.rank() >= 1, node_, ": data must have rank >= 1");
     const int64_t a = normalize_axis(axis_, data.rank(), node_ + ": attribute 'axis'");
     const Shape& ds = data.shape();
-    const int64_t n = ds[static_cast<size_t>(a)], outer = product(ds, 0, a),
-                  inner = product(ds, a + 1, data.rank());
+    const int64_t n = ds[static_cast<size_t>(a)], outer = dims_product(ds, 0, a),
+                  inner = dims_product(ds, a + 1, data.rank());
     std::vector<int64_t> index = indices.to_int64_vector();
     for (size_t k = 0; k < index.size(); ++k) {
       DEEP500_CHECK(index[k] >= -n && index[k] < n, node_, ": Gather index ", index[k],

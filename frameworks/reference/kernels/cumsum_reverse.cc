@@ -10,12 +10,6 @@
 namespace deep500::reference {
 namespace {
 
-int64_t prod(const Shape& s, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i) p *= s[i];
-  return p;
-}
-
 std::vector<bool> first_only(size_t n) {
   std::vector<bool> d(n, false);
   if (n > 0) d[0] = true;
@@ -79,7 +73,8 @@ class CumSumOp final : public Operator {
     const int64_t axis =
         normalize_axis(axis_t.to_int64_vector()[0], x.rank(), node_ + ": input 'axis'");
     const Shape& s = x.shape();
-    const int64_t n = s[axis], outer = prod(s, 0, axis), inner = prod(s, axis + 1, s.size());
+    const int64_t n = s[axis], outer = dims_product(s, 0, axis),
+                  inner = dims_product(s, axis + 1, s.size());
     dispatch_numeric(
         x.dtype(),
         [&](auto tag) {
@@ -154,7 +149,7 @@ class ReverseSequenceOp final : public MoveBase {
     DEEP500_CHECK(x.rank() >= 2, node_, ": input must have rank >= 2, got ", to_string(x.shape()));
     shape = x.shape();
     const int64_t batch = shape[batch_axis_], time = shape[time_axis_];
-    const int64_t inner = prod(shape, 2, shape.size());
+    const int64_t inner = dims_product(shape, 2, shape.size());
     DEEP500_CHECK(lens_t.rank() == 1 && lens_t.numel() == batch, node_,
                   ": sequence_lens must have shape [", batch, "], got ", to_string(lens_t.shape()));
     std::vector<int64_t> lens = lens_t.to_int64_vector();

@@ -24,12 +24,6 @@ std::vector<int64_t> index_values(const Tensor& t, const std::string& node, cons
   return t.to_int64_vector();
 }
 
-int64_t prod(const Shape& s, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i) p *= s[i];
-  return p;
-}
-
 // Calls f(linear, pos) for every row-major position of `shape`.
 template <class F>
 void for_each_position(const Shape& shape, F f) {
@@ -112,7 +106,8 @@ class GatherOp final : public GatherBase {
     DEEP500_CHECK(data.rank() >= 1, node_, ": data must have rank >= 1");
     const int64_t axis = normalize_axis(axis_, data.rank(), node_ + ": attribute 'axis'");
     const Shape& ds = data.shape();
-    const int64_t n = ds[axis], outer = prod(ds, 0, axis), inner = prod(ds, axis + 1, ds.size());
+    const int64_t n = ds[axis], outer = dims_product(ds, 0, axis),
+                  inner = dims_product(ds, axis + 1, ds.size());
     std::vector<int64_t> idx = index_values(indices, node_, "indices");
     for (auto& i : idx) i = fix_index(i, n, node_, "Gather index");
     shape.assign(ds.begin(), ds.begin() + axis);
@@ -185,8 +180,9 @@ class GatherNDOp final : public GatherBase {
     const Shape& is = indices.shape();
     shape.assign(is.begin(), is.end() - 1);
     shape.insert(shape.end(), ds.begin() + b + m, ds.end());
-    const int64_t batches = prod(ds, 0, b), block = prod(ds, b, ds.size());
-    const int64_t tuples = prod(is, b, is.size() - 1), slice = prod(ds, b + m, ds.size());
+    const int64_t batches = dims_product(ds, 0, b), block = dims_product(ds, b, ds.size());
+    const int64_t tuples = dims_product(is, b, is.size() - 1),
+                  slice = dims_product(ds, b + m, ds.size());
     Shape strides = contiguous_strides(ds);
     std::vector<int64_t> idx = index_values(indices, node_, "indices");
     std::vector<int64_t> src;
@@ -318,7 +314,7 @@ class ScatterNDOp final : public Operator {
                   ", got ", to_string(updates.shape()));
     DEEP500_CHECK(updates.dtype() == data.dtype(), node_, ": updates type ",
                   name_of(updates.dtype()), " differs from data type ", name_of(data.dtype()));
-    const int64_t tuples = indices.numel() / k, slice = prod(ds, k, ds.size());
+    const int64_t tuples = indices.numel() / k, slice = dims_product(ds, k, ds.size());
     Shape strides = contiguous_strides(ds);
     std::vector<int64_t> idx = index_values(indices, node_, "indices");
     std::vector<int64_t> dst;

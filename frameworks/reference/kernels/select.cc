@@ -19,12 +19,6 @@ int64_t slice_axis(int64_t axis, const Tensor& x, const std::string& node) {
   return normalize_axis(axis, x.rank(), node + ": attribute 'axis'");
 }
 
-int64_t prod(const Shape& s, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i) p *= s[i];
-  return p;
-}
-
 void check_inputs(const OpContext& ctx, const std::string& node, size_t lo, size_t hi) {
   DEEP500_CHECK(ctx.num_inputs() >= lo && ctx.num_inputs() <= hi, node, ": expected ", lo,
                 (lo == hi ? "" : cat(" to ", hi)), " inputs, got ", ctx.num_inputs());
@@ -59,7 +53,8 @@ class CompressOp final : public Operator {
                   ": condition must be a 1-D bool tensor, got ", to_string(cond.desc()));
     Shape xs = has_axis_ ? x.shape() : Shape{x.numel()};
     const int64_t axis = has_axis_ ? slice_axis(axis_, x, node_) : 0;
-    const int64_t n = xs[axis], outer = prod(xs, 0, axis), inner = prod(xs, axis + 1, xs.size());
+    const int64_t n = xs[axis], outer = dims_product(xs, 0, axis),
+                  inner = dims_product(xs, axis + 1, xs.size());
     const bool* c = cond.data<bool>();
     std::vector<int64_t> keep;
     for (int64_t i = 0; i < cond.numel(); ++i) {
@@ -104,7 +99,7 @@ class OneHotOp final : public Operator {
     Shape ys(is.begin(), is.begin() + axis);
     ys.push_back(depth);
     ys.insert(ys.end(), is.begin() + axis, is.end());
-    const int64_t outer = prod(is, 0, axis), inner = prod(is, axis, is.size());
+    const int64_t outer = dims_product(is, 0, axis), inner = dims_product(is, axis, is.size());
     std::vector<double> idx = indices.to_double_vector();
     Tensor& y = ops::ensure_output(out, 0, values.dtype(), ys);
     dispatch_all(
@@ -181,7 +176,8 @@ class TopKOp final : public Operator {
     DEEP500_CHECK(x.rank() >= 1, node_, ": input must have rank >= 1");
     const int64_t axis = normalize_axis(axis_, x.rank(), node_ + ": attribute 'axis'");
     const Shape& xs = x.shape();
-    const int64_t n = xs[axis], outer = prod(xs, 0, axis), inner = prod(xs, axis + 1, xs.size());
+    const int64_t n = xs[axis], outer = dims_product(xs, 0, axis),
+                  inner = dims_product(xs, axis + 1, xs.size());
     DEEP500_CHECK(k >= 0 && k <= n, node_, ": k = ", k, " must be in [0, ", n,
                   "] (the size of axis ", axis, ")");
     Shape ys = xs;
@@ -238,7 +234,8 @@ class UniqueOp final : public Operator {
     // read in row-major order of the remaining dimensions.
     Shape xs = has_axis_ ? x.shape() : Shape{x.numel()};
     const int64_t axis = has_axis_ ? slice_axis(axis_, x, node_) : 0;
-    const int64_t n = xs[axis], outer = prod(xs, 0, axis), inner = prod(xs, axis + 1, xs.size());
+    const int64_t n = xs[axis], outer = dims_product(xs, 0, axis),
+                  inner = dims_product(xs, axis + 1, xs.size());
     std::vector<int64_t> order(static_cast<size_t>(n));
     std::iota(order.begin(), order.end(), 0);
     std::vector<int64_t> group(static_cast<size_t>(n));  // slice -> its first equal slice

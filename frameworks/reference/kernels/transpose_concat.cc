@@ -62,12 +62,6 @@ void copy_blocks(const Tensor& src, int64_t src_off, int64_t src_ld, Tensor& dst
   });
 }
 
-int64_t prod(const Shape& s, int64_t from, int64_t to) {
-  int64_t p = 1;
-  for (int64_t i = from; i < to; ++i) p *= s[static_cast<size_t>(i)];
-  return p;
-}
-
 class TransposeOp final : public Operator {
  public:
   explicit TransposeOp(const OpContext& ctx) : node_(ctx.node.describe()) {
@@ -144,7 +138,7 @@ class ConcatOp final : public Operator {
     const std::string why = concat_shape(shapes, a, shape);
     DEEP500_CHECK(why.empty(), node_, ": ", why);
     Tensor& y = ops::ensure_output(out, 0, in[0].dtype(), shape);
-    const int64_t outer = prod(shape, 0, a), inner = prod(shape, a + 1, r);
+    const int64_t outer = dims_product(shape, 0, a), inner = dims_product(shape, a + 1, r);
     const int64_t y_ld = shape[static_cast<size_t>(a)] * inner;
     int64_t off = 0;
     for (const Tensor& x : in) {
@@ -163,7 +157,8 @@ class ConcatOp final : public Operator {
     const int64_t a = normalize_axis(axis_, r, cat(node_, ": axis"));
     int64_t total = 0;
     for (const Tensor& x : in) total += x.dim(a);
-    const int64_t outer = prod(in[0].shape(), 0, a), inner = prod(in[0].shape(), a + 1, r);
+    const int64_t outer = dims_product(in[0].shape(), 0, a),
+                  inner = dims_product(in[0].shape(), a + 1, r);
     int64_t off = 0;
     for (size_t i = 0; i < in.size(); ++i) {
       gx[i] = Tensor(in[i].dtype(), in[i].shape());
@@ -199,7 +194,8 @@ class SplitOp final : public Operator {
     const Tensor& x = in[0];
     const int64_t a = normalize_axis(axis_, x.rank(), cat(node_, ": axis"));
     std::vector<int64_t> sizes = split_sizes(in, x.dim(a));
-    const int64_t outer = prod(x.shape(), 0, a), inner = prod(x.shape(), a + 1, x.rank());
+    const int64_t outer = dims_product(x.shape(), 0, a),
+                  inner = dims_product(x.shape(), a + 1, x.rank());
     int64_t off = 0;
     for (size_t i = 0; i < outputs_; ++i) {
       Shape s = x.shape();
@@ -215,7 +211,8 @@ class SplitOp final : public Operator {
                 std::span<Tensor> gx) override {
     const Tensor& x = in[0];
     const int64_t a = normalize_axis(axis_, x.rank(), cat(node_, ": axis"));
-    const int64_t outer = prod(x.shape(), 0, a), inner = prod(x.shape(), a + 1, x.rank());
+    const int64_t outer = dims_product(x.shape(), 0, a),
+                  inner = dims_product(x.shape(), a + 1, x.rank());
     std::vector<int64_t> sizes = split_sizes(in, x.dim(a));
     gx[0] = Tensor(x.dtype(), x.shape());
     int64_t off = 0;
