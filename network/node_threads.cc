@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "deep/error.h"
+#include "operators/cost_model.h"
 
 namespace deep500::network {
 
@@ -62,6 +63,54 @@ NodeTrial time_alone_and_team(ops::Operator& alone, ops::Operator& team, int tea
     t.alone.clear();
   }
   return t;
+}
+
+NodeThreadPlanner::NodeThreadPlanner(const ExecutorOptions& options, int team, bool backprop)
+    : options_(options), team_(team) {
+  if (backprop || team_ <= 1) return;
+  mode_ = options_.node_threads;
+  if (mode_ == NodeThreads::cost_model)
+    region_seconds_ = parallel_region_seconds(team_, options_.idle_threads == IdleThreads::sleep,
+                                              options_.thread_model);
+}
+
+Expected<ops::CreatedOp> NodeThreadPlanner::create(const ops::OpContext& ctx,
+                                                   const std::vector<std::string>& prefer,
+                                                   int* threads,
+                                                   std::unique_ptr<ops::Operator>* alone) const {
+  auto made = ops::Registry::global().create(ctx, prefer);
+  if (!made.ok() || mode_ == NodeThreads::team) return made;
+  const ops::Cost cost = ops::cost(ctx.node, ctx.inputs, *made->op);
+  const NodeThreadModel& model = options_.thread_model;
+  if (mode_ == NodeThreads::measured &&
+      single_thread_seconds(cost, model) >= model.trial_below_seconds)
+    return made;
+  if (mode_ == NodeThreads::cost_model &&
+      node_threads(cost, team_, region_seconds_, model) == team_)
+    return made;
+  ThreadScope scope(1);
+  auto one = ops::Registry::global().create(ctx, prefer);
+  if (!one.ok() || one->backend != made->backend) return made;
+  if (mode_ == NodeThreads::measured) {
+    *alone = std::move(one->op);
+    return made;
+  }
+  *threads = 1;
+  return one;
+}
+
+void NodeThreadPlanner::choose(std::unique_ptr<ops::Operator>& op, int* threads,
+                               std::unique_ptr<ops::Operator> alone,
+                               const std::vector<bool>& constant, std::span<const Tensor> inputs,
+                               std::span<const Tensor> outputs) const {
+  if (!alone || !op) return;
+  if (!constant.empty()) alone->set_constant_inputs(constant);
+  const NodeThreadModel& model = options_.thread_model;
+  const NodeTrial trial = time_alone_and_team(*alone, *op, *threads, inputs, outputs, model.trials,
+                                              model.trial_below_seconds);
+  if (!trial.alone_wins()) return;
+  op = std::move(alone);
+  *threads = 1;
 }
 
 ThreadScope::ThreadScope(int threads) : saved_(threads > 0 ? omp_get_max_threads() : 0) {

@@ -20,11 +20,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "deep/error.h"
 #include "network/executor_options.h"
 #include "operators/operator.h"
+#include "operators/registry.h"
 
 namespace deep500::network {
 
@@ -60,6 +64,37 @@ struct NodeTrial {
 NodeTrial time_alone_and_team(ops::Operator& alone, ops::Operator& team, int team_threads,
                               std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                               int64_t trials, double budget_seconds);
+
+// The threads of one plan's nodes, as ExecutorOptions::node_threads says.
+// Backprop plans keep the whole team, so training runs stay
+// bit-reproducible per setting.
+class NodeThreadPlanner {
+ public:
+  // team: the OpenMP thread count the plan runs with.
+  NodeThreadPlanner(const ExecutorOptions& options, int team, bool backprop);
+
+  // A node's kernel. Kernels may build their primitives when created
+  // (oneDNN fixes its split then), so one that should run on fewer threads
+  // is made again under that count: at once by the cost model (*threads set
+  // to 1), or beside the team's kernel for NodeThreads::measured's trials
+  // (*alone).
+  Expected<ops::CreatedOp> create(const ops::OpContext& ctx, const std::vector<std::string>& prefer,
+                                  int* threads, std::unique_ptr<ops::Operator>* alone) const;
+
+  // NodeThreads::measured, after the node's planning run of `op` (on
+  // `*threads`, 0 = the team): `alone` (told the plan's constant inputs) is
+  // timed against it on the node's inputs and outputs (time_alone_and_team)
+  // and the faster becomes `op` (*threads = 1 when it is `alone`).
+  void choose(std::unique_ptr<ops::Operator>& op, int* threads,
+              std::unique_ptr<ops::Operator> alone, const std::vector<bool>& constant,
+              std::span<const Tensor> inputs, std::span<const Tensor> outputs) const;
+
+ private:
+  const ExecutorOptions& options_;
+  int team_;
+  NodeThreads mode_ = NodeThreads::team;
+  double region_seconds_ = 0;  // NodeThreads::cost_model's cost of a parallel region
+};
 
 // Sets the OpenMP thread count (oneDNN runs on the same runtime) for a scope
 // and restores the previous one; threads <= 0 leaves it alone.

@@ -77,19 +77,18 @@ class PlanBuilder {
         hinted_(hinted_rewrites && !keep_values),
         events_(events),
         plan_(std::make_unique<Plan>()),
-        p_(*plan_) {
+        p_(*plan_),
+        threads_(options, omp_get_max_threads(), keep_values) {
     p_.keep_values = keep_values;
   }
 
   std::unique_ptr<Plan> build() {
-    choose_thread_split();
     seed_values();
     rewrite_graph();
     count_readers();
     for (const auto& item : items_) plan_item(item);
     bind_graph_outputs();
     assign_slots(p_, root_, fresh_, output_names_, options_.buffer_reuse && !keep_values_);
-    for (auto& slot : p_.slots) touch_pages(slot);
     for (const auto& [name, t] : initializers_)
       if (!feeds_.count(name) && (keep_values_ || needed_after_planning_.count(name)))
         p_.reads_initializers.insert(name);
@@ -97,26 +96,6 @@ class PlanBuilder {
   }
 
  private:
-  // Inference plans choose each node's threads (node_threads.h); backprop
-  // plans keep the team, so training runs stay bit-reproducible per setting.
-  void choose_thread_split() {
-    team_ = omp_get_max_threads();
-    if (keep_values_ || team_ <= 1) return;
-    mode_ = options_.node_threads;
-    if (mode_ == NodeThreads::cost_model)
-      region_seconds_ = parallel_region_seconds(team_, options_.idle_threads == IdleThreads::sleep,
-                                                options_.thread_model);
-  }
-
-  // Large tensors are mapped lazily (fresh zero pages, huge pages where the
-  // system gives them): the arena is touched once here, so the faults and
-  // the kernel's clearing of its pages fall into planning, not into the
-  // first replays (LR-ASPP at batch 16: 538 and 341 ms, then 164 ms).
-  static void touch_pages(Tensor& t) {
-    auto* p = static_cast<volatile unsigned char*>(t.raw());
-    for (std::size_t i = 0; i < t.nbytes(); i += 4096) p[i] = 0;
-  }
-
   // Initializers (unless fed) are constants; feeds are the plan's inputs.
   void seed_values() {
     for (const auto& [name, t] : initializers_) {
@@ -302,10 +281,12 @@ class PlanBuilder {
     if (!hinted) check_layout_transparent(s, descs);
     const auto prefer = capable_backends(node, options_.backends);
     ops::OpContext ctx{s.spec, descs, constant_inputs(s)};
-    auto made = create_kernel(ctx, prefer, s);
+    std::unique_ptr<ops::Operator> alone;  // NodeThreads::measured's second kernel
+    auto made = threads_.create(ctx, prefer, &s.threads, &alone);
     if (hinted && !made.ok()) throw LayoutFallback();
     run_once(s, node, std::move(made));
-    choose_alone_or_team(s, all_const);
+    if (alone && !all_const)  // a folded node never runs again: not tried
+      threads_.choose(s.op, &s.threads, std::move(alone), constant_inputs(s), s.inputs, s.outputs);
     make_view(s, all_const);
     record_outputs(s, all_const);
     record_fixed_shapes(s, all_const);
@@ -374,50 +355,6 @@ class PlanBuilder {
       any = any || c.back();
     }
     return any ? c : std::vector<bool>();
-  }
-
-  // Creates the kernel; kernels may build their primitives when created
-  // (oneDNN fixes its split then), so one that should run on fewer threads
-  // is made again under that count: at once by the cost model, or beside
-  // the team's kernel for the trials of NodeThreads::measured.
-  Expected<ops::CreatedOp> create_kernel(const ops::OpContext& ctx,
-                                         const std::vector<std::string>& prefer, Plan::Step& s) {
-    auto made = ops::Registry::global().create(ctx, prefer);
-    if (!made.ok() || mode_ == NodeThreads::team) return made;
-    const ops::Cost cost = ops::cost(ctx.node, ctx.inputs, *made->op);
-    const NodeThreadModel& model = options_.thread_model;
-    if (mode_ == NodeThreads::measured &&
-        single_thread_seconds(cost, model) >= model.trial_below_seconds)
-      return made;
-    if (mode_ == NodeThreads::cost_model &&
-        node_threads(cost, team_, region_seconds_, model) == team_)
-      return made;
-    ThreadScope scope(1);
-    auto alone = ops::Registry::global().create(ctx, prefer);
-    if (!alone.ok() || alone->backend != made->backend) return made;
-    if (mode_ == NodeThreads::measured) {
-      s.alone_op = std::move(alone->op);
-      return made;
-    }
-    s.threads = 1;
-    return alone;
-  }
-
-  // NodeThreads::measured: the node's one-thread kernel and its team kernel
-  // are timed on the node's inputs (node_threads.h); the faster one stays.
-  // A folded node never runs again, so it is not tried.
-  void choose_alone_or_team(Plan::Step& s, bool all_const) {
-    if (!s.alone_op) return;
-    std::unique_ptr<ops::Operator> alone = std::move(s.alone_op);
-    if (all_const || !s.op) return;
-    const std::vector<bool> c = constant_inputs(s);
-    if (!c.empty()) alone->set_constant_inputs(c);
-    const NodeThreadModel& model = options_.thread_model;
-    const NodeTrial trial = time_alone_and_team(*alone, *s.op, s.threads, s.inputs, s.outputs,
-                                                model.trials, model.trial_below_seconds);
-    if (!trial.alone_wins()) return;
-    s.op = std::move(alone);
-    s.threads = 1;
   }
 
   // Runs the node once (its kernel, or its ONNX function body through a
@@ -595,9 +532,7 @@ class PlanBuilder {
   ExecutorEvents* events_;
   std::unique_ptr<Plan> plan_;
   Plan& p_;
-  int team_ = 1;
-  NodeThreads mode_ = NodeThreads::team;  // for this plan (backprop plans: team)
-  double region_seconds_ = 0;             // NodeThreads::cost_model's region cost
+  const NodeThreadPlanner threads_;
   std::set<std::string> defined_;
   std::vector<bool> shape_fixed_;  // by value id
   std::vector<PlanItem> items_;

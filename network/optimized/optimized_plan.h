@@ -56,9 +56,6 @@ struct OptimizedExecutor::Plan {
     std::vector<Tensor> inputs, outputs, views;  // call buffers; views: slot views
     std::string impl;                            // scratch for events
     int threads = 0;  // OpenMP threads for this node; 0: the executor's setting
-    // NodeThreads::measured, while planning: the kernel made on one thread,
-    // timed against `op`; the faster becomes `op` (optimized_plan.cc).
-    std::unique_ptr<ops::Operator> alone_op;
     // A view step (no op, no sub): output 0 is input 0 (its row view_row
     // along dim 0 when >= 0) viewed as view_shape.
     Shape view_shape;
