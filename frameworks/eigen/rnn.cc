@@ -9,27 +9,26 @@
 // reverse, a row starts at its own last step, as the reference).
 //
 // Refused (the reference runs them): other activations, clip, input_forget,
-// LSTM peepholes. backward() is delegated to the reference kernel of the
-// same node, made on first use, so gradients are the reference's own.
+// LSTM peepholes. backward() runs the forward again keeping every step's
+// gates, then backpropagates through time on the same vectorized path
+// (rnn_backward.cc).
 #include <omp.h>
 
 #include <algorithm>
 #include <exception>
-#include <optional>
 #include <type_traits>
 
 #include "frameworks/eigen/common.h"
+#include "frameworks/eigen/rnn_layer.h"
 #include "frameworks/eigen/small_gemm.h"
-#include "operators/reference_fallback.h"
 
 namespace deep500::eigen {
 namespace {
 
-enum class Cell { Rnn, Gru, Lstm };
-
-int gates_of(Cell c) {
-  return c == Cell::Rnn ? 1 : c == Cell::Gru ? 3 : 4;
-}
+using rnn::Cell;
+using rnn::gates_of;
+using rnn::Layer;
+using rnn::Trace;
 
 std::vector<std::string> default_activations(Cell c) {
   if (c == Cell::Rnn) return {"tanh"};
@@ -65,11 +64,10 @@ void product(Dst&& dst, const Src& src, const M& m, const Mat<T>& rt, int64_t ro
                 accumulate);
 }
 
-class RecurrentOp final : public ops::WithReferenceBackward {
+class RecurrentOp final : public Operator {
  public:
   RecurrentOp(const OpContext& ctx, Cell cell)
-      : WithReferenceBackward(ctx),
-        cell_(cell),
+      : cell_(cell),
         what_(ctx.node.describe()),
         dirs_(ctx.node.attributes.get_string("direction", "forward") == "bidirectional" ? 2 : 1),
         reverse_(ctx.node.attributes.get_string("direction", "forward") == "reverse"),
@@ -107,6 +105,20 @@ class RecurrentOp final : public ops::WithReferenceBackward {
   // Constant R: transposed once, not on every call.
   void set_constant_inputs(const std::vector<bool>& c) override { const_r_ = c.size() > 2 && c[2]; }
 
+  bool has_backward() const override { return true; }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    std::vector<bool> d(n, true);
+    if (n > 4) d[4] = false;  // sequence_lens
+    return d;
+  }
+  // Backpropagation through time (rnn_backward.cc): each direction's
+  // forward again, keeping its steps' values, then its steps in reverse.
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
+    dispatch(
+        in[0].dtype(), [&](auto t) { backprop<decltype(t)>(gy, in, gx); }, what_);
+  }
+
  private:
   // Each batch row's sequence length (sequence_lens, checked as the
   // reference checks it); empty when every row runs all S steps.
@@ -123,51 +135,52 @@ class RecurrentOp final : public ops::WithReferenceBackward {
     return whole ? std::vector<int64_t>() : v;
   }
 
-  // Sizes, checked against the inputs as the reference checks them.
-  struct Dims {
-    int64_t S, B, I, H, G;
-  };
-  Dims dims(std::span<const Tensor> in) const {
+  // The call's geometry, sizes checked against the inputs as the reference
+  // checks them.
+  Layer layer(std::span<const Tensor> in) const {
     const Tensor &x = in[0], &w = in[1], &r = in[2];
     DEEP500_CHECK(x.rank() == 3 && w.rank() == 3 && r.rank() == 3, what_,
                   ": X, W and R must have rank 3, got ", to_string(x.shape()), ", ",
                   to_string(w.shape()), ", ", to_string(r.shape()));
-    Dims d{layout_ == 0 ? x.dim(0) : x.dim(1), layout_ == 0 ? x.dim(1) : x.dim(0), x.dim(2),
-           r.dim(2), gates_of(cell_)};
+    Layer d{cell_,
+            linear_before_reset_,
+            dirs_,
+            layout_,
+            reverse_,
+            layout_ == 0 ? x.dim(0) : x.dim(1),
+            layout_ == 0 ? x.dim(1) : x.dim(0),
+            x.dim(2),
+            r.dim(2),
+            gates_of(cell_),
+            {}};
     DEEP500_CHECK(w.shape() == Shape({dirs_, d.G * d.H, d.I}), what_, ": W must have shape ",
                   to_string(Shape{dirs_, d.G * d.H, d.I}), ", got ", to_string(w.shape()));
     DEEP500_CHECK(r.shape() == Shape({dirs_, d.G * d.H, d.H}), what_, ": R must have shape ",
                   to_string(Shape{dirs_, d.G * d.H, d.H}), ", got ", to_string(r.shape()));
-    const Shape state{layout_ == 0 ? dirs_ : d.B, layout_ == 0 ? d.B : dirs_, d.H};
     for (size_t i : {size_t{5}, size_t{6}})
       if (const Tensor* s = ops::optional_input(in, i))
-        DEEP500_CHECK(s->shape() == state, what_, ": input ", i, " must have shape ",
-                      to_string(state), ", got ", to_string(s->shape()));
+        DEEP500_CHECK(s->shape() == state_shape(d), what_, ": input ", i, " must have shape ",
+                      to_string(state_shape(d)), ", got ", to_string(s->shape()));
     if (const Tensor* b = ops::optional_input(in, 3))
       DEEP500_CHECK(b->shape() == Shape({dirs_, 2 * d.G * d.H}), what_, ": B must have shape ",
                     to_string(Shape{dirs_, 2 * d.G * d.H}), ", got ", to_string(b->shape()));
+    d.lens = sequence_lengths(in, d.S, d.B);
     return d;
   }
+  Shape state_shape(const Layer& d) const {
+    return layout_ == 0 ? Shape{dirs_, d.B, d.H} : Shape{d.B, dirs_, d.H};
+  }
 
-  template <class T>
-  void run(std::span<const Tensor> in, std::span<Tensor> out) {
-    const Dims d = dims(in);
-    const std::vector<int64_t> lens = sequence_lengths(in, d.S, d.B);
-    const DataType dt = in[0].dtype();
-    const Shape y_shape = layout_ == 0 ? Shape{d.S, dirs_, d.B, d.H} : Shape{d.B, d.S, dirs_, d.H};
-    const Shape state = layout_ == 0 ? Shape{dirs_, d.B, d.H} : Shape{d.B, dirs_, d.H};
-    T* y = out.size() > 0 ? ops::ensure_output(out, 0, dt, y_shape).template data<T>() : nullptr;
-    T* yh = out.size() > 1 ? ops::ensure_output(out, 1, dt, state).template data<T>() : nullptr;
-    T* yc = out.size() > 2 && cell_ == Cell::Lstm
-                ? ops::ensure_output(out, 2, dt, state).template data<T>()
-                : nullptr;
-    // The two directions of a bidirectional layer share only their inputs and
-    // write disjoint outputs: one thread each where the run has two.
+  // Calls f(dir) for each direction: the two directions of a bidirectional
+  // layer share only their inputs and write disjoint outputs, one thread
+  // each where the run has two.
+  template <class F>
+  void each_direction(F&& f) const {
     std::exception_ptr failed[2];
 #pragma omp parallel for num_threads(2) if (dirs_ == 2 && omp_get_max_threads() > 1)
     for (int64_t dir = 0; dir < dirs_; ++dir) {
       try {
-        run_direction<T>(in, d, lens, dir, y, yh, yc);
+        f(dir);
       } catch (...) {
         failed[dir] = std::current_exception();
       }
@@ -176,20 +189,62 @@ class RecurrentOp final : public ops::WithReferenceBackward {
       if (e) std::rethrow_exception(e);
   }
 
-  // Offset of (t, b) rows in X and of (t, dir, b) / (dir, b) in the outputs.
-  int64_t x_row(const Dims& d, int64_t t, int64_t b) const {
-    return layout_ == 0 ? t * d.B + b : b * d.S + t;
-  }
-  int64_t y_at(const Dims& d, int64_t t, int64_t dir, int64_t b) const {
-    return (layout_ == 0 ? (t * dirs_ + dir) * d.B + b : (b * d.S + t) * dirs_ + dir) * d.H;
-  }
-  int64_t state_at(const Dims& d, int64_t dir, int64_t b) const {
-    return (layout_ == 0 ? dir * d.B + b : b * dirs_ + dir) * d.H;
+  template <class T>
+  void run(std::span<const Tensor> in, std::span<Tensor> out) {
+    const Layer d = layer(in);
+    const DataType dt = in[0].dtype();
+    const Shape y_shape = layout_ == 0 ? Shape{d.S, dirs_, d.B, d.H} : Shape{d.B, d.S, dirs_, d.H};
+    T* y = out.size() > 0 ? ops::ensure_output(out, 0, dt, y_shape).template data<T>() : nullptr;
+    T* yh = out.size() > 1 ? ops::ensure_output(out, 1, dt, state_shape(d)).template data<T>()
+                           : nullptr;
+    T* yc = out.size() > 2 && cell_ == Cell::Lstm
+                ? ops::ensure_output(out, 2, dt, state_shape(d)).template data<T>()
+                : nullptr;
+    each_direction([&](int64_t dir) { run_direction<T>(in, d, dir, y, yh, yc, nullptr); });
   }
 
   template <class T>
-  void run_direction(std::span<const Tensor> in, const Dims& d, const std::vector<int64_t>& lens,
-                     int64_t dir, T* y, T* yh, T* yc) {
+  void backprop(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<Tensor> gx) {
+    const Layer d = layer(in);
+    const int64_t GH = d.G * d.H;
+    auto grad_of = [&](size_t i) -> T* {  // input i's gradient, null where none is asked
+      if (i >= gx.size() || !ops::optional_input(in, i)) return nullptr;
+      return ops::ensure_output(gx, i, in[i].dtype(), in[i].shape()).template data<T>();
+    };
+    auto given = [&](size_t i) -> const T* {  // output i's gradient, null where absent
+      return i < gy.size() && gy[i].defined() ? gy[i].template data<T>() : nullptr;
+    };
+    T *dx = grad_of(0), *dw = grad_of(1), *dr = grad_of(2), *db = grad_of(3), *dh0 = grad_of(5),
+      *dc0 = cell_ == Cell::Lstm ? grad_of(6) : nullptr;
+    Mat<T> scratch_dx, second_dx;  // X's gradient from dir 1, added after both
+    std::vector<T> scratch(static_cast<size_t>(2 * dirs_ * GH * std::max(d.I, d.H)));
+    if (!dx) scratch_dx.resize(d.S * d.B, d.I), dx = scratch_dx.data();
+    if (dirs_ == 2) second_dx.resize(d.S * d.B, d.I);
+    each_direction([&](int64_t dir) {
+      // Gradients decaying through many steps reach subnormal values (10% of
+      // a 399-step GRU's, 12x its backward's time): zero instead.
+      const FlushSubnormals flush;
+      Trace<T>& trace = buffers<T>(dir).trace;
+      trace.resize(d);
+      run_direction<T>(in, d, dir, nullptr, nullptr, nullptr, &trace);
+      T* own = scratch.data() + dir * GH * std::max(d.I, d.H);  // dW / dR nobody asked for
+      std::vector<T> own_db;
+      if (!db) own_db.resize(static_cast<size_t>(2 * GH));
+      rnn::backward_direction<T>(d, dir, trace,
+                                 {given(0), given(1), cell_ == Cell::Lstm ? given(2) : nullptr,
+                                  CMatMap<T>(in[0].data<T>(), d.S * d.B, d.I),
+                                  CMatMap<T>(in[1].data<T>() + dir * GH * d.I, GH, d.I),
+                                  CMatMap<T>(in[2].data<T>() + dir * GH * d.H, GH, d.H),
+                                  MatMap<T>(dir == 0 ? dx : second_dx.data(), d.S * d.B, d.I),
+                                  dw ? dw + dir * GH * d.I : own, dr ? dr + dir * GH * d.H : own,
+                                  db ? db + dir * 2 * GH : own_db.data(), dh0, dc0});
+    });
+    if (dirs_ == 2) MatMap<T>(dx, d.S * d.B, d.I) += second_dx;
+  }
+
+  template <class T>
+  void run_direction(std::span<const Tensor> in, const Layer& d, int64_t dir, T* y, T* yh, T* yc,
+                     Trace<T>* trace) {
     const int64_t GH = d.G * d.H, H = d.H;
     const CMatMap<T> x(in[0].data<T>(), d.S * d.B, d.I);
     const CMatMap<T> w(in[1].data<T>() + dir * GH * d.I, GH, d.I);
@@ -223,26 +278,33 @@ class RecurrentOp final : public ops::WithReferenceBackward {
     load_state(in, 5, d, dir, h);
     if (cell_ == Cell::Lstm) load_state(in, 6, d, dir, c);
     Mat<T> hr(d.B, GH);
-    const bool backwards = dirs_ == 2 ? dir == 1 : reverse_;
-    // Step t's rows of xw, equally spaced in either layout; the step adds
-    // the recurrent product onto them in place.
-    const Eigen::OuterStride<> between_batches((x_row(d, 0, 1) - x_row(d, 0, 0)) * GH);
     Mat<T> held_h, held_c;  // rows outside their sequence at this step
     std::vector<int64_t> idle;
     for (int64_t k = 0; k < d.S; ++k) {
-      const int64_t t = backwards ? d.S - 1 - k : k;
-      Eigen::Map<Mat<T>, 0, Eigen::OuterStride<>> g(xw.data() + x_row(d, t, 0) * GH, d.B, GH,
-                                                    between_batches);
+      const int64_t t = d.backwards(dir) ? d.S - 1 - k : k;
+      // Step t's rows of xw; the step adds the recurrent product onto them
+      // in place.
+      auto g = d.rows_at(xw, t);
       idle.clear();
-      for (int64_t b = 0; b < static_cast<int64_t>(lens.size()); ++b)
-        if (t >= lens[b]) idle.push_back(b);
+      for (int64_t b = 0; b < d.B; ++b)
+        if (!d.active(t, b)) idle.push_back(b);
       hold_rows(idle, h, c, held_h, held_c, true);
-      step<T>(g, hr, r, rt, rb, h, c, H);
+      if (trace) {
+        d.rows_at(trace->h_prev, t) = h;
+        if (cell_ == Cell::Lstm) d.rows_at(trace->c_prev, t) = c;
+      }
+      if (trace && cell_ == Cell::Gru) {
+        rnn::Rows<T> gates = d.rows_at(trace->gates, t), u = d.rows_at(trace->u, t);
+        step<T>(g, hr, r, rt, rb, h, c, H, &gates, &u);
+      } else {
+        step<T>(g, hr, r, rt, rb, h, c, H, nullptr, nullptr);
+      }
+      if (trace) record(d, t, g, h, c, *trace);
       hold_rows(idle, h, c, held_h, held_c, false);
       if (y)
         for (int64_t b = 0; b < d.B; ++b) {
-          Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>> row(y + y_at(d, t, dir, b), H);
-          if (t < (lens.empty() ? d.S : lens[b]))
+          Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>> row(y + d.y_at(t, dir, b), H);
+          if (d.active(t, b))
             row = h.row(b);
           else
             row.setZero();
@@ -250,9 +312,21 @@ class RecurrentOp final : public ops::WithReferenceBackward {
     }
     for (int64_t b = 0; b < d.B; ++b) {
       if (yh)
-        Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(yh + state_at(d, dir, b), H) = h.row(b);
+        Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(yh + d.state_at(dir, b), H) = h.row(b);
       if (yc)
-        Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(yc + state_at(d, dir, b), H) = c.row(b);
+        Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(yc + d.state_at(dir, b), H) = c.row(b);
+    }
+  }
+
+  // After step t: its gates (RNN: the new state; LSTM: g, which the step
+  // left holding them; GRU: step() wrote them) and the new cell state.
+  template <class T, class G>
+  void record(const Layer& d, int64_t t, const G& g, const Mat<T>& h, const Mat<T>& c,
+              Trace<T>& trace) const {
+    if (cell_ == Cell::Rnn) d.rows_at(trace.gates, t) = h;
+    if (cell_ == Cell::Lstm) {
+      d.rows_at(trace.gates, t) = g;
+      d.rows_at(trace.c_new, t) = c;
     }
   }
 
@@ -279,19 +353,22 @@ class RecurrentOp final : public ops::WithReferenceBackward {
   }
 
   template <class T>
-  void load_state(std::span<const Tensor> in, size_t i, const Dims& d, int64_t dir, Mat<T>& s) {
+  void load_state(std::span<const Tensor> in, size_t i, const Layer& d, int64_t dir, Mat<T>& s) {
     const Tensor* t = ops::optional_input(in, i);
     if (!t) return;
     for (int64_t b = 0; b < d.B; ++b)
       s.row(b) = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(
-          t->data<T>() + state_at(d, dir, b), d.H);
+          t->data<T>() + d.state_at(dir, b), d.H);
   }
 
   // One step: `g` holds this step's input projection plus biases (ONNX gate
-  // order: LSTM i, o, f, c; GRU z, r, h); updates h (and c).
+  // order: LSTM i, o, f, c; GRU z, r, h); updates h (and c). A GRU step
+  // writes its gates and the hidden gate's recurrent input to `gru_trace`
+  // when given.
   template <class T>
   void step(Eigen::Ref<Mat<T>> g, Mat<T>& hr, const CMatMap<T>& r, const Mat<T>& rt,
-            const Eigen::Matrix<T, 1, Eigen::Dynamic>& rb, Mat<T>& h, Mat<T>& c, int64_t H) const {
+            const Eigen::Matrix<T, 1, Eigen::Dynamic>& rb, Mat<T>& h, Mat<T>& c, int64_t H,
+            rnn::Rows<T>* gru_gates, rnn::Rows<T>* gru_u) const {
     if (cell_ == Cell::Rnn) {
       product<T>(g, h, r, rt, 0, true);
       h = g.array().tanh().matrix();
@@ -323,10 +400,17 @@ class RecurrentOp final : public ops::WithReferenceBackward {
     if (linear_before_reset_) {
       hr.rightCols(H).rowwise() += rb.tail(H);
       cand = (g.array().rightCols(H) + rg * hr.array().rightCols(H)).tanh();
+      if (gru_u) *gru_u = hr.rightCols(H);
     } else {
       const Mat<T> gated = (rg * h.array()).matrix();
       product<T>(hr.rightCols(H), gated, r.bottomRows(H), rt, 2 * H, false);
       cand = (g.array().rightCols(H) + hr.array().rightCols(H)).tanh();
+      if (gru_u) *gru_u = gated;
+    }
+    if (gru_gates) {
+      gru_gates->leftCols(H) = z.matrix();
+      gru_gates->middleCols(H, H) = rg.matrix();
+      gru_gates->rightCols(H) = cand.matrix();
     }
     h = (keep_new * cand + z * h.array()).matrix();
   }
@@ -345,6 +429,7 @@ class RecurrentOp final : public ops::WithReferenceBackward {
   template <class T>
   struct Buffers {
     Mat<T> xw, rt;
+    Trace<T> trace;                // backward's
     const void* rt_for = nullptr;  // the constant R that rt holds transposed
   };
   Buffers<float> float_buffers_[2];
