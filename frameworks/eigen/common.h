@@ -50,8 +50,12 @@ using CMatMap = Eigen::Map<const Mat<T>>;
 class FlushSubnormals {
  public:
 #if defined(__SSE__)
-  FlushSubnormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040); }
-  ~FlushSubnormals() { _mm_setcsr(saved_); }
+  FlushSubnormals() : saved_(_mm_getcsr()) {
+    _mm_setcsr(saved_ | 0x8040);
+  }
+  ~FlushSubnormals() {
+    _mm_setcsr(saved_);
+  }
   FlushSubnormals(const FlushSubnormals&) = delete;
   FlushSubnormals& operator=(const FlushSubnormals&) = delete;
 
