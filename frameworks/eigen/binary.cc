@@ -120,8 +120,8 @@ class ArithOp final : public Operator {
             const int64_t oa = it.offset(0), ob = it.offset(1);
             const CVecMap<T> g(pg + i * n, n);
             with_operands<T>(p, pa + oa, pb + ob, n, [&](const auto& a, const auto& b) {
-              if (pda) accumulate<T>(pda + oa, p.contiguous[0], n, grad_a<T>(g, a, b));
-              if (pdb) accumulate<T>(pdb + ob, p.contiguous[1], n, grad_b<T>(g, a, b));
+              if (pda) add_block<T>(pda + oa, p.contiguous[0], n, grad_a<T>(g, a, b));
+              if (pdb) add_block<T>(pdb + ob, p.contiguous[1], n, grad_b<T>(g, a, b));
             });
           });
         },
@@ -140,13 +140,6 @@ class ArithOp final : public Operator {
 
   bool required(size_t k) const { return required_.size() <= k || required_[k]; }
 
-  template <class T>
-  static T* zeros(std::span<Tensor> gx, size_t k, const Tensor& like) {
-    Tensor& d = ops::ensure_output(gx, k, like.dtype(), like.shape());
-    VecMap<T>(d.data<T>(), d.numel()).setZero();
-    return d.data<T>();
-  }
-
   // f(a, b) with each operand a block map, or its one value when it
   // broadcasts over the block.
   template <class T, class F>
@@ -159,14 +152,6 @@ class ArithOp final : public Operator {
       f(a[0], CVecMap<T>(b, n));
     else
       f(Vec<T>::Constant(n, a[0]), b[0]);
-  }
-
-  template <class T, class E>
-  static void accumulate(T* d, bool vec, int64_t n, const E& e) {
-    if (vec)
-      VecMap<T>(d, n) += e;
-    else
-      d[0] += e.sum();
   }
 
   // d(op)/da and d(op)/db times g (d(a^b)/db = a^b log a, 0 at a == 0; a

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "deep/shape.h"
+#include "frameworks/eigen/common.h"
 
 namespace deep500::eigen {
 
@@ -41,6 +42,24 @@ void for_each_block(const Blocks& p, F f) {
   }
   MultiIndex it(p.outer, p.strides);
   for (int64_t i = 0; !it.done(); it.next(), ++i) f(i, it);
+}
+
+// Input k's gradient, zeroed.
+template <class T>
+T* zeros(std::span<Tensor> gx, size_t k, const Tensor& like) {
+  Tensor& d = ops::ensure_output(gx, k, like.dtype(), like.shape());
+  VecMap<T>(d.data<T>(), d.numel()).setZero();
+  return d.data<T>();
+}
+
+// The adjoint of broadcasting over one block of n: an operand's gradient
+// run accumulates the block's gradient e as is, its one value takes e's sum.
+template <class T, class E>
+void add_block(T* d, bool run, int64_t n, const E& e) {
+  if (run)
+    VecMap<T>(d, n) += e;
+  else
+    d[0] += e.sum();
 }
 
 }  // namespace deep500::eigen

@@ -68,6 +68,11 @@ class FlushSubnormals {
 // (input 0 present), else why not: the registry then tries the next backend.
 std::string float_refusal(const OpContext& ctx, size_t n);
 
+// Whether the eigen kernels compute in t (float32, float64).
+inline bool computes_in(DataType t) {
+  return t == DataType::Float || t == DataType::Double;
+}
+
 // Calls f(T{}) for T = float or double; other types are a caller bug here
 // (factories refuse them), reported as Error naming `what`.
 template <class F>

@@ -1,8 +1,9 @@
 // ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceL1, ReduceL2 and
 // ReduceSumSquare over any axes: each element transformed (|x| for L1, x^2
 // for L2 and SumSquare), combined (a sum, max or min) and the result
-// finished (divided by the count for Mean, a square root for L2). Backward:
-// Sum, Mean and Max here, the others from the reference kernel. Axes come
+// finished (divided by the count for Mean, a square root for L2). Backward
+// of all seven here (the reference's conventions: the first extreme element,
+// sign(0) = 0, 0 where an L2 norm is 0). Axes come
 // from the attribute until ReduceSum-13 / the others' 18, from the optional
 // second input after (where an empty list with noop_with_empty_axes = 1
 // reduces nothing).
@@ -15,7 +16,6 @@
 
 #include "deep/shape.h"
 #include "frameworks/eigen/common.h"
-#include "operators/reference_fallback.h"
 
 namespace deep500::eigen {
 namespace {
@@ -86,7 +86,6 @@ class ReduceOp final : public Operator {
  public:
   explicit ReduceOp(const OpContext& ctx)
       : node_(ctx.node.describe()),
-        reference_(ctx),
         axes_input_(ctx.node.opset >= input_since()),
         keepdims_(ctx.node.attributes.get_int("keepdims", 1) != 0),
         noop_(ctx.node.attributes.get_int("noop_with_empty_axes", 0) != 0),
@@ -127,21 +126,19 @@ class ReduceOp final : public Operator {
         node_);
   }
 
-  bool has_backward() const override {
-    if constexpr (K != Red::Sum && K != Red::Mean && K != Red::Max)
-      return reference_.get().has_backward();
-    return true;
-  }
+  bool has_backward() const override { return true; }
   std::vector<bool> differentiable_inputs(size_t n) const override {
     std::vector<bool> d(n, false);
     d[0] = true;
     return d;
   }
 
+  // Max / Min: the first extreme element of each group (row-major) gets the
+  // gradient. The others: each output's gradient, scaled (Mean 1 / group,
+  // SumSquare 2, L2 1 / y, 0 where y is 0), spread over its group, then
+  // times x (SumSquare, L2) or sign(x) (L1), as the reference.
   void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor> out,
                 std::span<Tensor> gx) override {
-    if constexpr (K != Red::Sum && K != Red::Mean && K != Red::Max)
-      return reference_.get().backward(gy, in, out, gx);
     if (!gy[0].defined()) return;
     const Tensor& x = in[0];
     const ReducePlan p = plan(in);
@@ -153,48 +150,69 @@ class ReduceOp final : public Operator {
           using T = decltype(tag);
           const T* pg = gy[0].data<T>();
           T* pd = dx.data<T>();
-          if constexpr (K == Red::Max) {
-            // The first maximal element of each group (row-major) gets the gradient.
-            Tensor y = out.size() > 0 && out[0].defined() ? out[0] : Tensor();
-            if (!y.defined()) {
-              std::vector<Tensor> tmp(1);
-              forward(in, tmp);
-              y = tmp[0];
-            }
-            const T* px = x.data<T>();
-            const T* py = y.data<T>();
-            std::vector<bool> taken(static_cast<size_t>(y.numel()), false);
-            MultiIndex it(x.shape(), {broadcast_strides(p.keep_shape, x.shape())});
-            for (int64_t i = 0; !it.done(); it.next(), ++i) {
-              const int64_t o = it.offset(0);
-              const bool hit = !taken[o] && px[i] == py[o];
-              if (hit) taken[o] = true;
-              pd[i] = hit ? pg[o] : T(0);
-            }
+          const int64_t n = x.numel();
+          if constexpr (K == Red::Max || K == Red::Min) {
+            first_extreme<T>(x, output(in, out).template data<T>(), pg, pd, p);
           } else {
-            const T scale = K == Red::Mean ? T(1) / static_cast<T>(p.group) : T(1);
-            if (p.dims.empty()) {
-              VecMap<T>(pd, x.numel()) = scale * CVecMap<T>(pg, x.numel());
-              return;
+            Vec<T> scaled = CVecMap<T>(pg, gy[0].numel());
+            if constexpr (K == Red::Mean) scaled /= static_cast<T>(p.group);
+            if constexpr (K == Red::SumSquare) scaled *= T(2);
+            if constexpr (K == Red::L2) {
+              const CVecMap<T> y(output(in, out).template data<T>(), scaled.size());
+              scaled = (y == T(0)).select(T(0), scaled / y);
             }
-            // Blocks of the last merged dim: a run of g (kept) or one g value (reduced).
-            const int64_t L = p.dims.back();
-            const bool last_red = p.red.back();
-            int64_t i = 0;
-            for_each_prefix(p, 1, [&](int64_t, int64_t o) {
-              VecMap<T> d(pd + i, L);
-              if (last_red)
-                d.setConstant(scale * pg[o]);
-              else
-                d = scale * CVecMap<T>(pg + o, L);
-              i += L;
-            });
+            spread<T>(scaled.data(), pd, n, p);
+            const CVecMap<T> xs(x.data<T>(), n);
+            if constexpr (K == Red::SumSquare || K == Red::L2) VecMap<T>(pd, n) *= xs;
+            if constexpr (K == Red::L1) VecMap<T>(pd, n) *= xs.sign();
           }
         },
         node_);
   }
 
  private:
+  // The forward's output (computed again when the caller kept none).
+  Tensor output(std::span<const Tensor> in, std::span<const Tensor> out) {
+    if (out.size() > 0 && out[0].defined()) return out[0];
+    std::vector<Tensor> y(1);
+    forward(in, y);
+    return y[0];
+  }
+
+  // dx[i] = g of i's group, blocks of the last merged dim: a run of g (kept)
+  // or one g value (reduced).
+  template <class T>
+  static void spread(const T* pg, T* pd, int64_t n, const ReducePlan& p) {
+    if (p.dims.empty()) {
+      VecMap<T>(pd, n) = CVecMap<T>(pg, n);
+      return;
+    }
+    const int64_t L = p.dims.back();
+    const bool last_red = p.red.back();
+    int64_t i = 0;
+    for_each_prefix(p, 1, [&](int64_t, int64_t o) {
+      VecMap<T> d(pd + i, L);
+      if (last_red)
+        d.setConstant(pg[o]);
+      else
+        d = CVecMap<T>(pg + o, L);
+      i += L;
+    });
+  }
+
+  template <class T>
+  static void first_extreme(const Tensor& x, const T* py, const T* pg, T* pd, const ReducePlan& p) {
+    const T* px = x.data<T>();
+    std::vector<bool> taken(static_cast<size_t>(numel(p.keep_shape)), false);
+    MultiIndex it(x.shape(), {broadcast_strides(p.keep_shape, x.shape())});
+    for (int64_t i = 0; !it.done(); it.next(), ++i) {
+      const int64_t o = it.offset(0);
+      const bool hit = !taken[o] && px[i] == py[o];
+      if (hit) taken[o] = true;
+      pd[i] = hit ? pg[o] : T(0);
+    }
+  }
+
   ReducePlan plan(std::span<const Tensor> in) const {
     std::vector<int64_t> axes = axes_attr_;
     bool noop = false;
@@ -273,7 +291,6 @@ class ReduceOp final : public Operator {
   }
 
   std::string node_;
-  ops::ReferenceFallback reference_;  // backward of Min, L1, L2, SumSquare
   bool axes_input_ = false, keepdims_ = true, noop_ = false;
   std::vector<int64_t> axes_attr_;
 };

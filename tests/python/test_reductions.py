@@ -32,7 +32,15 @@ def test_forward_matches_numpy(backend, op, axes, keepdims):
     np.testing.assert_allclose(y, NUMPY[op](x, tuple(axes), bool(keepdims)), rtol=1e-12)
 
 
-@pytest.mark.parametrize("op", ["ReduceL1", "ReduceL2", "ReduceSumSquare"])
-def test_gradients_match_finite_differences(op):
-    r = deep500.check_gradient(deep500.op(op, axes=[1]), [data((2, 3, 4))], "eigen")
+@pytest.mark.parametrize("op", sorted(NUMPY))
+@pytest.mark.parametrize("axes", [[1], [3], [0, 2], [1, 2, 3]])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_gradients_match_finite_differences(op, axes, keepdims):
+    """The eigen kernel's own backward, all seven reductions."""
+    if op == "ReduceSum":  # axes an input since opset 13
+        spec, inputs = deep500.op(op, keepdims=keepdims), [data((2, 3, 4, 5)), np.array(axes)]
+    else:
+        spec, inputs = deep500.op(op, axes=axes, keepdims=keepdims), [data((2, 3, 4, 5))]
+    r = deep500.check_gradient(spec, inputs, "eigen")
     assert r["passed"] and r["method"] == "finite differences", r
+    assert r["inputs"][0]["status"] == "passed" and r["inputs"][0]["checked_elements"] > 0, r

@@ -40,11 +40,21 @@ def test_expand_matches_numpy(dtype, shape, target):
     np.testing.assert_array_equal(y, np.broadcast_to(x, expected.shape))
 
 
-def test_gradients_match_finite_differences():
-    x = values((3, 1), np.float64, 4)
-    r = deep500.check_gradient(deep500.op("Expand"), [x, np.array([3, 4], np.int64)], "eigen")
+@pytest.mark.parametrize("shape,target", [((3, 1), (3, 4)), ((4,), (2, 3, 4)), ((1,), (5, 6)),
+                                          ((2, 1, 3), (2, 4, 3)), ((2, 3), (2, 3))])
+def test_expand_gradient_matches_finite_differences(shape, target):
+    r = deep500.check_gradient(deep500.op("Expand"), [values(shape, np.float64, 4),
+                                                      np.array(target, np.int64)], "eigen")
     assert r["passed"] and r["method"] == "finite differences", r
-    c = values((3, 4), np.bool_, 5)
-    r = deep500.check_gradient(deep500.op("Where"), [c, values((3, 4), np.float64, 6),
-                                                     values((4,), np.float64, 7)], "eigen")
+    assert r["inputs"][0]["status"] == "passed", r
+
+
+@pytest.mark.parametrize("shapes", [
+    [(3, 4), (3, 4), (4,)], [(4,), (2, 3, 4), ()], [(2, 1, 5), (1, 4, 5), (5,)],
+    [(1, 1, 8, 8), (2, 4, 8, 8), (2, 1, 1, 1)], [(), (2, 3), (2, 3)]])
+def test_where_gradient_matches_finite_differences(shapes):
+    c = values(shapes[0], np.bool_, 5)
+    r = deep500.check_gradient(deep500.op("Where"), [c, values(shapes[1], np.float64, 6),
+                                                     values(shapes[2], np.float64, 7)], "eigen")
     assert r["passed"] and r["method"] == "finite differences", r
+    assert [row["index"] for row in r["inputs"] if row["status"] == "passed"] == [1, 2], r
