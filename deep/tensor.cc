@@ -10,6 +10,7 @@
 #include <new>
 
 #include "deep/device_runtime.h"
+#include "deep/mapping_cache.h"
 #include "deep/sizes.h"
 
 namespace deep500 {
@@ -30,9 +31,10 @@ constexpr std::size_t kHugeFrom = std::size_t{4} << 20;
 // from the kernel and unmapped when freed. Through malloc, freeing them
 // raised glibc's dynamic mmap threshold (to 606 KB on ViT-B/16's planning
 // run), after which the same sizes stayed in its heap as holes: ViT-B/16
-// peaked at 943 MB resident for 711 MB live (mapped: 730 MB). Mapped memory
-// is already zero. Not under AddressSanitizer, which checks malloc'd
-// buffers only.
+// peaked at 943 MB resident for 711 MB live (mapped: 730 MB). A freed
+// mapping is kept for the next buffer of its length (deep/mapping_cache.h)
+// and zeroed when reused; a new mapping is already zero. Not under
+// AddressSanitizer, which checks malloc'd buffers only.
 constexpr std::size_t kMapFrom = std::size_t{128} << 10;
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kMapLarge = false;
@@ -53,6 +55,11 @@ unsigned char* allocate(std::size_t size, std::size_t* alloc, std::size_t* mappe
   *alloc = std::max<std::size_t>(align, (size + align - 1) / align * align);
   *mapped = 0;
   if (kMapLarge && size >= kMapFrom) {
+    if (void* held = mapping_cache::take(*alloc)) {
+      std::memset(held, 0, *alloc);
+      *mapped = *alloc;
+      return static_cast<unsigned char*>(held);
+    }
     const std::size_t length = *alloc + (align == kHugePage ? kHugePage : 0);
     void* m = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) throw std::bad_alloc();
@@ -85,10 +92,20 @@ Tensor::Storage::Storage(DataType t, int64_t n, const Shape& shape) : dtype(t), 
   const std::string what = cat("tensor ", name_of(t), to_string(shape));
   const auto size =
       static_cast<std::size_t>(checked_mul(n, static_cast<int64_t>(size_of(t)), what));
-  reserve_memory(size, what);
+  try {
+    reserve_memory(size, what);
+  } catch (const Error&) {
+    if (mapping_cache::release_all() == 0) throw;
+    reserve_memory(size, what);  // without the held mappings
+  }
   std::size_t alloc = 0;
   try {
-    bytes = allocate(size, &alloc, &mapped);
+    try {
+      bytes = allocate(size, &alloc, &mapped);
+    } catch (const std::bad_alloc&) {
+      if (mapping_cache::release_all() == 0) throw;
+      bytes = allocate(size, &alloc, &mapped);  // without the held mappings
+    }
   } catch (const std::bad_alloc&) {
     release_memory(size);
     throw Error(cat(what, ": the system refused ", format_bytes(size), " of memory"));
@@ -130,7 +147,7 @@ Tensor::Storage::~Storage() {
     for (int64_t i = 0; i < count; ++i) s[i].~basic_string();
   }
   if (mapped)
-    munmap(bytes, mapped);
+    mapping_cache::give(bytes, mapped);
   else
     std::free(bytes);
 }

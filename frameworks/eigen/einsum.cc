@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <type_traits>
 
 #include "frameworks/eigen/common.h"
 #include "operators/einsum_equation.h"
@@ -53,13 +54,15 @@ Shape label_strides(const Shape& shape, const Labels& dims, const Labels& labels
   return out;
 }
 
-// dst[...] += src[...] over the index space `sizes`, each side through its
-// strides per dimension (the innermost dimension in a plain loop).
+// dst[...] += src[...] (assign: dst[...] = src[...]) over the index space
+// `sizes`, each side through its strides per dimension (the innermost
+// dimension in a plain loop, or one vector operation where both sides are
+// contiguous along it).
 template <class T>
 void strided_add(const Shape& sizes, const Shape& src_strides, const Shape& dst_strides,
-                 const T* src, T* dst) {
+                 const T* src, T* dst, bool assign = false) {
   if (sizes.empty()) {
-    dst[0] += src[0];
+    dst[0] = assign ? src[0] : dst[0] + src[0];
     return;
   }
   if (numel(sizes) == 0) return;
@@ -67,12 +70,28 @@ void strided_add(const Shape& sizes, const Shape& src_strides, const Shape& dst_
   const Shape outer(sizes.begin(), sizes.end() - 1);
   const Shape so(src_strides.begin(), src_strides.end() - 1),
       dso(dst_strides.begin(), dst_strides.end() - 1);
+  const bool runs = ss == 1 && ds == 1;
   for (MultiIndex it(outer, {so, dso}); !it.done(); it.next()) {
     const T* s = src + it.offset(0);
     T* d = dst + it.offset(1);
-    for (int64_t i = 0; i < n; ++i) d[i * ds] += s[i * ss];
+    if (runs && assign)
+      VecMap<T>(d, n) = CVecMap<T>(s, n);
+    else if (runs)
+      VecMap<T>(d, n) += CVecMap<T>(s, n);
+    else if (assign)
+      for (int64_t i = 0; i < n; ++i) d[i * ds] = s[i * ss];
+    else
+      for (int64_t i = 0; i < n; ++i) d[i * ds] += s[i * ss];
   }
 }
+
+// Buffers of one kernel, kept between calls (same sizes on every run: no
+// allocation, no page faults): the operands gathered as matrices and the
+// product before it is scattered.
+template <class T>
+struct Scratch {
+  std::vector<T> x, y, c;
+};
 
 // The pair's labels by role, each group in a fixed order.
 struct Roles {
@@ -144,28 +163,31 @@ Operand<T> as_matrices(const Term<T>& t, const Labels& batch, const Labels& rows
   if (summed.empty() && lies_as(t, concat({&batch, &cols, &rows}), sizes)) return {t.data, true};
   const Labels packed = concat({&batch, &rows, &cols});
   const Labels all = concat({&packed, &summed});
-  buffer.assign(static_cast<size_t>(product(packed, sizes)), T(0));
+  // Without summed labels every element is written once: no zeroing.
+  if (summed.empty())
+    buffer.resize(static_cast<size_t>(product(packed, sizes)));
+  else
+    buffer.assign(static_cast<size_t>(product(packed, sizes)), T(0));
   Shape dst = contiguous_strides(sizes_of(packed, sizes));
   dst.resize(all.size(), 0);  // summed labels add up
   strided_add(sizes_of(all, sizes), label_strides(t.shape, t.labels, all), dst, t.data,
-              buffer.data());
+              buffer.data(), summed.empty());
   return {buffer.data(), false};
 }
 
-// out (labels `to`, shape `out_shape`, zeroed by the caller) += the
-// contraction of x and y.
+// out (labels `to`, shape `out_shape`) = the contraction of x and y.
 template <class T>
 void contract(const Term<T>& x, const Term<T>& y, const Labels& to, const Shape& out_shape, T* out,
-              const std::map<int, int64_t>& sizes) {
+              const std::map<int, int64_t>& sizes, Scratch<T>& scratch) {
   const Roles r = roles_of(x.labels, y.labels, to);
   const int64_t batches = product(r.batch, sizes), M = product(r.m, sizes), K = product(r.k, sizes),
                 N = product(r.n, sizes);
-  std::vector<T> xb, yb, cb;
-  const Operand<T> a = as_matrices(x, r.batch, r.m, r.k, r.x_only, sizes, xb);
-  const Operand<T> b = as_matrices(y, r.batch, r.k, r.n, r.y_only, sizes, yb);
+  const Operand<T> a = as_matrices(x, r.batch, r.m, r.k, r.x_only, sizes, scratch.x);
+  const Operand<T> b = as_matrices(y, r.batch, r.k, r.n, r.y_only, sizes, scratch.y);
   const Labels c_order = concat({&r.batch, &r.m, &r.n});
   const bool direct = r.replicated.empty() && to == c_order && out_shape == sizes_of(to, sizes);
-  if (!direct) cb.assign(static_cast<size_t>(batches * M * N), T(0));
+  std::vector<T>& cb = scratch.c;
+  if (!direct) cb.resize(static_cast<size_t>(batches * M * N));  // every block written below
   T* c = direct ? out : cb.data();
   for (int64_t i = 0; i < batches; ++i) {
     MatMap<T> ci(c + i * M * N, M, N);
@@ -176,26 +198,30 @@ void contract(const Term<T>& x, const Term<T>& y, const Labels& to, const Shape&
     const T* ai = a.data + i * M * K;
     const T* bi = b.data + i * K * N;
     if (!a.transposed && !b.transposed)
-      ci.noalias() += CMatMap<T>(ai, M, K) * CMatMap<T>(bi, K, N);
+      ci.noalias() = CMatMap<T>(ai, M, K) * CMatMap<T>(bi, K, N);
     else if (!a.transposed)
-      ci.noalias() += CMatMap<T>(ai, M, K) * CMatMap<T>(bi, N, K).transpose();
+      ci.noalias() = CMatMap<T>(ai, M, K) * CMatMap<T>(bi, N, K).transpose();
     else if (!b.transposed)
-      ci.noalias() += CMatMap<T>(ai, K, M).transpose() * CMatMap<T>(bi, K, N);
+      ci.noalias() = CMatMap<T>(ai, K, M).transpose() * CMatMap<T>(bi, K, N);
     else
-      ci.noalias() += CMatMap<T>(ai, K, M).transpose() * CMatMap<T>(bi, N, K).transpose();
+      ci.noalias() = CMatMap<T>(ai, K, M).transpose() * CMatMap<T>(bi, N, K).transpose();
   }
   if (direct) return;
-  // Scatter-add into the output over its distinct labels.
+  // Scatter into the output over its distinct labels: each element written
+  // once (a permutation), else added up from zero (a diagonal, a size-1
+  // dimension along a larger label).
   Labels distinct;
   for (int l : to)
     if (!has(distinct, l)) distinct.push_back(l);
+  const bool once = distinct == to && out_shape == sizes_of(to, sizes);
+  if (!once) std::fill(out, out + numel(out_shape), T(0));
   Shape c_strides = contiguous_strides(sizes_of(c_order, sizes)), src;
   for (int l : distinct) {
     const auto at = std::find(c_order.begin(), c_order.end(), l);
     src.push_back(at == c_order.end() ? 0 : c_strides[at - c_order.begin()]);
   }
   strided_add(sizes_of(distinct, sizes), src, label_strides(out_shape, to, distinct), cb.data(),
-              out);
+              out, once);
 }
 
 // The labels a fold step keeps: those of x and y still needed by a later
@@ -241,14 +267,16 @@ class EinsumOp final : public Operator {
             const Term<T> next{in[k].data<T>(), in[k].shape(), l.terms[k]};
             const std::vector<Labels> later(l.terms.begin() + static_cast<std::ptrdiff_t>(k) + 1,
                                             l.terms.end());
-            if (k + 1 == in.size()) return write(acc, next, l, y);
+            if (k + 1 == in.size())
+              return contract(acc, next, l.output, y.shape(), y.data<T>(), l.sizes, scratch<T>());
             const Labels kept = kept_labels(acc.labels, next.labels, later, l.output);
             std::vector<T> result(static_cast<size_t>(numel(sizes_of(kept, l.sizes))), T(0));
-            contract(acc, next, kept, sizes_of(kept, l.sizes), result.data(), l.sizes);
+            contract(acc, next, kept, sizes_of(kept, l.sizes), result.data(), l.sizes,
+                     scratch<T>());
             held = std::move(result);
             acc = {held.data(), sizes_of(kept, l.sizes), kept};
           }
-          write(acc, scalar, l, y);
+          contract(acc, scalar, l.output, y.shape(), y.data<T>(), l.sizes, scratch<T>());
         },
         node_);
   }
@@ -275,8 +303,7 @@ class EinsumOp final : public Operator {
                 in.size() == 1 ? Term<T>{&one, {}, {}}
                                : Term<T>{in[1 - k].data<T>(), in[1 - k].shape(), l.terms[1 - k]};
             Tensor& d = ops::ensure_output(gx, k, in[k].dtype(), in[k].shape());
-            VecMap<T>(d.data<T>(), d.numel()).setZero();
-            contract(g, other, l.terms[k], in[k].shape(), d.data<T>(), l.sizes);
+            contract(g, other, l.terms[k], in[k].shape(), d.data<T>(), l.sizes, scratch<T>());
           }
         },
         node_);
@@ -289,17 +316,19 @@ class EinsumOp final : public Operator {
     return equation_.resolve(shapes);
   }
 
-  // The last contraction, into the output tensor.
   template <class T>
-  static void write(const Term<T>& x, const Term<T>& y, const ops::EinsumLabels& l, Tensor& out) {
-    T* p = out.data<T>();
-    std::fill(p, p + out.numel(), T(0));
-    contract(x, y, l.output, out.shape(), p, l.sizes);
+  Scratch<T>& scratch() {
+    if constexpr (std::is_same_v<T, float>)
+      return float_scratch_;
+    else
+      return double_scratch_;
   }
 
   std::string node_;
   ops::EinsumEquation equation_;
   size_t operands_;
+  Scratch<float> float_scratch_;
+  Scratch<double> double_scratch_;
 };
 
 }  // namespace

@@ -13,6 +13,8 @@ CASES = [
     ("ij,jk->ik", [(3, 4), (4, 5)]),
     ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),  # attention scores: B read transposed
     ("bhqk,bhkd->bhqd", [(2, 3, 4, 6), (2, 3, 6, 5)]),  # attention values
+    ("bqhd,bkhd->bhqk", [(2, 4, 3, 5), (2, 6, 3, 5)]),  # heads inside: both operands gathered
+    ("bhqk,bkhd->bqhd", [(2, 3, 4, 6), (2, 6, 3, 5)]),  # the product scattered to the output
     ("abcd,cdef->abef", [(2, 3, 4, 5), (4, 5, 2, 3)]),  # two contracted, two kept labels a side
     ("ijk,ikl->jl", [(2, 3, 4), (2, 4, 5)]),  # contracted labels split around a kept one
     ("ij,kj->jik", [(3, 4), (5, 4)]),  # batch label in the middle, output permuted
