@@ -1,5 +1,6 @@
-// Add, Sub, Mul, Div and Pow with NumPy broadcasting (opset >= 7), forward
-// and backward, as vectorized Eigen array expressions over contiguous blocks.
+// Add, Sub, Mul, Div, Pow and PRelu (x < 0 ? slope x : x, the slope
+// broadcast to x) with NumPy broadcasting (opset >= 7), forward and
+// backward, as vectorized Eigen array expressions over contiguous blocks.
 // Pow by a scalar 1, 2 or 3 (LayerNorm's x^2 in exported graphs) is a copy,
 // a square or a cube; its gradients are the reference's formulas.
 //
@@ -14,7 +15,7 @@
 namespace deep500::eigen {
 namespace {
 
-enum class Arith { Add, Sub, Mul, Div, Pow };
+enum class Arith { Add, Sub, Mul, Div, Pow, PRelu };
 
 template <Arith K, class X, class Y>
 auto apply(const X& x, const Y& y) {
@@ -30,6 +31,25 @@ auto apply(const X& x, const Y& y) {
     else
       return x.pow(y);
   }
+  if constexpr (K == Arith::PRelu) {
+    if constexpr (std::is_arithmetic_v<X> && std::is_arithmetic_v<Y>) {
+      return x < X(0) ? x * y : x;
+    } else if constexpr (std::is_arithmetic_v<X>) {  // x repeated over y's block
+      using V = Vec<X>;
+      return x < X(0) ? V(x * y) : V(V::Constant(y.size(), x));
+    } else {
+      return (x < typename X::Scalar(0)).select(x * y, x);
+    }
+  }
+}
+
+// v as a block of n values (a scalar repeated).
+template <class T, class V>
+Vec<T> block_of(const V& v, int64_t n) {
+  if constexpr (std::is_arithmetic_v<V>)
+    return Vec<T>::Constant(n, v);
+  else
+    return Vec<T>(v);
 }
 
 // x ** e for a block x and a scalar e: exact products for small integer e.
@@ -55,7 +75,10 @@ class ArithOp final : public Operator {
     std::string why = float_refusal(ctx, 2);
     if (!why.empty()) return why;
     Blocks p;
-    return plan_blocks({ctx.inputs[0].shape, ctx.inputs[1].shape}, p);
+    why = plan_blocks({ctx.inputs[0].shape, ctx.inputs[1].shape}, p);
+    if (K == Arith::PRelu && why.empty() && p.out != ctx.inputs[0].shape)
+      return "the slope must broadcast to X's shape";
+    return why;
   }
 
   void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
@@ -160,6 +183,9 @@ class ArithOp final : public Operator {
   static auto grad_a(const G& g, const A& a, const B& b) {
     if constexpr (K == Arith::Add || K == Arith::Sub) {
       return g + T(0);
+    } else if constexpr (K == Arith::PRelu) {
+      const int64_t n = g.size();
+      return Vec<T>(g * (block_of<T>(a, n) < T(0)).select(block_of<T>(b, n), Vec<T>::Ones(n)));
     } else if constexpr (K == Arith::Mul) {
       return g * b;
     } else if constexpr (K == Arith::Div) {
@@ -177,6 +203,9 @@ class ArithOp final : public Operator {
   static auto grad_b(const G& g, const A& a, const B& b) {
     if constexpr (K == Arith::Add) {
       return g + T(0);
+    } else if constexpr (K == Arith::PRelu) {
+      const Vec<T> av = block_of<T>(a, g.size());
+      return Vec<T>(g * (av < T(0)).select(av, Vec<T>::Zero(g.size())));
     } else if constexpr (K == Arith::Sub) {
       return -g;
     } else if constexpr (K == Arith::Mul) {
@@ -213,6 +242,7 @@ void register_binary(Registry& r) {
   add_kernel<ArithOp<Arith::Mul>>(r, "Mul", 7);
   add_kernel<ArithOp<Arith::Div>>(r, "Div", 7);
   add_kernel<ArithOp<Arith::Pow>>(r, "Pow", 7);
+  add_kernel<ArithOp<Arith::PRelu>>(r, "PRelu", 7);
 }
 
 }  // namespace deep500::eigen

@@ -2,9 +2,12 @@
 // (strided_copy.h): the input read with its strides in `perm` order into the
 // plain output, so that a channel shuffle or an attention head split becomes
 // a 3- or 4-D reorder that oneDNN runs with a JIT kernel. Backward is the
-// inverse transpose of dY.
+// inverse transpose of dY. DepthToSpace and SpaceToDepth are the same copy:
+// NCHW read as 6-D (the block size split out of C, or out of H and W) in
+// the order of the output's 6-D view.
 #include <numeric>
 
+#include "deep/sizes.h"
 #include "frameworks/onednn/strided_copy.h"
 
 namespace deep500::onednn {
@@ -85,10 +88,90 @@ class TransposeOp final : public Kernel {
   PlanCache cache_, bwd_cache_;
 };
 
+// DepthToSpace (DCR, CRD; kToSpace) and SpaceToDepth with block size b on
+// NCHW.
+template <bool kToSpace>
+class DepthSpaceOp final : public Kernel {
+ public:
+  explicit DepthSpaceOp(const OpContext& ctx)
+      : node_(ctx.node.describe()),
+        crd_(kToSpace && ctx.node.attributes.get_string("mode", "DCR") == "CRD"),
+        block_(ctx.node.attributes.get_int("blocksize", 0)) {}
+
+  static std::string refusal(const OpContext& ctx) {
+    if (auto why = check_f32(ctx, 1); !why.empty()) return why;
+    if (ctx.node.attributes.get_int("blocksize", 0) < 1) return "blocksize must be >= 1";
+    const std::string mode = ctx.node.attributes.get_string("mode", "DCR");
+    if (mode != "DCR" && mode != "CRD") return cat("mode '", mode, "' is not DCR or CRD");
+    return {};
+  }
+
+  void forward(std::span<const Tensor> in, std::span<Tensor> out) override {
+    const Geometry g = geometry(in[0].shape());
+    Tensor& y = ops::ensure_output(out, 0, DataType::Float, g.out);
+    if (auto* p = strided_copy(cache_, transposing(g.in6, g.perm), in[0].data<float>(),
+                               y.data<float>(), "transpose"))
+      last_ = p;
+  }
+  bool has_backward() const override { return true; }
+  std::vector<bool> differentiable_inputs(size_t n) const override {
+    return std::vector<bool>(n, true);
+  }
+  void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
+                std::span<Tensor> gx) override {
+    const Geometry g = geometry(in[0].shape());
+    Tensor& dx = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
+    if (!gy[0].defined()) {
+      std::fill_n(dx.data<float>(), dx.numel(), 0.f);
+      return;
+    }
+    DEEP500_CHECK(gy[0].shape() == g.out, node_, ": output gradient has shape ",
+                  to_string(gy[0].shape()), ", expected ", to_string(g.out));
+    Shape out6(6), inverse(6);
+    for (size_t i = 0; i < 6; ++i) {
+      out6[i] = g.in6[static_cast<size_t>(g.perm[i])];
+      inverse[static_cast<size_t>(g.perm[i])] = static_cast<int64_t>(i);
+    }
+    if (auto* p = strided_copy(bwd_cache_, transposing(out6, inverse), gy[0].data<float>(),
+                               dx.data<float>(), "transpose"))
+      last_ = p;
+  }
+
+ private:
+  // The input's 6-D view, the order of its dims in the output's 6-D view,
+  // and the output's shape; checked as the reference checks them.
+  struct Geometry {
+    Shape in6, perm, out;
+  };
+  Geometry geometry(const Shape& x) const {
+    DEEP500_CHECK(x.size() == 4, node_, ": input must be 4-D NCHW, got ", to_string(x));
+    const int64_t n = x[0], c = x[1], h = x[2], w = x[3], b = block_;
+    const int64_t bb = checked_mul(b, b, node_ + ": blocksize^2");
+    if (kToSpace) {
+      DEEP500_CHECK(c % bb == 0, node_, ": channels ", c, " must be divisible by blocksize^2 ", bb);
+      const Shape out{n, c / bb, checked_mul(h, b, node_), checked_mul(w, b, node_)};
+      if (crd_) return {{n, c / bb, b, b, h, w}, {0, 1, 4, 2, 5, 3}, out};
+      return {{n, b, b, c / bb, h, w}, {0, 3, 4, 1, 5, 2}, out};
+    }
+    DEEP500_CHECK(h % b == 0 && w % b == 0, node_, ": height ", h, " and width ", w,
+                  " must be divisible by blocksize ", b);
+    return {{n, c, h / b, b, w / b, b},
+            {0, 3, 5, 1, 2, 4},
+            {n, checked_mul(c, bb, node_), h / b, w / b}};
+  }
+
+  std::string node_;
+  bool crd_;
+  int64_t block_;
+  PlanCache cache_, bwd_cache_;
+};
+
 }  // namespace
 
 void register_transpose(Registry& r) {
   add_kernel<TransposeOp>(r, "Transpose", strided_copy_impl("transpose"));
+  add_kernel<DepthSpaceOp<true>>(r, "DepthToSpace", strided_copy_impl("transpose"));
+  add_kernel<DepthSpaceOp<false>>(r, "SpaceToDepth", strided_copy_impl("transpose"));
 }
 
 }  // namespace deep500::onednn
