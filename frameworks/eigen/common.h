@@ -68,6 +68,10 @@ class FlushSubnormals {
 // (input 0 present), else why not: the registry then tries the next backend.
 std::string float_refusal(const OpContext& ctx, size_t n);
 
+// Elements from which a kernel shares its independent parts (images,
+// planes) among the run's OpenMP threads.
+inline constexpr int64_t kParallelFrom = int64_t{1} << 15;
+
 // Whether the eigen kernels compute in t (float32, float64).
 inline bool computes_in(DataType t) {
   return t == DataType::Float || t == DataType::Double;

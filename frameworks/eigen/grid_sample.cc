@@ -69,17 +69,23 @@ class GridSampleOp final : public Operator {
         x.dtype(),
         [&](auto tag) {
           using T = decltype(tag);
-          Taps<T> t(points);
-          for (int64_t b = 0; b < n; ++b) {
-            taps(grid.data<T>() + b * points * 2, points, h, w, t);
-            for (int64_t ch = 0; ch < c; ++ch) {
-              const T* plane = x.data<T>() + (b * c + ch) * h * w;
-              T* dst = y.data<T>() + (b * c + ch) * points;
-              for (int64_t i = 0; i < points; ++i) {
-                const int64_t* k = t.index.data() + i * 4;
-                const T* wt = t.weight.data() + i * 4;
-                dst[i] = wt[0] * plane[k[0]] + wt[1] * plane[k[1]] + wt[2] * plane[k[2]] +
-                         wt[3] * plane[k[3]];
+      // Images are independent: shared among the run's threads, each
+      // with its own taps.
+#pragma omp parallel if (n > 1 && n * c * points >= kParallelFrom)
+          {
+            Taps<T> t(points);
+#pragma omp for
+            for (int64_t b = 0; b < n; ++b) {
+              taps(grid.data<T>() + b * points * 2, points, h, w, t);
+              for (int64_t ch = 0; ch < c; ++ch) {
+                const T* plane = x.data<T>() + (b * c + ch) * h * w;
+                T* dst = y.data<T>() + (b * c + ch) * points;
+                for (int64_t i = 0; i < points; ++i) {
+                  const int64_t* k = t.index.data() + i * 4;
+                  const T* wt = t.weight.data() + i * 4;
+                  dst[i] = wt[0] * plane[k[0]] + wt[1] * plane[k[1]] + wt[2] * plane[k[2]] +
+                           wt[3] * plane[k[3]];
+                }
               }
             }
           }
@@ -87,7 +93,9 @@ class GridSampleOp final : public Operator {
         node_);
   }
 
-  bool has_backward() const override { return true; }
+  bool has_backward() const override {
+    return true;
+  }
   std::vector<bool> differentiable_inputs(size_t n) const override {
     return std::vector<bool>(n, true);
   }
@@ -111,20 +119,24 @@ class GridSampleOp final : public Operator {
           VecMap<T>(dx.data<T>(), dx.numel()).setZero();
           VecMap<T>(dgrid.data<T>(), dgrid.numel()).setZero();
           if (!gy[0].defined()) return;
-          Taps<T> t(points);
-          Vec<T> gix(points), giy(points);
-          for (int64_t b = 0; b < n; ++b) {
-            taps(grid.data<T>() + b * points * 2, points, h, w, t);
-            gix.setZero();
-            giy.setZero();
-            for (int64_t ch = 0; ch < c; ++ch)
-              backward_plane(x.data<T>() + (b * c + ch) * h * w,
-                             gy[0].data<T>() + (b * c + ch) * points,
-                             dx.data<T>() + (b * c + ch) * h * w, points, t, gix, giy);
-            T* dg = dgrid.data<T>() + b * points * 2;
-            for (int64_t i = 0; i < points; ++i) {
-              dg[2 * i] = gix[i] * t.sx[static_cast<size_t>(i)];
-              dg[2 * i + 1] = giy[i] * t.sy[static_cast<size_t>(i)];
+#pragma omp parallel if (n > 1 && n * c * points >= kParallelFrom)
+          {
+            Taps<T> t(points);
+            Vec<T> gix(points), giy(points);
+#pragma omp for
+            for (int64_t b = 0; b < n; ++b) {
+              taps(grid.data<T>() + b * points * 2, points, h, w, t);
+              gix.setZero();
+              giy.setZero();
+              for (int64_t ch = 0; ch < c; ++ch)
+                backward_plane(x.data<T>() + (b * c + ch) * h * w,
+                               gy[0].data<T>() + (b * c + ch) * points,
+                               dx.data<T>() + (b * c + ch) * h * w, points, t, gix, giy);
+              T* dg = dgrid.data<T>() + b * points * 2;
+              for (int64_t i = 0; i < points; ++i) {
+                dg[2 * i] = gix[i] * t.sx[static_cast<size_t>(i)];
+                dg[2 * i + 1] = giy[i] * t.sy[static_cast<size_t>(i)];
+              }
             }
           }
         },

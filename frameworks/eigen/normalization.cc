@@ -62,6 +62,14 @@ void for_each_span(const AxisRuns& r, F f) {
   for (size_t d = r.sizes.size(); d-- > 0;)
     if (!r.normalized[d]) kept_stride[d] = s, s *= r.sizes[d];
   const Shape outer(r.sizes.begin(), r.sizes.begin() + static_cast<std::ptrdiff_t>(inner));
+  if (step == 0 && numel(outer) == r.kept) {
+    // One span per kept index (only the innermost run normalized, as in
+    // InstanceNormalization): spans write disjoint outputs, on the run's
+    // threads when there is enough work to share.
+#pragma omp parallel for if (r.kept > 1 && r.kept * length >= kParallelFrom)
+    for (int64_t k = 0; k < r.kept; ++k) f(k * length, length, k, int64_t{0});
+    return;
+  }
   const Shape outer_kept(kept_stride.begin(),
                          kept_stride.begin() + static_cast<std::ptrdiff_t>(inner));
   int64_t offset = 0;
@@ -234,8 +242,10 @@ class NormalizeOp final : public ops::WithReferenceBackward {
     const T* dy = dy_t.data<T>();
     const T* scale = in[1].data<T>();
     T* dx = ops::ensure_output(gx, 0, x_t.dtype(), x_t.shape()).template data<T>();
-    std::vector<double> dscale(static_cast<size_t>(c), 0.0), dbias(dscale);
+    // Per (n, c) sums, added up per channel after the (parallel) spans.
+    std::vector<double> span_dscale(static_cast<size_t>(n * c)), span_dbias(span_dscale.size());
     const auto count = static_cast<double>(m);
+#pragma omp parallel for if (n * c > 1 && n * c * m >= kParallelFrom)
     for (int64_t k = 0; k < n * c; ++k) {
       const T* xs = x + k * m;
       const T* gs = dy + k * m;
@@ -248,13 +258,18 @@ class NormalizeOp final : public ops::WithReferenceBackward {
         return static_cast<double>(gs[i]) * (static_cast<double>(xs[i]) - mean);
       });
       const double sum_dy_xhat = sum_dy_xc * rstd;
-      dscale[static_cast<size_t>(k % c)] += sum_dy_xhat;
-      dbias[static_cast<size_t>(k % c)] += sum_dy;
+      span_dscale[static_cast<size_t>(k)] = sum_dy_xhat;
+      span_dbias[static_cast<size_t>(k)] = sum_dy;
       const double a = static_cast<double>(scale[k % c]) * rstd;
       // dx = a dy - a / m (sum dy + xhat sum dy xhat), xhat = (x - mean) rstd
       const T ga = T(a), shift = T(a * sum_dy / count), slope = T(a * sum_dy_xhat * rstd / count);
       VecMap<T>(dx + k * m, m) =
           CVecMap<T>(gs, m) * ga - shift - (CVecMap<T>(xs, m) - T(mean)) * slope;
+    }
+    std::vector<double> dscale(static_cast<size_t>(c), 0.0), dbias(dscale);
+    for (int64_t k = 0; k < n * c; ++k) {
+      dscale[static_cast<size_t>(k % c)] += span_dscale[static_cast<size_t>(k)];
+      dbias[static_cast<size_t>(k % c)] += span_dbias[static_cast<size_t>(k)];
     }
     auto put = [&](size_t i, const std::vector<double>& v) {
       if (i >= gx.size()) return;
