@@ -5,7 +5,9 @@
 // transformer training step at batch 32; on a VM, the first runs of a plan
 // also fault in guest memory the host has not given yet).
 //
-//  * Exact lengths: a mapping is reused only for a buffer of its length.
+//  * Exact lengths: a mapping is reused only for a buffer of its length,
+//    and held only once its length has been asked for twice (a length seen
+//    once goes straight back), and not while a Bypass is alive.
 //  * At most capacity() bytes are held; the mapping freed longest ago goes
 //    back to the kernel first.
 //  * Held bytes count against the memory budget (deep/sizes.h
@@ -30,5 +32,16 @@ std::size_t release_all();
 std::size_t held_bytes();
 // The most bytes held: 1/16 of the memory budget, at most 1 GiB.
 std::size_t capacity();
+
+// While one is alive (any thread), freed mappings go straight back: for
+// work whose sizes do not come again, such as a plan's planning run (held,
+// its intermediates raised DenseNet-121's peak from 111 to 206 MiB).
+class Bypass {
+ public:
+  Bypass();
+  ~Bypass();
+  Bypass(const Bypass&) = delete;
+  Bypass& operator=(const Bypass&) = delete;
+};
 
 }  // namespace deep500::mapping_cache

@@ -216,9 +216,13 @@ class RecurrentOp final : public Operator {
     };
     T *dx = grad_of(0), *dw = grad_of(1), *dr = grad_of(2), *db = grad_of(3), *dh0 = grad_of(5),
       *dc0 = cell_ == Cell::Lstm ? grad_of(6) : nullptr;
-    Mat<T> scratch_dx, second_dx;  // X's gradient from dir 1, added after both
-    std::vector<T> scratch(static_cast<size_t>(2 * dirs_ * GH * std::max(d.I, d.H)));
-    if (!dx) scratch_dx.resize(d.S * d.B, d.I), dx = scratch_dx.data();
+    // Where nobody asks for a gradient it still lands somewhere: X's in
+    // unused_dx, W's and R's (both) in a direction's part of `unused`, B's in
+    // a direction's unused_db. X's from dir 1 is added after.
+    Mat<T> unused_dx, second_dx;
+    const int64_t per_dir = GH * std::max(d.I, d.H);
+    std::vector<T> unused(static_cast<size_t>(dirs_ * per_dir));
+    if (!dx) unused_dx.resize(d.S * d.B, d.I), dx = unused_dx.data();
     if (dirs_ == 2) second_dx.resize(d.S * d.B, d.I);
     each_direction([&](int64_t dir) {
       // Gradients decaying through many steps reach subnormal values (10% of
@@ -227,9 +231,9 @@ class RecurrentOp final : public Operator {
       Trace<T>& trace = buffers<T>(dir).trace;
       trace.resize(d);
       run_direction<T>(in, d, dir, nullptr, nullptr, nullptr, &trace);
-      T* own = scratch.data() + dir * GH * std::max(d.I, d.H);  // dW / dR nobody asked for
-      std::vector<T> own_db;
-      if (!db) own_db.resize(static_cast<size_t>(2 * GH));
+      T* own = unused.data() + dir * per_dir;
+      std::vector<T> unused_db;
+      if (!db) unused_db.resize(static_cast<size_t>(2 * GH));
       rnn::backward_direction<T>(d, dir, trace,
                                  {given(0), given(1), cell_ == Cell::Lstm ? given(2) : nullptr,
                                   CMatMap<T>(in[0].data<T>(), d.S * d.B, d.I),
@@ -237,7 +241,7 @@ class RecurrentOp final : public Operator {
                                   CMatMap<T>(in[2].data<T>() + dir * GH * d.H, GH, d.H),
                                   MatMap<T>(dir == 0 ? dx : second_dx.data(), d.S * d.B, d.I),
                                   dw ? dw + dir * GH * d.I : own, dr ? dr + dir * GH * d.H : own,
-                                  db ? db + dir * 2 * GH : own_db.data(), dh0, dc0});
+                                  db ? db + dir * 2 * GH : unused_db.data(), dh0, dc0});
     });
     if (dirs_ == 2) MatMap<T>(dx, d.S * d.B, d.I) += second_dx;
   }

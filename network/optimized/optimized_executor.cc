@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <set>
 
+#include "deep/mapping_cache.h"
 #include "deep/onnx_tensor.h"
 #include "network/backprop.h"
 #include "network/deadline.h"
@@ -195,6 +196,7 @@ OptimizedExecutor::Plan& OptimizedExecutor::plan_for(const std::map<std::string,
   // node that cannot take its hints.
   restore_released();
   std::unique_ptr<Plan> plan;
+  const mapping_cache::Bypass one_off;  // the planning run's sizes do not come again
   try {
     plan = build_plan(feeds, keep_values, !keep_values);
   } catch (const LayoutFallback&) {
@@ -306,6 +308,7 @@ BackpropResult OptimizedExecutor::inference_and_backprop(
   result.outputs[loss] = l.clone();
   auto& bp = p.backward[loss];
   if (!bp) {
+    const mapping_cache::Bypass one_off;
     bp = build_backward_plan(p, loss, params_, options_, &backward_kernels_created_);
     ++backward_plans_built_;
   }
