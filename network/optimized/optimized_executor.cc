@@ -217,8 +217,13 @@ void OptimizedExecutor::run_plan(Plan& p, const std::map<std::string, Tensor>& f
     deadline.check(model_.path, [&] { return s.spec.describe(); });
     for (size_t k = 0; k < s.in.size(); ++k)
       if (s.in[k] >= 0) s.inputs[k] = p.values[static_cast<size_t>(s.in[k])];
-    for (size_t j = 0; j < s.out.size(); ++j)
+    for (size_t j = 0; j < s.out.size(); ++j) {
       s.outputs[j] = s.out_slot[j] >= 0 ? s.views[j] : Tensor();
+      // The last run's value outside the arena (a graph output) is let go
+      // first: once the caller has dropped it too, its storage serves this
+      // run's (deep/mapping_cache.h) instead of a fresh mapping.
+      if (s.out[j] >= 0 && s.out_slot[j] < 0) p.values[static_cast<size_t>(s.out[j])] = Tensor();
+    }
     std::chrono::steady_clock::time_point t0;
     if (events) {
       notify_before({s.spec.name, s.spec.op_type, ""});
