@@ -6,6 +6,8 @@
 // loss output: (softmax - onehot(target)) x g / count, zero at ignored
 // positions; a gradient reaching the log_prob output goes to the
 // reference kernel, as do weights and reduction none (refused).
+#include <omp.h>
+
 #include <optional>
 
 #include "frameworks/eigen/common.h"
@@ -42,20 +44,21 @@ class SoftmaxCrossEntropyOp final : public ops::WithReferenceBackward {
     Tensor* log_prob =
         out.size() > 1 ? &ops::ensure_output(out, 1, scores.dtype(), scores.shape()) : nullptr;
     double loss = 0;
-    int64_t counted = 0;
+    const int64_t counted = count_targets(in[1], g);  // every target checked first
     dispatch(
         scores.dtype(),
         [&](auto tag) {
           using T = decltype(tag);
-          Arr2<T>& scratch = scratch_<T>();
+          std::vector<Arr2<T>>& scratch = scratch_<T>();
+          scratch.resize(static_cast<size_t>(omp_get_max_threads()));
+#pragma omp parallel for reduction(+ : loss) if (parallel(g))
           for (int64_t n = 0; n < g.n; ++n) {
-            Arr2Map<T> lp = plane<T>(log_prob, scratch, g, n);
+            Arr2Map<T> lp =
+                plane<T>(log_prob, scratch[static_cast<size_t>(omp_get_thread_num())], g, n);
             log_softmax<T>(scores.data<T>() + n * g.c * g.d, g, lp);
             for (int64_t k = 0; k < g.d; ++k) {
               const int64_t t = label(in[1], g, n, k);
-              if (t < 0) continue;
-              loss -= static_cast<double>(lp(t, k));
-              ++counted;
+              if (t >= 0) loss -= static_cast<double>(lp(t, k));
             }
           }
         },
@@ -75,14 +78,13 @@ class SoftmaxCrossEntropyOp final : public ops::WithReferenceBackward {
     const Geometry g = geometry(in);
     Tensor& dx = ops::ensure_output(gx, 0, scores.dtype(), scores.shape());
     const double loss_grad = gy.empty() || !gy[0].defined() ? 0.0 : gy[0].at_as_double(0);
-    int64_t counted = 0;
-    for (int64_t n = 0; n < g.n; ++n)
-      for (int64_t k = 0; k < g.d; ++k) counted += label(in[1], g, n, k) >= 0;
+    const int64_t counted = count_targets(in[1], g);  // every target checked first
     const double scale = mean_ ? loss_grad / static_cast<double>(counted) : loss_grad;
     dispatch(
         scores.dtype(),
         [&](auto tag) {
           using T = decltype(tag);
+#pragma omp parallel for if (parallel(g))
           for (int64_t n = 0; n < g.n; ++n) {
             Arr2Map<T> d(dx.data<T>() + n * g.c * g.d, g.c, g.d);
             log_softmax<T>(scores.data<T>() + n * g.c * g.d, g, d);
@@ -114,6 +116,20 @@ class SoftmaxCrossEntropyOp final : public ops::WithReferenceBackward {
     return {s[0], s[1], numel(s) / std::max<int64_t>(s[0] * s[1], 1)};
   }
 
+  // Images share the run's threads when there is enough work.
+  static bool parallel(const Geometry& g) {
+    return g.n > 1 && g.n * g.c * g.d >= kParallelFrom;
+  }
+
+  // The targets that count (not ignore_index); throws naming the first
+  // target outside [0, C), before any parallel part runs.
+  int64_t count_targets(const Tensor& labels, const Geometry& g) const {
+    int64_t counted = 0;
+    for (int64_t n = 0; n < g.n; ++n)
+      for (int64_t k = 0; k < g.d; ++k) counted += label(labels, g, n, k) >= 0;
+    return counted;
+  }
+
   // The target class at (n, k), or -1 where it is ignore_index; a class
   // outside [0, C) is an error naming the position.
   int64_t label(const Tensor& labels, const Geometry& g, int64_t n, int64_t k) const {
@@ -136,8 +152,8 @@ class SoftmaxCrossEntropyOp final : public ops::WithReferenceBackward {
     lp.rowwise() -= lse.row(0);
   }
 
-  // Plane n of the log_prob output, or of a scratch plane when it is not
-  // wanted.
+  // Plane n of the log_prob output, or of a scratch plane (the thread's)
+  // when it is not wanted.
   template <class T>
   static Arr2Map<T> plane(Tensor* log_prob, Arr2<T>& scratch, const Geometry& g, int64_t n) {
     if (log_prob) return Arr2Map<T>(log_prob->data<T>() + n * g.c * g.d, g.c, g.d);
@@ -146,7 +162,7 @@ class SoftmaxCrossEntropyOp final : public ops::WithReferenceBackward {
   }
 
   template <class T>
-  Arr2<T>& scratch_() {
+  std::vector<Arr2<T>>& scratch_() {
     if constexpr (std::is_same_v<T, float>)
       return scratch_f_;
     else
@@ -156,8 +172,8 @@ class SoftmaxCrossEntropyOp final : public ops::WithReferenceBackward {
   std::string node_;
   bool mean_;
   std::optional<int64_t> ignore_;
-  Arr2<float> scratch_f_;
-  Arr2<double> scratch_d_;
+  std::vector<Arr2<float>> scratch_f_;  // one per thread
+  std::vector<Arr2<double>> scratch_d_;
 };
 
 }  // namespace
