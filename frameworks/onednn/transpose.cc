@@ -27,6 +27,23 @@ StridedView transposing(const Shape& x, const Shape& perm) {
   return v;
 }
 
+// dX = dY read back through the inverse of `perm`, dY's dims being x_dims in
+// `perm` order (zeros without dY); returns the plan that ran, or null.
+const Plan* transpose_back(PlanCache& cache, const Tensor& gy, const Shape& x_dims,
+                           const Shape& perm, Tensor& dx) {
+  if (!gy.defined()) {
+    std::fill_n(dx.data<float>(), dx.numel(), 0.f);
+    return nullptr;
+  }
+  Shape y_dims(perm.size()), inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) {
+    y_dims[i] = x_dims[static_cast<size_t>(perm[i])];
+    inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  }
+  return strided_copy(cache, transposing(y_dims, inverse), gy.data<float>(), dx.data<float>(),
+                      "transpose");
+}
+
 class TransposeOp final : public Kernel {
  public:
   explicit TransposeOp(const OpContext& ctx)
@@ -51,15 +68,7 @@ class TransposeOp final : public Kernel {
   void backward(std::span<const Tensor> gy, std::span<const Tensor> in, std::span<const Tensor>,
                 std::span<Tensor> gx) override {
     Tensor& dx = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
-    if (!gy[0].defined()) {
-      std::fill_n(dx.data<float>(), dx.numel(), 0.f);
-      return;
-    }
-    const Shape p = perm(in[0].rank());
-    Shape inverse(p.size());
-    for (size_t i = 0; i < p.size(); ++i) inverse[static_cast<size_t>(p[i])] = i;
-    if (auto* plan = strided_copy(bwd_cache_, transposing(gy[0].shape(), inverse),
-                                  gy[0].data<float>(), dx.data<float>(), "transpose"))
+    if (auto* plan = transpose_back(bwd_cache_, gy[0], in[0].shape(), perm(in[0].rank()), dx))
       last_ = plan;
   }
 
@@ -121,20 +130,9 @@ class DepthSpaceOp final : public Kernel {
                 std::span<Tensor> gx) override {
     const Geometry g = geometry(in[0].shape());
     Tensor& dx = ops::ensure_output(gx, 0, DataType::Float, in[0].shape());
-    if (!gy[0].defined()) {
-      std::fill_n(dx.data<float>(), dx.numel(), 0.f);
-      return;
-    }
-    DEEP500_CHECK(gy[0].shape() == g.out, node_, ": output gradient has shape ",
+    DEEP500_CHECK(!gy[0].defined() || gy[0].shape() == g.out, node_, ": output gradient has shape ",
                   to_string(gy[0].shape()), ", expected ", to_string(g.out));
-    Shape out6(6), inverse(6);
-    for (size_t i = 0; i < 6; ++i) {
-      out6[i] = g.in6[static_cast<size_t>(g.perm[i])];
-      inverse[static_cast<size_t>(g.perm[i])] = static_cast<int64_t>(i);
-    }
-    if (auto* p = strided_copy(bwd_cache_, transposing(out6, inverse), gy[0].data<float>(),
-                               dx.data<float>(), "transpose"))
-      last_ = p;
+    if (auto* p = transpose_back(bwd_cache_, gy[0], g.in6, g.perm, dx)) last_ = p;
   }
 
  private:
