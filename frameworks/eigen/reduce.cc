@@ -1,12 +1,12 @@
-// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceL1, ReduceL2 and
-// ReduceSumSquare over any axes: each element transformed (|x| for L1, x^2
-// for L2 and SumSquare), combined (a sum, max or min) and the result
-// finished (divided by the count for Mean, a square root for L2). Backward
-// of all seven here (the reference's conventions: the first extreme element,
-// sign(0) = 0, 0 where an L2 norm is 0). Axes come
-// from the attribute until ReduceSum-13 / the others' 18, from the optional
-// second input after (where an empty list with noop_with_empty_axes = 1
-// reduces nothing).
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceL1, ReduceL2,
+// ReduceSumSquare, ReduceLogSum and ReduceLogSumExp over any axes: each
+// element transformed (|x| for L1, x^2 for L2 and SumSquare), combined (a
+// sum, max or min) and the result finished (divided by the count for Mean,
+// a square root for L2, a log for LogSum); LogSumExp is the max, then the
+// sum of exp(x - max). Backward of all nine here (the reference's conventions: the first extreme
+// element, sign(0) = 0, 0 where an L2 norm is 0). Axes come from the attribute until ReduceSum-13 /
+// the others' 18, from the optional second input after (where an empty list with
+// noop_with_empty_axes = 1 reduces nothing).
 //
 // Size-1 dims are dropped and neighbouring dims that are both reduced or both
 // kept are merged, e.g. axes {1, 2} of [2, 3, 4, 5] is [K2, R12, K5]. The last
@@ -20,7 +20,7 @@
 namespace deep500::eigen {
 namespace {
 
-enum class Red { Sum, Mean, Max, Min, L1, L2, SumSquare };
+enum class Red { Sum, Mean, Max, Min, L1, L2, SumSquare, LogSum, LogSumExp };
 
 struct ReducePlan {
   Shape keep_shape, out_shape;
@@ -119,9 +119,11 @@ class ReduceOp final : public Operator {
           ym.setConstant(K == Red::Max   ? -std::numeric_limits<T>::infinity()
                          : K == Red::Min ? std::numeric_limits<T>::infinity()
                                          : T(0));
+          if constexpr (K == Red::LogSumExp) return log_sum_exp<T>(px, x.numel(), y, p);
           if (x.numel() > 0) accumulate<T>(px, y.data<T>(), p);
           if constexpr (K == Red::Mean) ym /= static_cast<T>(p.group);
           if constexpr (K == Red::L2) ym = ym.sqrt();
+          if constexpr (K == Red::LogSum) ym = ym.log();
         },
         node_);
   }
@@ -157,9 +159,18 @@ class ReduceOp final : public Operator {
             Vec<T> scaled = CVecMap<T>(pg, gy[0].numel());
             if constexpr (K == Red::Mean) scaled /= static_cast<T>(p.group);
             if constexpr (K == Red::SumSquare) scaled *= T(2);
-            if constexpr (K == Red::L2) {
-              const CVecMap<T> y(output(in, out).template data<T>(), scaled.size());
-              scaled = (y == T(0)).select(T(0), scaled / y);
+            if constexpr (K == Red::L2 || K == Red::LogSum || K == Red::LogSumExp) {
+              const Tensor y_t = output(in, out);
+              const CVecMap<T> y(y_t.template data<T>(), scaled.size());
+              if constexpr (K == Red::L2) scaled = (y == T(0)).select(T(0), scaled / y);
+              if constexpr (K == Red::LogSum) scaled *= (-y).exp();  // g / sum
+              if constexpr (K == Red::LogSumExp) {                   // g exp(x - y)
+                Vec<T> ys(n);
+                spread<T>(y.data(), ys.data(), n, p);
+                spread<T>(scaled.data(), pd, n, p);
+                VecMap<T>(pd, n) *= (CVecMap<T>(x.data<T>(), n) - ys).exp();
+                return;
+              }
             }
             spread<T>(scaled.data(), pd, n, p);
             const CVecMap<T> xs(x.data<T>(), n);
@@ -171,6 +182,31 @@ class ReduceOp final : public Operator {
   }
 
  private:
+  template <Red>
+  friend class ReduceOp;
+
+  // y = max + log(sum(exp(x - max))) per group (a group's max taken as 0
+  // where it is not finite: all -inf gives -inf, an inf gives inf).
+  template <class T>
+  static void log_sum_exp(const T* px, int64_t n, Tensor& y, const ReducePlan& p) {
+    const int64_t m = y.numel();
+    Vec<T> mx = Vec<T>::Constant(m, -std::numeric_limits<T>::infinity());
+    if (n > 0) ReduceOp<Red::Max>::template accumulate<T>(px, mx.data(), p);
+    const T minus_inf = -std::numeric_limits<T>::infinity();
+    const Vec<T> empty = (mx == minus_inf).template cast<T>();  // 1 where every x is -inf
+    mx = mx.isFinite().select(mx, T(0));
+    Vec<T> e(n);
+    if (n > 0) {
+      spread<T>(mx.data(), e.data(), n, p);
+      e = (CVecMap<T>(px, n) - e).exp();
+    }
+    VecMap<T> ym(y.data<T>(), m);
+    ym.setZero();
+    if (n > 0) ReduceOp<Red::Sum>::template accumulate<T>(e.data(), ym.data(), p);
+    // Eigen's vectorized exp(-inf) is ~1e-308, not 0: such groups are -inf.
+    ym = (empty > T(0)).select(minus_inf, mx + ym.log());
+  }
+
   // The forward's output (computed again when the caller kept none).
   Tensor output(std::span<const Tensor> in, std::span<const Tensor> out) {
     if (out.size() > 0 && out[0].defined()) return out[0];
@@ -305,6 +341,8 @@ void register_reduce(Registry& r) {
   add_kernel<ReduceOp<Red::L1>>(r, "ReduceL1");
   add_kernel<ReduceOp<Red::L2>>(r, "ReduceL2");
   add_kernel<ReduceOp<Red::SumSquare>>(r, "ReduceSumSquare");
+  add_kernel<ReduceOp<Red::LogSum>>(r, "ReduceLogSum");
+  add_kernel<ReduceOp<Red::LogSumExp>>(r, "ReduceLogSumExp");
 }
 
 }  // namespace deep500::eigen
