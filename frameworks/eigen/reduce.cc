@@ -193,7 +193,7 @@ class ReduceOp final : public Operator {
     Vec<T> mx = Vec<T>::Constant(m, -std::numeric_limits<T>::infinity());
     if (n > 0) ReduceOp<Red::Max>::template accumulate<T>(px, mx.data(), p);
     const T minus_inf = -std::numeric_limits<T>::infinity();
-    const Vec<T> empty = (mx == minus_inf).template cast<T>();  // 1 where every x is -inf
+    const Eigen::Array<bool, Eigen::Dynamic, 1> all_minus_inf = mx == minus_inf;
     mx = mx.isFinite().select(mx, T(0));
     Vec<T> e(n);
     if (n > 0) {
@@ -204,7 +204,7 @@ class ReduceOp final : public Operator {
     ym.setZero();
     if (n > 0) ReduceOp<Red::Sum>::template accumulate<T>(e.data(), ym.data(), p);
     // Eigen's vectorized exp(-inf) is ~1e-308, not 0: such groups are -inf.
-    ym = (empty > T(0)).select(minus_inf, mx + ym.log());
+    ym = all_minus_inf.select(Vec<T>::Constant(m, minus_inf), mx + ym.log());
   }
 
   // The forward's output (computed again when the caller kept none).
